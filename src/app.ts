@@ -1,0 +1,53 @@
+// buildApp: all the wiring, top to bottom, in registration order. It never listens
+// and never reads the environment: server.ts and tests hand it its dependencies.
+import Fastify, { type FastifyInstance } from 'fastify'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import { createAuthenticator } from './api-keys/authenticator.js'
+import { keyEnvironmentFor } from './api-keys/key-format.js'
+import { systemClock, type Clock } from './clock.js'
+import type { Config } from './config.js'
+import type { Store } from './db/store.js'
+import errorHandler from './plugins/error-handler.js'
+import jsonBody, { BODY_LIMIT } from './plugins/json-body.js'
+import openapi from './plugins/openapi.js'
+import requestLog, { requestId } from './plugins/request-log.js'
+import { createValidatorCompiler } from './plugins/validation.js'
+import { v1Routes } from './routes/v1/index.js'
+import { SHARED_SCHEMAS } from './schemas/shared.js'
+
+export interface AppDependencies {
+  config: Config
+  store: Store
+  clock?: Clock
+  /** Fastify logger options; false for silence (tests). */
+  logger?: boolean | { level: string }
+}
+
+export async function buildApp({ config, store, clock = systemClock, logger }: AppDependencies): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: logger ?? { level: config.logLevel },
+    disableRequestLogging: true, // request-log writes one line per request instead of two
+    genReqId: requestId,
+    bodyLimit: BODY_LIMIT,
+    trustProxy: config.trustProxy,
+  }).withTypeProvider<TypeBoxTypeProvider>()
+
+  app.setValidatorCompiler(createValidatorCompiler(SHARED_SCHEMAS))
+  for (const schema of SHARED_SCHEMAS) app.addSchema(schema)
+
+  // Cross-cutting plugins first: they see every route registered after them.
+  await app.register(errorHandler)
+  await app.register(requestLog)
+  await app.register(jsonBody)
+  await app.register(openapi, { config })
+
+  const authenticator = createAuthenticator({
+    apiKeys: store.apiKeys,
+    clock,
+    environment: keyEnvironmentFor(config.environment),
+    onError: (error) => app.log.warn({ err: error }, 'could not record when an API key was last used'),
+  })
+  await app.register(v1Routes, { prefix: '/v1', authenticator, pets: store.pets, clock })
+
+  return app
+}

@@ -1,0 +1,71 @@
+// `petstore <command>`: the command line, reading the same environment as the server.
+// Every command that touches the store applies pending migrations first.
+import { parseArgs } from 'node:util'
+import { loadConfig, type Config } from '../config.js'
+import { keysCommand } from './keys.js'
+import { CliError } from './cli-error.js'
+import { openStore } from '../db/store.js'
+
+const USAGE = `Usage: petstore <command>
+
+Commands:
+  serve                                      start the server (HOST, PORT, DATABASE_URL, …)
+  migrate                                    apply pending schema migrations
+  keys create --plan PLAN [--name NAME] [--per-minute N --per-day N] [--json]
+                                             create an API key; prints the key alone on the first line
+  keys list [--json]                         list keys (never their secrets)
+  keys revoke ID                             revoke a key (takes effect within 5 seconds)
+  keys set-plan ID PLAN [--per-minute N --per-day N]
+                                             change a key's plan
+
+Plans: free (60/min, 1000/day), pro (300, 10000), business (1000, 100000),
+enterprise (--per-minute and --per-day set per key).`
+
+export interface Io {
+  out: (line: string) => void
+  err: (line: string) => void
+}
+
+const consoleIo: Io = { out: (line) => console.log(line), err: (line) => console.error(line) }
+
+/** Runs one command; returns the process exit code. */
+export async function main(argv: string[], io: Io = consoleIo, env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  try {
+    const [command, ...rest] = argv
+    if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
+      io.out(USAGE)
+      return command === undefined ? 2 : 0
+    }
+    const config = loadConfig(env)
+    switch (command) {
+      case 'serve': {
+        parseArgs({ args: rest, options: {} })
+        const { startServer } = await import('../server.js')
+        await startServer(config)
+        return 0
+      }
+      case 'migrate':
+        parseArgs({ args: rest, options: {} })
+        return await migrateCommand(config, io)
+      case 'keys':
+        return await keysCommand(rest, config, io)
+      default:
+        throw new CliError(`unknown command "${command}"; run "petstore help"`)
+    }
+  } catch (error) {
+    io.err(`petstore: ${describe(error)}`)
+    return error instanceof CliError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') ? 2 : 1
+  }
+}
+
+async function migrateCommand(config: Config, io: Io): Promise<number> {
+  const store = await openStore(config.databaseUrl)
+  await store.close()
+  io.out(`migrations are up to date (${store.dialect})`)
+  return 0
+}
+
+function describe(error: unknown): string {
+  if (error instanceof Error) return error.message.split('\n')[0] ?? error.name
+  return String(error)
+}

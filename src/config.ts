@@ -1,0 +1,102 @@
+// The only reader of process.env: every setting is validated here, once, and the
+// process refuses to start naming the variable that is wrong.
+
+export type Environment = 'production' | 'staging' | 'development'
+
+export interface Config {
+  readonly host: string
+  readonly port: number
+  /** `sqlite:PATH` or `postgres://…` */
+  readonly databaseUrl: string
+  readonly redisUrl: string | undefined
+  readonly environment: Environment
+  readonly publicUrl: string
+  readonly stagingUrl: string
+  readonly banAfter: number
+  readonly banSeconds: number
+  readonly trustProxy: boolean | string
+  readonly logLevel: string
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError'
+}
+
+type Env = Readonly<Record<string, string | undefined>>
+
+const ENVIRONMENTS: readonly Environment[] = ['production', 'staging', 'development']
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
+
+export function loadConfig(env: Env = process.env): Config {
+  const environment = oneOf(env, 'PETSTORE_ENV', ENVIRONMENTS, 'development')
+  return Object.freeze({
+    host: env.HOST || '127.0.0.1',
+    port: integer(env, 'PORT', 8080, 0, 65535),
+    databaseUrl: databaseUrl(env),
+    redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    environment,
+    publicUrl: baseUrl(env, 'PETSTORE_PUBLIC_URL', 'https://api.petstore.example/v1'),
+    stagingUrl: baseUrl(env, 'PETSTORE_STAGING_URL', 'https://staging.api.petstore.example/v1'),
+    banAfter: integer(env, 'PETSTORE_BAN_AFTER', 20, 1, 1_000_000),
+    banSeconds: integer(env, 'PETSTORE_BAN_SECONDS', 900, 1, 86_400 * 30),
+    trustProxy: trustProxy(env),
+    logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
+  })
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`)
+  }
+  return Number(raw)
+}
+
+function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  if (!(allowed as readonly string[]).includes(raw)) {
+    throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got "${raw}"`)
+  }
+  return raw as T
+}
+
+function url(env: Env, name: string, protocols: string[]): string | undefined {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return undefined
+  let parsed: URL
+  try {
+    parsed = new URL(raw)
+  } catch {
+    throw new ConfigError(`${name} is not a URL: "${raw}"`)
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(`${name} must start with ${protocols.join(' or ')}`)
+  }
+  return raw
+}
+
+function databaseUrl(env: Env): string {
+  const raw = env.DATABASE_URL || 'sqlite:./data/petstore.db'
+  if (raw.startsWith('sqlite:')) {
+    if (raw.length === 'sqlite:'.length) throw new ConfigError('DATABASE_URL sqlite: needs a file path, e.g. sqlite:./data/petstore.db')
+    return raw
+  }
+  return url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']) ?? raw
+}
+
+function baseUrl(env: Env, name: string, fallback: string): string {
+  const value = url(env, name, ['http:', 'https:']) ?? fallback
+  // Both base URLs include the version segment (spec, Versioning).
+  if (!/\/v1\/?$/.test(value)) throw new ConfigError(`${name} must end with /v1, got "${value}"`)
+  return value.replace(/\/$/, '')
+}
+
+function trustProxy(env: Env): boolean | string {
+  const raw = env.PETSTORE_TRUST_PROXY
+  if (raw === undefined || raw === '' || raw === 'false') return false
+  if (raw === 'true') return true
+  // Otherwise a comma-separated list of addresses or CIDR ranges, as Fastify takes it.
+  return raw
+}

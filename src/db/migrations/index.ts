@@ -1,0 +1,21 @@
+// Every migration, in order. Names are date-prefixed; a released migration is
+// never edited, a change is a new file.
+import type { Migration, MigrationProvider } from 'kysely'
+import type { Dialect } from '../database.js'
+import * as petsAndApiKeys from './2026-11-22-001-pets-and-api-keys.js'
+
+const MIGRATIONS = {
+  '2026-11-22-001-pets-and-api-keys': petsAndApiKeys,
+}
+
+export function migrationProvider(dialect: Dialect): MigrationProvider {
+  return {
+    async getMigrations() {
+      const migrations: Record<string, Migration> = {}
+      for (const [name, migration] of Object.entries(MIGRATIONS)) {
+        migrations[name] = { up: (db) => migration.up(db, dialect) }
+      }
+      return migrations
+    },
+  }
+}

@@ -1,0 +1,31 @@
+// The store: a database with its repositories. The rest of the service sees only this.
+import { migrate, openDatabase, ping, type Dialect } from './database.js'
+import { createApiKeyRepository, type ApiKeyRepository } from './api-key-repository.js'
+import { createPetRepository, type PetRepository } from './pet-repository.js'
+
+export interface Store {
+  dialect: Dialect
+  pets: PetRepository
+  apiKeys: ApiKeyRepository
+  /** Resolves when the database answers a trivial query. */
+  ping(): Promise<void>
+  close(): Promise<void>
+}
+
+/** Opens the database at `url` and applies pending migrations. */
+export async function openStore(url: string): Promise<Store> {
+  const handle = openDatabase(url)
+  try {
+    await migrate(handle)
+  } catch (error) {
+    await handle.db.destroy()
+    throw error
+  }
+  return {
+    dialect: handle.dialect,
+    pets: createPetRepository(handle.db),
+    apiKeys: createApiKeyRepository(handle.db),
+    ping: () => ping(handle.db),
+    close: () => handle.db.destroy(),
+  }
+}

@@ -1,0 +1,63 @@
+// The error catalog: every error the API sends is one of these codes, with the
+// spec's Error body {code, message, status}. The OpenAPI document lists them.
+
+export const ERROR_STATUS = {
+  invalid_body: 400,
+  invalid_field: 400,
+  invalid_parameter: 400,
+  unauthorized: 401,
+  not_found: 404,
+  method_not_allowed: 405,
+  gone: 410,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  rate_limited: 429,
+  key_banned: 429,
+  internal_error: 500,
+  service_unavailable: 503,
+} as const
+
+export type ErrorCode = keyof typeof ERROR_STATUS
+export const ERROR_CODES = Object.keys(ERROR_STATUS) as ErrorCode[]
+
+export interface ErrorDetail {
+  /** The field or parameter at fault, e.g. `categoryId` or `limit`. */
+  field: string
+  message: string
+}
+
+export interface ErrorBody {
+  code: ErrorCode
+  message: string
+  status: number
+  details?: ErrorDetail[]
+}
+
+/** An error the API answers as it is: thrown anywhere, answered by the error handler. */
+export class ApiError extends Error {
+  override name = 'ApiError'
+  readonly status: number
+  readonly details: ErrorDetail[] | undefined
+  readonly headers: Readonly<Record<string, string>>
+
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    options: { details?: ErrorDetail[]; headers?: Record<string, string> } = {},
+  ) {
+    super(message)
+    this.status = ERROR_STATUS[code]
+    this.details = options.details
+    this.headers = options.headers ?? {}
+  }
+
+  toBody(): ErrorBody {
+    return errorBody(this.code, this.message, this.details)
+  }
+}
+
+export function errorBody(code: ErrorCode, message: string, details?: ErrorDetail[]): ErrorBody {
+  const body: ErrorBody = { code, message, status: ERROR_STATUS[code] }
+  if (details && details.length > 0) body.details = details
+  return body
+}

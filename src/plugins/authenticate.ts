@@ -1,0 +1,34 @@
+// Authentication for the /v1 scope, in two steps so that the rate limiter can run
+// between them: `identify` learns who is calling (a key, or an address when the
+// key is missing or bad), `requireApiKey` then refuses callers without a valid key.
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { Authenticator } from '../api-keys/authenticator.js'
+import type { ApiKeyRecord } from '../db/api-key-repository.js'
+import { ApiError } from '../errors.js'
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The caller's key, once `identify` has accepted it. */
+    apiKey: ApiKeyRecord | null
+    /** Why the key was refused, when it was. */
+    authFailure: { missing: boolean; message: string } | null
+  }
+}
+
+export function createAuthHooks(authenticator: Authenticator) {
+  return {
+    async identify(request: FastifyRequest) {
+      const result = await authenticator.authenticate(request.headers.authorization)
+      if (result.ok) request.apiKey = result.key
+      else request.authFailure = { missing: result.missing, message: result.message }
+    },
+
+    async requireApiKey(request: FastifyRequest, _reply: FastifyReply) {
+      const failure = request.authFailure
+      if (!failure) return
+      // RFC 6750 §3: a challenge on every 401; error="invalid_token" when one was sent.
+      const challenge = failure.missing ? 'Bearer realm="petstore"' : 'Bearer realm="petstore", error="invalid_token"'
+      throw new ApiError('unauthorized', failure.message, { headers: { 'www-authenticate': challenge } })
+    },
+  }
+}

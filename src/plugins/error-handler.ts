@@ -1,0 +1,61 @@
+// One error handler for every layer: framework, parser, router, hooks, store.
+// Known errors become the spec's Error body with a catalog code; anything else is
+// logged with its detail and answered 500 with a generic message.
+import fp from 'fastify-plugin'
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
+import { ApiError } from '../errors.js'
+import { validationError } from './validation.js'
+
+// Fastify's own error codes (fastify/lib/errors.js), translated to ours.
+const FRAMEWORK_ERRORS: Record<string, () => ApiError> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: () =>
+    new ApiError('unsupported_media_type', 'The request body must be sent with Content-Type: application/json.'),
+  FST_ERR_CTP_BODY_TOO_LARGE: () => new ApiError('payload_too_large', 'The request body is larger than the 64 KiB allowed.'),
+  FST_ERR_CTP_EMPTY_JSON_BODY: () =>
+    new ApiError('invalid_body', 'The request body is empty; send a JSON object, e.g. {"name": "Rex", "categoryId": 1}.'),
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: () =>
+    new ApiError('invalid_body', 'The Content-Length header does not match the body that was sent.'),
+  FST_ERR_BAD_URL: () => new ApiError('invalid_parameter', 'The request path is not a valid URL (check its percent-encoding).'),
+}
+
+export function toApiError(error: FastifyError | Error): ApiError | undefined {
+  if (error instanceof ApiError) return error
+  const fastifyError = error as FastifyError
+  if (fastifyError.validation) return validationError(fastifyError.validation, fastifyError.validationContext)
+  const known = fastifyError.code ? FRAMEWORK_ERRORS[fastifyError.code] : undefined
+  if (known) return known()
+  // The JSON parser's own errors (syntax, __proto__ and constructor keys) carry 400.
+  if (fastifyError.statusCode === 400) {
+    return new ApiError('invalid_body', `The request body is not valid JSON: ${error.message}.`)
+  }
+  return undefined
+}
+
+export function sendError(reply: FastifyReply, error: ApiError) {
+  reply.code(error.status).headers(error.headers)
+  return reply.type('application/json').send(error.toBody())
+}
+
+export default fp(
+  async (app) => {
+    app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+      const apiError = toApiError(error)
+      if (apiError) return sendError(reply, apiError)
+      if (fastifyStatusIsClientError(error)) {
+        request.log.info({ err: error }, 'unexpected client error')
+        return sendError(reply, new ApiError('invalid_body', error.message))
+      }
+      request.log.error({ err: error }, 'request failed')
+      return sendError(reply, new ApiError('internal_error', 'Something went wrong on our side; the error has been logged.'))
+    })
+
+    app.setNotFoundHandler((request, reply) =>
+      sendError(reply, new ApiError('not_found', `There is no route ${request.method} ${request.url.split('?')[0]}.`)),
+    )
+  },
+  { name: 'error-handler' },
+)
+
+function fastifyStatusIsClientError(error: FastifyError): boolean {
+  return typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500
+}

@@ -1,0 +1,58 @@
+// Bodies are JSON only (415 otherwise), at most 64 KiB (413), without prototype
+// keys and without deep nesting (400). secure-json-parse is the parser Fastify
+// itself uses; calling it here lets each refusal say what was wrong.
+import fp from 'fastify-plugin'
+import sjson from 'secure-json-parse'
+import { ApiError } from '../errors.js'
+
+export const BODY_LIMIT = 64 * 1024
+const MAX_DEPTH = 32
+
+export default fp(
+  async (app) => {
+    app.removeAllContentTypeParsers()
+    app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: BODY_LIMIT }, (_request, body, done) => {
+      try {
+        done(null, parseJsonBody(body as string))
+      } catch (error) {
+        done(error as ApiError, undefined)
+      }
+    })
+  },
+  { name: 'json-body' },
+)
+
+export function parseJsonBody(text: string): unknown {
+  if (text.trim() === '') {
+    throw new ApiError('invalid_body', 'The request body is empty; send a JSON object, e.g. {"name": "Rex", "categoryId": 1}.')
+  }
+  if (nestingDepth(text) > MAX_DEPTH) {
+    throw new ApiError('invalid_body', `The request body is nested more than ${MAX_DEPTH} levels deep.`)
+  }
+  try {
+    return sjson.parse(text, null, { protoAction: 'error', constructorAction: 'error' })
+  } catch (error) {
+    const reason = (error as Error).message
+    if (/prototype/.test(reason)) {
+      throw new ApiError('invalid_body', 'The request body must not contain "__proto__" or "constructor.prototype" keys.')
+    }
+    throw new ApiError('invalid_body', `The request body is not valid JSON: ${reason}.`)
+  }
+}
+
+/** Deepest nesting of objects and arrays in a JSON text, skipping strings; linear and non-recursive. */
+export function nestingDepth(text: string): number {
+  let depth = 0
+  let deepest = 0
+  let inString = false
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (inString) {
+      if (c === 0x5c /* \ */) i++
+      else if (c === 0x22 /* " */) inString = false
+    } else if (c === 0x22) inString = true
+    else if (c === 0x7b /* { */ || c === 0x5b /* [ */) deepest = Math.max(deepest, ++depth)
+    else if (c === 0x7d /* } */ || c === 0x5d /* ] */) depth--
+  }
+  return deepest
+}

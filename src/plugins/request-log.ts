@@ -1,0 +1,35 @@
+// One JSON log line per request, carrying the request id that the response echoes
+// in X-Request-Id. Fastify's logger writes it; headers (and so keys) are never logged.
+import { randomUUID } from 'node:crypto'
+import type { IncomingMessage } from 'node:http'
+import fp from 'fastify-plugin'
+
+const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
+
+/** Keeps a caller's X-Request-Id when it is sane, so logs join across services. */
+export function requestId(request: IncomingMessage): string {
+  const given = request.headers['x-request-id']
+  return typeof given === 'string' && SANE_REQUEST_ID.test(given) ? given : randomUUID()
+}
+
+export default fp(
+  async (app) => {
+    app.addHook('onRequest', async (request, reply) => {
+      reply.header('x-request-id', request.id)
+    })
+    app.addHook('onResponse', async (request, reply) => {
+      request.log.info(
+        {
+          method: request.method,
+          url: request.url,
+          route: request.routeOptions.url,
+          status: reply.statusCode,
+          ms: Math.round(reply.elapsedTime * 10) / 10,
+          key: request.apiKey?.prefix,
+        },
+        'request',
+      )
+    })
+  },
+  { name: 'request-log' },
+)

@@ -1,0 +1,114 @@
+// Request validation: bodies are checked exactly as sent (no coercion, unknown
+// fields refused); query strings and path parameters are text by nature and are
+// parsed to numbers, but only when they are plain decimal integers ("0x10", "1e3"
+// and " 5" are refused, where Ajv's coercion would accept them).
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
+import type { FastifySchemaValidationError, FastifySchema } from 'fastify'
+import type { TSchema } from 'typebox'
+import { ApiError, type ErrorDetail } from '../errors.js'
+
+type HttpPart = 'body' | 'querystring' | 'params' | 'headers' | string
+
+// Ajv does not know OpenAPI's integer formats; they are bounds we check with
+// minimum/maximum, so the format itself always passes.
+const formats = { int64: true, int32: true } as const
+
+export function createValidatorCompiler(sharedSchemas: TSchema[]) {
+  const bodyAjv = new Ajv({ allErrors: true, coerceTypes: false, useDefaults: false, removeAdditional: false, formats })
+  const textAjv = new Ajv({ allErrors: true, coerceTypes: true, useDefaults: true, removeAdditional: false, formats })
+  for (const schema of sharedSchemas) {
+    bodyAjv.addSchema(schema)
+    textAjv.addSchema(schema)
+  }
+  return ({ schema, httpPart }: { schema: FastifySchema; httpPart?: HttpPart }) =>
+    httpPart === 'body' ? bodyAjv.compile(schema) : decimalIntegersOnly(schema, textAjv.compile(schema))
+}
+
+const DECIMAL_INTEGER = /^(0|[1-9][0-9]{0,15})$/
+
+/** Wraps a query or path validator: integer-typed properties must be written in plain decimal. */
+function decimalIntegersOnly(schema: FastifySchema, validate: ValidateFunction): ValidateFunction {
+  const properties = (schema as { properties?: Record<string, { type?: string }> }).properties ?? {}
+  const integers = Object.keys(properties).filter((key) => properties[key]?.type === 'integer')
+  if (integers.length === 0) return validate
+
+  const wrapped = ((data: Record<string, unknown> | undefined) => {
+    for (const key of integers) {
+      const value = data?.[key]
+      if (value !== undefined && !(typeof value === 'string' && DECIMAL_INTEGER.test(value))) {
+        wrapped.errors = [
+          {
+            instancePath: `/${key}`,
+            schemaPath: `#/properties/${key}/type`,
+            keyword: Array.isArray(value) ? 'single' : 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+          },
+        ]
+        return false
+      }
+    }
+    const valid = validate(data)
+    wrapped.errors = validate.errors
+    return valid
+  }) as ValidateFunction
+  return wrapped
+}
+
+const MAX_DETAILS = 20
+
+/** Turns Ajv's errors into our Error body, naming each field or parameter at fault. */
+export function validationError(
+  errors: FastifySchemaValidationError[] | ErrorObject[],
+  context: string | undefined,
+): ApiError {
+  const where = context === 'body' ? 'field' : 'parameter'
+  const root = errors.find((e) => e.instancePath === '' && (e.keyword === 'type' || e.keyword === 'nullable'))
+  if (context === 'body' && root) {
+    return new ApiError('invalid_body', 'The request body must be a JSON object, e.g. {"name": "Rex", "categoryId": 1}.')
+  }
+  // One problem per field is enough ("" fails both minLength and pattern).
+  const byField = new Map<string, ErrorDetail>()
+  for (const error of errors) {
+    const detail = describe(error as ErrorObject, where)
+    if (!byField.has(detail.field)) byField.set(detail.field, detail)
+  }
+  const details = [...byField.values()].slice(0, MAX_DETAILS)
+  const message = details.length === 1 ? details[0]!.message : `${details.length} problems: ${details.map((d) => d.message).join('; ')}`
+  return new ApiError(context === 'body' ? 'invalid_field' : 'invalid_parameter', message, { details })
+}
+
+function describe(error: ErrorObject, where: 'field' | 'parameter'): ErrorDetail {
+  const params = error.params as Record<string, unknown>
+  const path = error.instancePath.replace(/^\//, '').replaceAll('/', '.')
+  const name = path || String(params.missingProperty ?? params.additionalProperty ?? '')
+  const subject = `${where} "${name}"`
+  switch (error.keyword) {
+    case 'required':
+      return { field: name, message: `missing required ${where} "${name}"` }
+    case 'additionalProperties':
+      return { field: name, message: `unknown ${where} "${name}"` }
+    case 'single':
+      return { field: name, message: `${subject} must be given once, as a decimal integer` }
+    case 'type':
+      return { field: name, message: `${subject} must be ${article(String(params.type))}` }
+    case 'minimum':
+      return { field: name, message: `${subject} must be at least ${String(params.limit)}` }
+    case 'maximum':
+      return { field: name, message: `${subject} must be at most ${String(params.limit)}` }
+    case 'minLength':
+      return { field: name, message: `${subject} must be at least ${String(params.limit)} character${params.limit === 1 ? '' : 's'} long` }
+    case 'maxLength':
+      return { field: name, message: `${subject} must be at most ${String(params.limit)} characters long` }
+    case 'pattern':
+      return { field: name, message: `${subject} must not be blank` }
+    case 'enum':
+      return { field: name, message: `${subject} must be one of ${(params.allowedValues as unknown[]).join(', ')}` }
+    default:
+      return { field: name, message: `${subject} ${error.message ?? 'is invalid'}` }
+  }
+}
+
+function article(type: string): string {
+  return /^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`
+}

@@ -1,0 +1,21 @@
+// RFC 9110 §15.5.6: a known path with a method it does not support answers 405
+// with an Allow header, not 404.
+import type { FastifyInstance, HTTPMethods } from 'fastify'
+import { ApiError } from '../errors.js'
+
+const METHODS: HTTPMethods[] = ['DELETE', 'GET', 'HEAD', 'PATCH', 'POST', 'PUT', 'OPTIONS']
+
+export function refuseOtherMethods(app: FastifyInstance, url: string, allowed: HTTPMethods[]) {
+  const allow = allowed.includes('GET') && !allowed.includes('HEAD') ? [...allowed, 'HEAD'] : allowed
+  const others = METHODS.filter((m) => !allow.includes(m))
+  app.route({
+    method: others,
+    url,
+    schema: { hide: true },
+    handler: async (request) => {
+      throw new ApiError('method_not_allowed', `${request.routeOptions.url} answers ${allow.join(', ')}, not ${request.method}.`, {
+        headers: { allow: allow.join(', ') },
+      })
+    },
+  })
+}

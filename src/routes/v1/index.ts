@@ -1,0 +1,35 @@
+// The /v1 scope: every operation here needs an API key. Hook order matters:
+// identify the caller, then (rate limit), then refuse callers without a valid key,
+// so that even a 401 is counted and carries the rate-limit headers.
+import type { FastifyInstance } from 'fastify'
+import type { Authenticator } from '../../api-keys/authenticator.js'
+import type { Clock } from '../../clock.js'
+import type { PetRepository } from '../../db/pet-repository.js'
+import { ApiError } from '../../errors.js'
+import { createAuthHooks } from '../../plugins/authenticate.js'
+import { sendError } from '../../plugins/error-handler.js'
+import { refuseOtherMethods } from '../method-not-allowed.js'
+import { petRoutes } from './pets.js'
+
+export interface V1Options {
+  authenticator: Authenticator
+  pets: PetRepository
+  clock: Clock
+}
+
+export async function v1Routes(app: FastifyInstance, { authenticator, pets, clock }: V1Options) {
+  const auth = createAuthHooks(authenticator)
+  app.decorateRequest('apiKey', null)
+  app.decorateRequest('authFailure', null)
+  app.addHook('onRequest', auth.identify)
+  app.addHook('onRequest', auth.requireApiKey)
+
+  await app.register(petRoutes, { pets, clock })
+  refuseOtherMethods(app, '/pets', ['GET', 'POST'])
+  refuseOtherMethods(app, '/pets/:petId', ['GET'])
+
+  // Unknown /v1 routes (orders included, decision D10) are 404, after authentication.
+  app.setNotFoundHandler((request, reply) =>
+    sendError(reply, new ApiError('not_found', `There is no route ${request.method} ${request.url.split('?')[0]}.`)),
+  )
+}

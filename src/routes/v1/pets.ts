@@ -1,0 +1,150 @@
+// The pet operations: listPets, createPet and the deprecated getPet.
+import type { FastifyInstance, FastifyReply } from 'fastify'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import { Type } from 'typebox'
+import type { Clock } from '../../clock.js'
+import type { PetRepository } from '../../db/pet-repository.js'
+import { ApiError } from '../../errors.js'
+import { MAX_SAFE_ID, NewPet, Pet, PetStatusSchema } from '../../schemas/pet.js'
+import { errorResponse, header, response, UNAUTHORIZED } from '../../schemas/responses.js'
+import { ref } from '../../schemas/shared.js'
+import { decodeCursor, encodeCursor } from './cursor.js'
+
+export interface PetRoutesOptions {
+  pets: PetRepository
+  clock: Clock
+}
+
+// RFC 9745: Deprecation is an @-prefixed Unix time; RFC 8594: Sunset is an HTTP date.
+export const GET_PET_DEPRECATED_AT = Date.UTC(2026, 10, 22) // the release of v1.0.0
+export const GET_PET_SUNSET_AT = Date.UTC(2030, 11, 5)
+const DEPRECATION_HEADERS = {
+  deprecation: `@${GET_PET_DEPRECATED_AT / 1000}`,
+  sunset: new Date(GET_PET_SUNSET_AT).toUTCString(),
+  link: '</v1/pets>; rel="successor-version"',
+}
+
+export const DEFAULT_LIMIT = 20
+export const MAX_LIMIT = 100
+
+const ListQuery = Type.Object({
+  limit: Type.Integer({ minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT, description: 'Maximum number of animals to return.' }),
+  status: Type.Optional(PetStatusSchema({ description: 'Only animals with this status.' })),
+  cursor: Type.Optional(
+    Type.String({ description: 'Where the page starts: an opaque token from the `Link: rel="next"` header of the previous page.' }),
+  ),
+})
+
+const PetIdParams = Type.Object({
+  petId: Type.Integer({ minimum: 1, maximum: MAX_SAFE_ID, format: 'int64', description: 'Identifier of the animal to retrieve.' }),
+})
+
+const deprecationHeaders = {
+  Deprecation: header('`@<unix seconds>` (RFC 9745): when this operation was deprecated.'),
+  Sunset: header('`Thu, 05 Dec 2030 00:00:00 GMT` (RFC 8594): when it stops working; from then on it answers 410.'),
+  Link: header('`</v1/pets>; rel="successor-version"`: the replacement, GET /v1/pets with the status filter.'),
+}
+
+export async function petRoutes(app: FastifyInstance, { pets, clock }: PetRoutesOptions) {
+  const v1 = app.withTypeProvider<TypeBoxTypeProvider>()
+
+  v1.get(
+    '/pets',
+    {
+      schema: {
+        operationId: 'listPets',
+        tags: ['pets'],
+        summary: 'List animals',
+        description:
+          'Animals in ascending id order, optionally filtered by status. When more match than were returned, the `Link` header carries the URL of the next page (`rel="next"`); the body stays a bare array.',
+        querystring: ListQuery,
+        response: {
+          200: response('A page of animals.', Type.Array(ref(Pet)), {
+            Link: header('`</v1/pets?…&cursor=…>; rel="next"` (RFC 8288) when more animals match.'),
+          }),
+          400: errorResponse('A query parameter is invalid.', ['invalid_parameter']),
+          401: UNAUTHORIZED,
+        },
+      },
+    },
+    async (request, reply) => {
+      const { limit, status, cursor } = request.query
+      const afterId = cursor === undefined ? 0 : decodeCursor(cursor)
+      // One more than asked tells whether a next page exists without counting.
+      const page = await pets.list({ status, afterId, limit: limit + 1 })
+      if (page.length > limit) {
+        page.length = limit
+        const next = new URLSearchParams({ limit: String(limit) })
+        if (status) next.set('status', status)
+        next.set('cursor', encodeCursor(page[limit - 1]!.id))
+        reply.header('link', `</v1/pets?${next.toString()}>; rel="next"`)
+      }
+      return page
+    },
+  )
+
+  v1.post(
+    '/pets',
+    {
+      schema: {
+        operationId: 'createPet',
+        tags: ['pets'],
+        summary: 'Add an animal',
+        description: 'Adds an animal. A 201 means it is stored durably. Unknown fields are refused and values are never coerced.',
+        body: ref(NewPet),
+        response: {
+          201: response('The animal was added; the body carries its assigned id.', ref(Pet), {
+            Location: header('`/v1/pets/{id}`: where the new animal can be read.'),
+          }),
+          400: errorResponse('The body is not a JSON object, or a field is missing, of the wrong type, out of range or unknown.', [
+            'invalid_body',
+            'invalid_field',
+          ]),
+          401: UNAUTHORIZED,
+          413: errorResponse('The body is larger than 64 KiB.', ['payload_too_large']),
+          415: errorResponse('The body is not sent as application/json.', ['unsupported_media_type']),
+        },
+      },
+    },
+    async (request, reply) => {
+      const pet = await pets.insert(request.body, clock.now())
+      return reply.code(201).header('location', `/v1/pets/${pet.id}`).send(pet)
+    },
+  )
+
+  v1.get(
+    '/pets/:petId',
+    {
+      // Before validation, so that after the sunset every call answers 410, even a malformed one.
+      preValidation: async () => {
+        if (clock.now() >= GET_PET_SUNSET_AT) {
+          throw new ApiError('gone', 'GET /v1/pets/{petId} was removed on 5 December 2030; use GET /v1/pets with the status filter.')
+        }
+      },
+      onSend: async (_request, reply: FastifyReply) => {
+        reply.headers(DEPRECATION_HEADERS)
+      },
+      schema: {
+        operationId: 'getPet',
+        tags: ['pets'],
+        deprecated: true,
+        summary: 'Fetch one animal (deprecated)',
+        description:
+          'Deprecated: removed on 5 December 2030, after which it answers 410. Use `GET /pets` with the `status` filter instead. Every response carries `Deprecation`, `Sunset` and `Link` headers.',
+        params: PetIdParams,
+        response: {
+          200: response('The animal.', ref(Pet), deprecationHeaders),
+          400: errorResponse('petId is not a positive integer.', ['invalid_parameter'], deprecationHeaders),
+          401: { ...UNAUTHORIZED, headers: { ...UNAUTHORIZED.headers, ...deprecationHeaders } },
+          404: errorResponse('There is no animal with this id.', ['not_found'], deprecationHeaders),
+          410: errorResponse('The operation reached its sunset date; use GET /pets.', ['gone'], deprecationHeaders),
+        },
+      },
+    },
+    async (request) => {
+      const pet = await pets.findById(request.params.petId)
+      if (!pet) throw new ApiError('not_found', `There is no pet with id ${request.params.petId}.`)
+      return pet
+    },
+  )
+}

@@ -1,0 +1,46 @@
+// One schema per shape: these validate requests, serialize responses, document the
+// API in OpenAPI and type the handlers and the client.
+import { Type, type Static } from 'typebox'
+
+export const PET_STATUSES = ['available', 'pending', 'sold'] as const
+export type PetStatus = (typeof PET_STATUSES)[number]
+
+/** Largest integer that crosses JSON safely (2^53 - 1). */
+export const MAX_SAFE_ID = Number.MAX_SAFE_INTEGER
+
+const description = {
+  name: 'The animal\'s name: 1 to 200 characters, not only white space.',
+  categoryId: 'Identifier of the category the animal belongs to: an integer from 1 to 2^53-1.',
+  status: 'Availability: `available`, `pending` or `sold`.',
+}
+
+export const PetStatusSchema = (options: { description?: string; default?: PetStatus } = {}) =>
+  Type.Unsafe<PetStatus>({ type: 'string', enum: [...PET_STATUSES], description: description.status, ...options })
+
+const name = Type.String({ minLength: 1, maxLength: 200, pattern: '\\S', description: description.name, examples: ['Rex'] })
+const categoryId = Type.Integer({ minimum: 1, maximum: MAX_SAFE_ID, format: 'int64', description: description.categoryId, examples: [1] })
+
+export const NewPet = Type.Object(
+  {
+    name,
+    categoryId,
+    status: Type.Optional(PetStatusSchema({ description: `${description.status} Defaults to \`available\`.`, default: 'available' })),
+  },
+  {
+    $id: 'NewPet',
+    additionalProperties: false,
+    description: 'An animal to add. Unknown fields (`id` included) are refused, and values are never coerced.',
+  },
+)
+export type NewPet = Static<typeof NewPet>
+
+export const Pet = Type.Object(
+  {
+    id: Type.Integer({ minimum: 1, maximum: MAX_SAFE_ID, format: 'int64', description: 'Unique identifier, assigned by the service: positive and increasing.', examples: [1] }),
+    name,
+    categoryId,
+    status: PetStatusSchema(),
+  },
+  { $id: 'Pet', additionalProperties: false, description: 'An animal available for adoption, as returned.' },
+)
+export type Pet = Static<typeof Pet>

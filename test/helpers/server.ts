@@ -1,0 +1,76 @@
+// A real server on port 0 over a fresh SQLite file, for tests that talk HTTP.
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { AddressInfo } from 'node:net'
+import { buildApp } from '../../src/app.js'
+import { issueApiKey } from '../../src/api-keys/issue-key.js'
+import { keyEnvironmentFor } from '../../src/api-keys/key-format.js'
+import { checkPlan, type Limits } from '../../src/api-keys/plans.js'
+import { systemClock, type Clock } from '../../src/clock.js'
+import { loadConfig } from '../../src/config.js'
+import { openStore } from '../../src/db/store.js'
+
+export interface TestServerOptions {
+  clock?: Clock
+  /** Environment variables as the server would read them. */
+  env?: Record<string, string>
+}
+
+export interface Reply<T = unknown> {
+  status: number
+  headers: Headers
+  body: T
+  text: string
+}
+
+export async function startTestServer(options: TestServerOptions = {}) {
+  const dir = mkdtempSync(join(tmpdir(), 'petstore-test-'))
+  const config = loadConfig({ DATABASE_URL: `sqlite:${join(dir, 'petstore.db')}`, ...options.env })
+  const clock = options.clock ?? systemClock
+  const store = await openStore(config.databaseUrl)
+  const app = await buildApp({ config, store, clock, logger: false })
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
+
+  async function request<T = unknown>(path: string, init: RequestInit & { key?: string; json?: unknown } = {}): Promise<Reply<T>> {
+    const headers = new Headers(init.headers)
+    if (init.key) headers.set('authorization', `Bearer ${init.key}`)
+    let body = init.body
+    if (init.json !== undefined) {
+      headers.set('content-type', 'application/json')
+      body = JSON.stringify(init.json)
+    }
+    const response = await fetch(url + path, { ...init, headers, body })
+    const text = await response.text()
+    let parsed: unknown = text
+    if (response.headers.get('content-type')?.startsWith('application/json')) parsed = JSON.parse(text)
+    return { status: response.status, headers: response.headers, body: parsed as T, text }
+  }
+
+  return {
+    url,
+    config,
+    store,
+    clock,
+    app,
+    request,
+    /** Creates a key straight in the store, as `petstore keys create` does. */
+    async createKey(plan = 'free', custom: Partial<Limits> = {}): Promise<string> {
+      const checked = checkPlan(plan, custom)
+      const { secret } = await issueApiKey(store.apiKeys, clock, {
+        name: 'test',
+        ...checked,
+        environment: keyEnvironmentFor(config.environment),
+      })
+      return secret
+    },
+    async close() {
+      await app.close()
+      await store.close()
+      rmSync(dir, { recursive: true, force: true })
+    },
+  }
+}
+
+export type TestServer = Awaited<ReturnType<typeof startTestServer>>

@@ -1,0 +1,132 @@
+import { after, before, describe, it } from 'node:test'
+import assert from 'node:assert/strict'
+import type { Pet } from '../src/schemas/pet.js'
+import { startTestServer, type TestServer } from './helpers/server.js'
+
+describe('pets', () => {
+  let server: TestServer
+  let key: string
+  before(async () => {
+    server = await startTestServer()
+    key = await server.createKey('enterprise', { perMinute: 100_000, perDay: 1_000_000 })
+  })
+  after(() => server.close())
+
+  const create = (json: unknown) => server.request<Pet>('/v1/pets', { method: 'POST', key, json })
+
+  it('creates a pet: 201, the Pet with its id, and a Location header', async () => {
+    const res = await create({ name: 'Rex', categoryId: 3, status: 'pending' })
+    assert.equal(res.status, 201)
+    assert.deepEqual(res.body, { id: res.body.id, name: 'Rex', categoryId: 3, status: 'pending' })
+    assert.ok(Number.isSafeInteger(res.body.id) && res.body.id > 0)
+    assert.equal(res.headers.get('location'), `/v1/pets/${res.body.id}`)
+  })
+
+  it('defaults status to available', async () => {
+    const res = await create({ name: 'Tom', categoryId: 1 })
+    assert.equal(res.status, 201)
+    assert.equal(res.body.status, 'available')
+  })
+
+  it('assigns increasing ids', async () => {
+    const a = await create({ name: 'A', categoryId: 1 })
+    const b = await create({ name: 'B', categoryId: 1 })
+    assert.ok(b.body.id > a.body.id)
+  })
+
+  it('accepts the largest safe categoryId and a 200-character name', async () => {
+    const res = await create({ name: 'x'.repeat(200), categoryId: Number.MAX_SAFE_INTEGER })
+    assert.equal(res.status, 201)
+    assert.equal(res.body.categoryId, Number.MAX_SAFE_INTEGER)
+  })
+
+  it('fetches a created pet by id', async () => {
+    const created = await create({ name: 'Fido', categoryId: 2, status: 'sold' })
+    const res = await server.request<Pet>(`/v1/pets/${created.body.id}`, { key })
+    assert.equal(res.status, 200)
+    assert.deepEqual(res.body, created.body)
+  })
+
+  it('answers 404 not_found for a pet that does not exist', async () => {
+    const res = await server.request(`/v1/pets/999999999`, { key })
+    assert.equal(res.status, 404)
+    assert.deepEqual(res.body, { code: 'not_found', message: 'There is no pet with id 999999999.', status: 404 })
+  })
+})
+
+describe('listing pets', () => {
+  let server: TestServer
+  let key: string
+  const ids: Record<string, number[]> = { available: [], pending: [], sold: [] }
+  before(async () => {
+    server = await startTestServer()
+    key = await server.createKey('enterprise', { perMinute: 100_000, perDay: 1_000_000 })
+    const statuses = ['available', 'pending', 'sold'] as const
+    for (let i = 0; i < 45; i++) {
+      const status = statuses[i % 3]!
+      const res = await server.request<Pet>('/v1/pets', { method: 'POST', key, json: { name: `pet ${i}`, categoryId: 1, status } })
+      ids[status]!.push(res.body.id)
+    }
+  })
+  after(() => server.close())
+
+  const all = () => [...ids.available!, ...ids.pending!, ...ids.sold!].sort((a, b) => a - b)
+
+  it('returns a bare array of 20 pets by default, in ascending id order', async () => {
+    const res = await server.request<Pet[]>('/v1/pets', { key })
+    assert.equal(res.status, 200)
+    assert.ok(Array.isArray(res.body))
+    assert.deepEqual(
+      res.body.map((p) => p.id),
+      all().slice(0, 20),
+    )
+  })
+
+  it('honours limit from 1 to 100', async () => {
+    assert.equal((await server.request<Pet[]>('/v1/pets?limit=1', { key })).body.length, 1)
+    assert.equal((await server.request<Pet[]>('/v1/pets?limit=100', { key })).body.length, 45)
+  })
+
+  it('filters by status', async () => {
+    const res = await server.request<Pet[]>('/v1/pets?status=sold&limit=100', { key })
+    assert.deepEqual(
+      res.body.map((p) => p.id),
+      ids.sold,
+    )
+    assert.ok(res.body.every((p) => p.status === 'sold'))
+  })
+
+  it('links the next page with an opaque cursor while more pets match, and not after the last', async () => {
+    const seen: number[] = []
+    let path: string | undefined = '/v1/pets?status=pending&limit=4'
+    let pages = 0
+    while (path) {
+      const res: { headers: Headers; body: Pet[] } = await server.request<Pet[]>(path, { key })
+      seen.push(...res.body.map((p) => p.id))
+      const link = res.headers.get('link')
+      path = link ? /^<([^>]+)>; rel="next"$/.exec(link)?.[1] : undefined
+      if (link) assert.match(link, /^<\/v1\/pets\?limit=4&status=pending&cursor=[A-Za-z0-9_-]+>; rel="next"$/)
+      pages++
+    }
+    assert.deepEqual(seen, ids.pending)
+    assert.equal(pages, Math.ceil(ids.pending!.length / 4))
+  })
+
+  it('sends no Link header when everything fits on one page', async () => {
+    const res = await server.request('/v1/pets?limit=100', { key })
+    assert.equal(res.headers.get('link'), null)
+  })
+
+  it('ignores unknown query parameters', async () => {
+    const res = await server.request<Pet[]>('/v1/pets?limit=2&colour=brown', { key })
+    assert.equal(res.status, 200)
+    assert.equal(res.body.length, 2)
+  })
+
+  it('shows a pet created a moment ago in the very next list call', async () => {
+    const created = await server.request<Pet>('/v1/pets', { method: 'POST', key, json: { name: 'Newest', categoryId: 9, status: 'sold' } })
+    const res = await server.request<Pet[]>('/v1/pets?status=sold&limit=100', { key })
+    assert.equal(res.body.at(-1)?.id, created.body.id)
+    ids.sold!.push(created.body.id)
+  })
+})

@@ -1,0 +1,53 @@
+import { describe, it } from 'node:test'
+import assert from 'node:assert/strict'
+import { ConfigError, loadConfig } from '../../src/config.js'
+
+describe('config', () => {
+  it('defaults to 127.0.0.1:8080, SQLite in ./data, development, in-memory limits', () => {
+    const config = loadConfig({})
+    assert.equal(config.host, '127.0.0.1')
+    assert.equal(config.port, 8080)
+    assert.equal(config.databaseUrl, 'sqlite:./data/petstore.db')
+    assert.equal(config.redisUrl, undefined)
+    assert.equal(config.environment, 'development')
+    assert.equal(config.banAfter, 20)
+    assert.equal(config.banSeconds, 900)
+    assert.ok(Object.isFrozen(config))
+  })
+
+  it('reads every variable', () => {
+    const config = loadConfig({
+      HOST: '0.0.0.0',
+      PORT: '9000',
+      DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/petstore',
+      REDIS_URL: 'redis://127.0.0.1:6379',
+      PETSTORE_ENV: 'production',
+      PETSTORE_PUBLIC_URL: 'https://pets.example.com/v1/',
+      PETSTORE_BAN_AFTER: '5',
+      PETSTORE_BAN_SECONDS: '60',
+      PETSTORE_TRUST_PROXY: 'true',
+    })
+    assert.equal(config.port, 9000)
+    assert.equal(config.environment, 'production')
+    assert.equal(config.publicUrl, 'https://pets.example.com/v1')
+    assert.equal(config.banAfter, 5)
+    assert.equal(config.trustProxy, true)
+  })
+
+  it('fails fast, naming the variable that is wrong', () => {
+    const cases: Record<string, string>[] = [
+      { PORT: 'eighty' },
+      { PORT: '70000' },
+      { PETSTORE_ENV: 'prod' },
+      { DATABASE_URL: 'mysql://x' },
+      { DATABASE_URL: 'sqlite:' },
+      { REDIS_URL: 'http://127.0.0.1' },
+      { PETSTORE_PUBLIC_URL: 'https://pets.example.com' },
+      { PETSTORE_BAN_AFTER: '0' },
+    ]
+    for (const env of cases) {
+      const name = Object.keys(env)[0]!
+      assert.throws(() => loadConfig(env), (e: unknown) => e instanceof ConfigError && e.message.includes(name), name)
+    }
+  })
+})
