@@ -1,13 +1,13 @@
 // buildApp: all the wiring, top to bottom, in registration order. It never listens
 // and never reads the environment: server.ts and tests hand it its dependencies.
-import Fastify, { type FastifyInstance } from 'fastify'
+import Fastify, { LogController, type FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { createAuthenticator } from './api-keys/authenticator.js'
 import { keyEnvironmentFor } from './api-keys/key-format.js'
 import { systemClock, type Clock } from './clock.js'
 import type { Config } from './config.js'
 import type { Store } from './db/store.js'
-import errorHandler from './plugins/error-handler.js'
+import errorHandler, { answerFrameworkError } from './plugins/error-handler.js'
 import jsonBody, { BODY_LIMIT } from './plugins/json-body.js'
 import openapi from './plugins/openapi.js'
 import requestLog, { requestId } from './plugins/request-log.js'
@@ -26,7 +26,10 @@ export interface AppDependencies {
 export async function buildApp({ config, store, clock = systemClock, logger }: AppDependencies): Promise<FastifyInstance> {
   const app = Fastify({
     logger: logger ?? { level: config.logLevel },
-    disableRequestLogging: true, // request-log writes one line per request instead of two
+    // request-log writes one line per request instead of Fastify's two.
+    logController: new LogController({ disableRequestLogging: true }),
+    // Errors the router raises before any route or hook runs (a malformed URL).
+    frameworkErrors: answerFrameworkError,
     genReqId: requestId,
     bodyLimit: BODY_LIMIT,
     trustProxy: config.trustProxy,

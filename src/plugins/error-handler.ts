@@ -36,6 +36,11 @@ export function sendError(reply: FastifyReply, error: ApiError) {
   return reply.type('application/json').send(error.toBody())
 }
 
+/** For Fastify's `frameworkErrors` option: router errors that never reach setErrorHandler. */
+export function answerFrameworkError(error: FastifyError, _request: FastifyRequest, reply: FastifyReply) {
+  return sendError(reply, toApiError(error) ?? new ApiError('invalid_parameter', error.message))
+}
+
 export default fp(
   async (app) => {
     app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {

@@ -1,0 +1,189 @@
+// Every error of every layer answers the Error body with the right code, and a
+// message that names what is wrong.
+import { after, before, describe, it } from 'node:test'
+import assert from 'node:assert/strict'
+import { request as httpRequest } from 'node:http'
+import { startTestServer, type Reply, type TestServer } from './helpers/server.js'
+
+function assertError(res: Reply, status: number, code: string, mentions?: RegExp) {
+  assert.equal(res.status, status, res.text)
+  assert.match(res.headers.get('content-type') ?? '', /^application\/json/)
+  const body = res.body as { code: string; message: string; status: number }
+  assert.equal(body.code, code, res.text)
+  assert.equal(body.status, status)
+  assert.equal(typeof body.message, 'string')
+  assert.doesNotMatch(res.text, /\bat .+\.(ts|js):\d+/, 'no stack trace')
+  if (mentions) assert.match(body.message, mentions)
+}
+
+describe('errors', () => {
+  let server: TestServer
+  let key: string
+  before(async () => {
+    server = await startTestServer()
+    key = await server.createKey('enterprise', { perMinute: 100_000, perDay: 1_000_000 })
+  })
+  after(() => server.close())
+
+  const post = (body: string, contentType = 'application/json') =>
+    server.request('/v1/pets', { method: 'POST', key, body, headers: { 'content-type': contentType } })
+
+  describe('request bodies', () => {
+    it('answers 415 unsupported_media_type when Content-Type is text/plain', async () => {
+      assertError(await post('{"name":"Rex","categoryId":1}', 'text/plain'), 415, 'unsupported_media_type', /application\/json/)
+    })
+
+    it('answers 415 when there is no Content-Type', async () => {
+      const res = await server.request('/v1/pets', { method: 'POST', key, body: new Uint8Array(Buffer.from('{}')) })
+      assertError(res, 415, 'unsupported_media_type')
+    })
+
+    it('accepts application/json with a charset', async () => {
+      const res = await post('{"name":"Rex","categoryId":1}', 'application/json; charset=utf-8')
+      assert.equal(res.status, 201)
+    })
+
+    it('answers 400 invalid_body for malformed JSON', async () => {
+      assertError(await post('{"name": "Rex",'), 400, 'invalid_body', /not valid JSON/)
+    })
+
+    it('answers 400 invalid_body for an empty body', async () => {
+      assertError(await post(''), 400, 'invalid_body', /empty/)
+    })
+
+    it('answers 400 invalid_body when the body is not an object', async () => {
+      for (const body of ['[]', '"Rex"', '42', 'null', 'true']) assertError(await post(body), 400, 'invalid_body', /JSON object/)
+    })
+
+    it('answers 413 payload_too_large above 64 KiB', async () => {
+      const body = JSON.stringify({ name: 'x'.repeat(70 * 1024), categoryId: 1 })
+      assertError(await post(body), 413, 'payload_too_large', /64 KiB/)
+    })
+
+    it('answers 400 invalid_body for deep nesting', async () => {
+      assertError(await post('{"name":' + '['.repeat(1000) + ']'.repeat(1000) + '}'), 400, 'invalid_body', /nested/)
+    })
+
+    it('answers 400 invalid_body for __proto__ and constructor.prototype keys', async () => {
+      assertError(await post('{"name":"Rex","categoryId":1,"__proto__":{"x":1}}'), 400, 'invalid_body', /__proto__/)
+      assertError(await post('{"name":"Rex","categoryId":1,"constructor":{"prototype":{"x":1}}}'), 400, 'invalid_body', /prototype/)
+    })
+  })
+
+  describe('body fields', () => {
+    const cases: [string, unknown, RegExp][] = [
+      ['missing name', { categoryId: 1 }, /missing required field "name"/],
+      ['missing categoryId', { name: 'Rex' }, /missing required field "categoryId"/],
+      ['a name that is a number', { name: 123, categoryId: 1 }, /"name" must be a string/],
+      ['a categoryId that is a string', { name: 'Rex', categoryId: '7' }, /"categoryId" must be an integer/],
+      ['a fractional categoryId', { name: 'Rex', categoryId: 1.5 }, /"categoryId" must be an integer/],
+      ['a categoryId of 0', { name: 'Rex', categoryId: 0 }, /"categoryId" must be at least 1/],
+      ['a categoryId above 2^53-1', { name: 'Rex', categoryId: 2 ** 53 }, /"categoryId" must be at most 9007199254740991/],
+      ['an empty name', { name: '', categoryId: 1 }, /"name"/],
+      ['a blank name', { name: '   \t', categoryId: 1 }, /"name" must not be blank/],
+      ['a 201-character name', { name: 'x'.repeat(201), categoryId: 1 }, /"name" must be at most 200 characters/],
+      ['an unknown status', { name: 'Rex', categoryId: 1, status: 'adopted' }, /"status" must be one of available, pending, sold/],
+      ['a null status', { name: 'Rex', categoryId: 1, status: null }, /"status"/],
+      ['an unknown field (a typo)', { name: 'Rex', categoryID: 1 }, /unknown field "categoryID"/],
+      ['an id', { id: 5, name: 'Rex', categoryId: 1 }, /unknown field "id"/],
+    ]
+    for (const [what, body, message] of cases) {
+      it(`answers 400 invalid_field for ${what}`, async () => {
+        assertError(await post(JSON.stringify(body)), 400, 'invalid_field', message)
+      })
+    }
+
+    it('lists every problem in details, one per field', async () => {
+      const res = await post(JSON.stringify({ name: 7, categoryID: 1, status: 'gone' }))
+      assertError(res, 400, 'invalid_field')
+      const fields = (res.body as { details: { field: string }[] }).details.map((d) => d.field).sort()
+      assert.deepEqual(fields, ['categoryID', 'categoryId', 'name', 'status'])
+    })
+
+    it('creates nothing when the body is refused', async () => {
+      const before = (await server.request<unknown[]>('/v1/pets?limit=100', { key })).body.length
+      await post(JSON.stringify({ name: 'Ghost', categoryId: '1' }))
+      const after = (await server.request<unknown[]>('/v1/pets?limit=100', { key })).body.length
+      assert.equal(after, before)
+    })
+  })
+
+  describe('query and path parameters', () => {
+    const cases: [string, RegExp][] = [
+      ['/v1/pets?limit=0', /"limit" must be at least 1/],
+      ['/v1/pets?limit=101', /"limit" must be at most 100/],
+      ['/v1/pets?limit=abc', /"limit" must be an integer/],
+      ['/v1/pets?limit=1.5', /"limit" must be an integer/],
+      ['/v1/pets?limit=1e1', /"limit" must be an integer/],
+      ['/v1/pets?limit=0x10', /"limit" must be an integer/],
+      ['/v1/pets?limit=', /"limit"/],
+      ['/v1/pets?limit=5&limit=6', /"limit" must be given once/],
+      ['/v1/pets?status=adopted', /"status" must be one of available, pending, sold/],
+      ['/v1/pets?cursor=bogus', /"cursor"/],
+      ['/v1/pets/abc', /"petId" must be an integer/],
+      ['/v1/pets/0', /"petId" must be at least 1/],
+      ['/v1/pets/-1', /"petId"/],
+      ['/v1/pets/1.5', /"petId"/],
+      ['/v1/pets/9007199254740992', /"petId"/],
+      ['/v1/pets/99999999999999999999', /"petId"/],
+    ]
+    for (const [path, message] of cases) {
+      it(`answers 400 invalid_parameter for ${path}`, async () => {
+        assertError(await server.request(path, { key }), 400, 'invalid_parameter', message)
+      })
+    }
+  })
+
+  describe('routes and methods', () => {
+    it('answers 404 not_found for unknown routes, orders included (D10)', async () => {
+      assertError(await server.request('/v1/orders', { key }), 404, 'not_found', /\/v1\/orders/)
+      assertError(await server.request('/v1/orders/1', { key }), 404, 'not_found')
+      assertError(await server.request('/nowhere'), 404, 'not_found')
+    })
+
+    it('answers 405 method_not_allowed with Allow for a known path', async () => {
+      for (const method of ['DELETE', 'PUT', 'PATCH']) {
+        const res = await server.request('/v1/pets', { method, key })
+        assertError(res, 405, 'method_not_allowed')
+        assert.equal(res.headers.get('allow'), 'GET, POST, HEAD')
+      }
+      const one = await server.request('/v1/pets/1', { method: 'POST', key })
+      assertError(one, 405, 'method_not_allowed')
+      assert.equal(one.headers.get('allow'), 'GET, HEAD')
+    })
+
+    it('answers 400 for a path with broken percent-encoding', async () => {
+      const res = await server.request('/v1/pets/%E0%A4%A', { key })
+      assert.equal(res.status, 400)
+      assert.equal((res.body as { status: number }).status, 400)
+    })
+  })
+
+  describe('authentication runs before validation', () => {
+    it('answers 401, not 400, for a bad body without a key', async () => {
+      const res = await server.request('/v1/pets', { method: 'POST', body: 'nonsense', headers: { 'content-type': 'application/json' } })
+      assertError(res, 401, 'unauthorized')
+    })
+
+    it('answers 401, not 404 or 405, without a key', async () => {
+      assertError(await server.request('/v1/orders'), 401, 'unauthorized')
+      assertError(await server.request('/v1/pets', { method: 'DELETE' }), 401, 'unauthorized')
+    })
+  })
+
+  it('keeps serving after every kind of bad request', async () => {
+    // A raw request with a malformed request line: the server must survive it.
+    await new Promise<void>((resolve) => {
+      const req = httpRequest(server.url + '/v1/pets', { method: 'POST', headers: { 'content-length': '5', 'content-type': 'application/json' } })
+      req.on('error', () => resolve())
+      req.on('response', (res) => {
+        res.resume()
+        res.on('end', resolve)
+      })
+      req.end('{"a"') // shorter than Content-Length: the server times out or rejects the body
+      setTimeout(() => req.destroy(), 200)
+    })
+    const res = await server.request('/v1/pets', { key })
+    assert.equal(res.status, 200)
+  })
+})
