@@ -1,0 +1,106 @@
+import { after, before, describe, it } from 'node:test'
+import assert from 'node:assert/strict'
+import { createManualClock } from '../src/clock.js'
+import { generateApiKey } from '../src/api-keys/key-format.js'
+import { main } from '../src/cli/main.js'
+import { startTestServer, type Reply, type TestServer } from './helpers/server.js'
+
+function assertUnauthorized(res: Reply, message: RegExp, challenge = 'Bearer realm="petstore", error="invalid_token"') {
+  assert.equal(res.status, 401)
+  assert.deepEqual(Object.keys(res.body as object), ['code', 'message', 'status'])
+  assert.equal((res.body as { code: string }).code, 'unauthorized')
+  assert.match((res.body as { message: string }).message, message)
+  assert.equal(res.headers.get('www-authenticate'), challenge)
+}
+
+describe('authentication', () => {
+  const clock = createManualClock('2026-11-22T12:00:00Z')
+  let server: TestServer
+  let key: string
+  before(async () => {
+    server = await startTestServer({ clock })
+    key = await server.createKey()
+  })
+  after(() => server.close())
+
+  for (const [method, path] of [['GET', '/v1/pets'], ['POST', '/v1/pets'], ['GET', '/v1/pets/1']] as const) {
+    it(`${method} ${path} answers 401 with WWW-Authenticate: Bearer when the key is missing`, async () => {
+      assertUnauthorized(await server.request(path, { method }), /Missing API key/, 'Bearer realm="petstore"')
+    })
+  }
+
+  it('accepts the Bearer scheme in any case (RFC 9110)', async () => {
+    for (const scheme of ['Bearer', 'bearer', 'BEARER']) {
+      const res = await server.request('/v1/pets', { headers: { authorization: `${scheme} ${key}` } })
+      assert.equal(res.status, 200, scheme)
+    }
+  })
+
+  it('refuses other schemes and a bare key', async () => {
+    assertUnauthorized(await server.request('/v1/pets', { headers: { authorization: `Basic ${key}` } }), /Bearer <key>/)
+    assertUnauthorized(await server.request('/v1/pets', { headers: { authorization: key } }), /Bearer <key>/)
+    assertUnauthorized(await server.request('/v1/pets', { headers: { authorization: 'Bearer' } }), /Bearer <key>/)
+  })
+
+  it('refuses a malformed key, and a mistyped one by its checksum', async () => {
+    assertUnauthorized(await server.request('/v1/pets', { key: 'hunter2' }), /malformed/)
+    const typo = key.slice(0, -1) + (key.endsWith('a') ? 'b' : 'a')
+    assertUnauthorized(await server.request('/v1/pets', { key: typo }), /malformed/)
+  })
+
+  it('refuses a well-formed key it never issued', async () => {
+    assertUnauthorized(await server.request('/v1/pets', { key: generateApiKey('test') }), /not recognised/)
+  })
+
+  it('refuses a key of the other environment, saying so', async () => {
+    assertUnauthorized(await server.request('/v1/pets', { key: generateApiKey('live') }), /live key.*accepts test keys/)
+  })
+
+  it('refuses a revoked key within 5 seconds on a running server', async () => {
+    const doomed = await server.createKey()
+    assert.equal((await server.request('/v1/pets', { key: doomed })).status, 200)
+    const [record] = (await server.store.apiKeys.list()).slice(-1)
+    await server.store.apiKeys.revoke(record!.id, clock.now())
+    clock.advance(5_000)
+    assertUnauthorized(await server.request('/v1/pets', { key: doomed }), /revoked/)
+  })
+
+  it('stores only a hash of each key, never the key itself', async () => {
+    const records = await server.store.apiKeys.list()
+    assert.ok(records.length > 0)
+    for (const record of records) assert.ok(!JSON.stringify(record).includes(key))
+    assert.ok(records.some((r) => key.startsWith(r.prefix)))
+  })
+})
+
+describe('production accepts live keys only', () => {
+  let server: TestServer
+  before(async () => {
+    server = await startTestServer({ env: { PETSTORE_ENV: 'production' } })
+  })
+  after(() => server.close())
+
+  it('serves a ps_live_ key and refuses a ps_test_ one', async () => {
+    const live = await server.createKey()
+    assert.match(live, /^ps_live_/)
+    assert.equal((await server.request('/v1/pets', { key: live })).status, 200)
+    assertUnauthorized(await server.request('/v1/pets', { key: generateApiKey('test') }), /test key.*accepts live keys/)
+  })
+})
+
+describe('a key made with the command line', () => {
+  let server: TestServer
+  before(async () => {
+    server = await startTestServer()
+  })
+  after(() => server.close())
+
+  it('works against a running server at once', async () => {
+    const lines: string[] = []
+    const code = await main(['keys', 'create', '--plan', 'free'], { out: (l) => lines.push(l), err: (l) => lines.push(l) }, {
+      DATABASE_URL: server.config.databaseUrl,
+    })
+    assert.equal(code, 0)
+    assert.equal((await server.request('/v1/pets', { key: lines[0] })).status, 200)
+  })
+})

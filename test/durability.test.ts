@@ -1,0 +1,63 @@
+// Decision D3: a 201 means the pet is committed durably; it survives kill -9.
+import { after, before, describe, it } from 'node:test'
+import assert from 'node:assert/strict'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { issueApiKey } from '../src/api-keys/issue-key.js'
+import { systemClock } from '../src/clock.js'
+import { openStore } from '../src/db/store.js'
+import { spawnServer } from './helpers/process.js'
+
+describe('durability', () => {
+  let dir: string
+  let databaseUrl: string
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'petstore-durability-'))
+    databaseUrl = `sqlite:${join(dir, 'petstore.db')}`
+  })
+  after(() => rmSync(dir, { recursive: true, force: true }))
+
+  it('keeps every pet answered 201 when the server is killed with SIGKILL under write load', async () => {
+    const store = await openStore(databaseUrl)
+    const { secret } = await issueApiKey(store.apiKeys, systemClock, {
+      name: 'durability',
+      plan: 'enterprise',
+      custom: { perMinute: 1_000_000, perDay: 10_000_000 },
+      environment: 'test',
+    })
+    await store.close()
+
+    const server = await spawnServer({ DATABASE_URL: databaseUrl })
+    const acknowledged: number[] = []
+    let killed = false
+    const writer = async (n: number) => {
+      for (let i = 0; !killed; i++) {
+        try {
+          const res = await fetch(`${server.url}/v1/pets`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+            body: JSON.stringify({ name: `writer ${n} pet ${i}`, categoryId: n + 1 }),
+          })
+          if (res.status === 201) acknowledged.push(((await res.json()) as { id: number }).id)
+        } catch {
+          return // the connection died with the server
+        }
+        if (acknowledged.length >= 200 && !killed) {
+          killed = true
+          server.child.kill('SIGKILL')
+        }
+      }
+    }
+    await Promise.all([0, 1, 2, 3, 4, 5, 6, 7].map(writer))
+    assert.equal(await server.exited, 'SIGKILL')
+    assert.ok(acknowledged.length >= 200)
+
+    const reopened = await openStore(databaseUrl)
+    try {
+      for (const id of acknowledged) assert.ok(await reopened.pets.findById(id), `pet ${id} was acknowledged but is gone`)
+    } finally {
+      await reopened.close()
+    }
+  })
+})

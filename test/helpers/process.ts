@@ -1,0 +1,30 @@
+// A real server process, for tests of what only a process shows: kill -9, signals.
+import { spawn, type ChildProcess } from 'node:child_process'
+import { createInterface } from 'node:readline'
+
+export interface ServerProcess {
+  child: ChildProcess
+  url: string
+  /** Resolves with the exit code or signal when the process ends. */
+  exited: Promise<number | NodeJS.Signals | null>
+}
+
+export async function spawnServer(env: Record<string, string>): Promise<ServerProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+    env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
+  const exited = new Promise<number | NodeJS.Signals | null>((resolve) => child.once('exit', (code, signal) => resolve(signal ?? code)))
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('the server did not start within 20 s')), 20_000)
+    exited.then((code) => reject(new Error(`the server exited (${String(code)}) before listening`)))
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      const address = /listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(line)?.[1]
+      if (address) {
+        clearTimeout(timer)
+        resolve(address)
+      }
+    })
+  })
+  return { child, url, exited }
+}

@@ -1,0 +1,126 @@
+// The OpenAPI document is generated from the schemas that validate requests; these
+// tests check it says what the spec and decisions require, and that every status
+// each operation declares is one the server really answers, with the declared body
+// and headers.
+import { after, before, describe, it } from 'node:test'
+import assert from 'node:assert/strict'
+import { Ajv } from 'ajv'
+import { createManualClock } from '../src/clock.js'
+import { ERROR_CODES } from '../src/errors.js'
+import type { Pet } from '../src/schemas/pet.js'
+import { startTestServer, type Reply, type TestServer } from './helpers/server.js'
+
+interface Operation {
+  operationId: string
+  deprecated?: boolean
+  responses: Record<string, { headers?: Record<string, unknown>; content?: { 'application/json': { schema: object } } }>
+}
+type Document = {
+  openapi: string
+  info: { version: string }
+  servers: { url: string }[]
+  paths: Record<string, Record<string, Operation>>
+  components: { securitySchemes: Record<string, { type: string; scheme: string }>; schemas: Record<string, { properties: Record<string, { enum?: string[] }> }> }
+  security: Record<string, string[]>[]
+}
+
+describe('the OpenAPI document', () => {
+  const clock = createManualClock('2026-11-22T12:00:00Z')
+  let server: TestServer
+  let doc: Document
+  let key: string
+  let pet: Pet
+  before(async () => {
+    server = await startTestServer({ clock })
+    key = await server.createKey('enterprise', { perMinute: 10_000, perDay: 100_000 })
+    pet = (await server.request<Pet>('/v1/pets', { method: 'POST', key, json: { name: 'Doc', categoryId: 1 } })).body
+    await server.request('/v1/pets', { method: 'POST', key, json: { name: 'Doc 2', categoryId: 1 } })
+    doc = (await server.request<Document>('/v1/openapi.json')).body
+  })
+  after(() => server.close())
+
+  const operations = () =>
+    Object.entries(doc.paths).flatMap(([path, methods]) => Object.entries(methods).map(([method, op]) => ({ path, method, op })))
+
+  it('is public OpenAPI 3.1 at version 1.0.0', async () => {
+    assert.match(doc.openapi, /^3\.1\./)
+    assert.equal(doc.info.version, '1.0.0')
+  })
+
+  it('lists production and staging servers, both ending in /v1', () => {
+    assert.deepEqual(
+      doc.servers.map((s) => s.url),
+      [server.config.publicUrl, server.config.stagingUrl],
+    )
+    for (const s of doc.servers) assert.match(s.url, /\/v1$/)
+  })
+
+  it('has exactly listPets, createPet and the deprecated getPet', () => {
+    const ops = operations().map(({ path, method, op }) => `${method.toUpperCase()} ${path} ${op.operationId}${op.deprecated ? ' deprecated' : ''}`)
+    assert.deepEqual(ops.sort(), ['GET /pets listPets', 'GET /pets/{petId} getPet deprecated', 'POST /pets createPet'])
+  })
+
+  it('requires a bearer key for every operation', () => {
+    const schemes = Object.values(doc.components.securitySchemes)
+    assert.deepEqual(schemes.map((s) => [s.type, s.scheme]), [['http', 'bearer']])
+    assert.equal(doc.security.length, 1)
+  })
+
+  it('lists every error code in the Error schema', () => {
+    assert.deepEqual(doc.components.schemas.Error!.properties.code!.enum, ERROR_CODES)
+  })
+
+  // One request per declared (operation, status). A status declared without a way
+  // to produce it here fails the test, and so does one produced but not declared.
+  const scenarios: Record<string, Record<string, () => Promise<Reply>>> = {
+    listPets: {
+      200: () => server.request('/v1/pets?limit=1', { key }),
+      400: () => server.request('/v1/pets?limit=0', { key }),
+      401: () => server.request('/v1/pets'),
+    },
+    createPet: {
+      201: () => server.request('/v1/pets', { method: 'POST', key, json: { name: 'Scenario', categoryId: 2 } }),
+      400: () => server.request('/v1/pets', { method: 'POST', key, json: { name: 'Scenario' } }),
+      401: () => server.request('/v1/pets', { method: 'POST', json: { name: 'Scenario', categoryId: 2 } }),
+      413: () => server.request('/v1/pets', { method: 'POST', key, json: { name: 'x'.repeat(70_000), categoryId: 2 } }),
+      415: () => server.request('/v1/pets', { method: 'POST', key, body: 'name=Rex', headers: { 'content-type': 'application/x-www-form-urlencoded' } }),
+    },
+    getPet: {
+      200: () => server.request(`/v1/pets/${pet.id}`, { key }),
+      400: () => server.request('/v1/pets/zero', { key }),
+      401: () => server.request(`/v1/pets/${pet.id}`),
+      404: () => server.request('/v1/pets/987654321', { key }),
+      410: async () => {
+        clock.set('2031-01-01T00:00:00Z')
+        try {
+          return await server.request(`/v1/pets/${pet.id}`, { key })
+        } finally {
+          clock.set('2026-11-22T12:00:00Z')
+        }
+      },
+    },
+  }
+
+  it('declares exactly the statuses each operation answers, each with its body and headers', async () => {
+    const ajv = new Ajv({ strict: false, formats: { int64: true } })
+    ajv.addSchema({ ...doc, $id: 'openapi' })
+    for (const { path, method, op } of operations()) {
+      const declared = Object.keys(op.responses).sort()
+      assert.deepEqual(declared, Object.keys(scenarios[op.operationId] ?? {}).sort(), `${op.operationId}: declared statuses`)
+      for (const status of declared) {
+        const res = await scenarios[op.operationId]![status]!()
+        const where = `${op.operationId} ${status}`
+        assert.equal(String(res.status), status, `${where}: ${res.text}`)
+        const pointer = ['paths', path, method, 'responses', status, 'content', 'application/json', 'schema']
+          .map((p) => p.replaceAll('~', '~0').replaceAll('/', '~1'))
+          .join('/')
+        const validate = ajv.getSchema(`openapi#/${pointer}`)
+        assert.ok(validate, `${where}: a body schema is declared`)
+        assert.ok(validate(res.body), `${where}: body matches the schema: ${ajv.errorsText(validate.errors)}`)
+        for (const name of Object.keys(op.responses[status]!.headers ?? {})) {
+          assert.ok(res.headers.has(name), `${where}: declared header ${name} is sent`)
+        }
+      }
+    }
+  })
+})
