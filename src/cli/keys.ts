@@ -46,7 +46,7 @@ async function create(argv: string[], config: Config, store: Store, io: Io): Pro
     options: { plan: { type: 'string' }, name: { type: 'string' }, json: { type: 'boolean' }, ...limitOptions },
   })
   if (!values.plan) throw new CliError('keys create needs --plan free|pro|business|enterprise')
-  const { plan, custom } = plan_(values.plan, values)
+  const { plan, custom } = parsePlan(values.plan, values)
   const { secret, record } = await issueApiKey(store.apiKeys, systemClock, {
     name: values.name ?? `${plan} key`,
     plan,
@@ -103,13 +103,13 @@ async function setPlan(argv: string[], store: Store, io: Io): Promise<number> {
   const { positionals, values } = parseArgs({ args: argv, options: limitOptions, allowPositionals: true })
   const id = keyId(positionals.slice(0, 1), 'keys set-plan ID PLAN')
   if (positionals.length !== 2) throw new CliError('usage: petstore keys set-plan ID PLAN [--per-minute N --per-day N]')
-  const { plan, custom } = plan_(positionals[1]!, values)
+  const { plan, custom } = parsePlan(positionals[1]!, values)
   if (!(await store.apiKeys.setPlan(id, plan, custom))) throw new CliError(`there is no key with id ${id}`)
   io.out(`Key ${id} is now on the ${plan} plan; running servers apply it within 5 seconds.`)
   return 0
 }
 
-function plan_(plan: string, values: { 'per-minute'?: string | undefined; 'per-day'?: string | undefined }) {
+function parsePlan(plan: string, values: { 'per-minute'?: string | undefined; 'per-day'?: string | undefined }) {
   try {
     return checkPlan(plan, { perMinute: count(values['per-minute'], '--per-minute'), perDay: count(values['per-day'], '--per-day') })
   } catch (error) {
