@@ -43,5 +43,11 @@ export async function startBaseline(captured: CapturedResponse, dir: string, cor
   const port = await freePort()
   const pinned = spawnPinned(core, process.execPath, ['bench/baseline-server.js', file, String(port)])
   await waitForPort(port, pinned)
-  return { process: pinned, url: `http://127.0.0.1:${port}` }
+  const url = `http://127.0.0.1:${port}`
+  // Same bytes and headers, or the ratios mean nothing.
+  const served = await captureResponse(url, '')
+  if (served.status !== captured.status || served.headers.join('\n') !== captured.headers.join('\n') || !served.body.equals(captured.body)) {
+    throw new Error('the baseline does not answer what the service answered')
+  }
+  return { process: pinned, url }
 }
