@@ -46,6 +46,8 @@ for (const node of profile.nodes) {
 }
 
 // Inclusive time of the project's own functions (self plus callees), counted once per sample.
+// A stack ends at an await: what runs after a handler's first await (a query's continuation)
+// is not counted under the handler. Trust self time for async code.
 const parent = new Map<number, number>()
 for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id)
 const nodes = new Map(profile.nodes.map((n) => [n.id, n]))
