@@ -1,0 +1,99 @@
+// The load generator: wrk when installed (C, so it leaves more of its core to spare),
+// otherwise autocannon from npm. Either runs pinned to its own core, as a child process.
+import { execFileSync } from 'node:child_process'
+import { writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { join } from 'node:path'
+import { runToEnd, spawnPinned } from './processes.js'
+
+export type Generator = 'wrk' | 'autocannon'
+
+export interface LoadSpec {
+  url: string
+  method: 'GET' | 'POST'
+  headers: Record<string, string>
+  body?: string
+  connections: number
+  durationS: number
+}
+
+export interface LoadResult {
+  requestsPerS: number
+  p50Ms: number
+  p99Ms: number
+  /** Responses with a status outside 2xx (a refused request is not a served one). */
+  non2xx: number
+  /** Connection errors and timeouts. */
+  errors: number
+}
+
+export function detectGenerator(): Generator {
+  try {
+    execFileSync('wrk', ['--version'], { stdio: 'ignore' })
+    return 'wrk'
+  } catch (error) {
+    // wrk --version prints its banner and exits 1; only a missing binary is ENOENT.
+    return (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'autocannon' : 'wrk'
+  }
+}
+
+export async function runLoad(generator: Generator, spec: LoadSpec, core: number, dir: string): Promise<LoadResult> {
+  const timeoutMs = (spec.durationS + 30) * 1000
+  return generator === 'wrk' ? runWrk(spec, core, dir, timeoutMs) : runAutocannon(spec, core, timeoutMs)
+}
+
+// wrk's `done` hook prints the numbers as one JSON line; latencies are in microseconds.
+const WRK_DONE = `
+done = function(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format('WRK_RESULT {"requests":%d,"durationUs":%d,"non2xx":%d,"errors":%d,"p50Us":%d,"p99Us":%d}\\n',
+    summary.requests, summary.duration, e.status, e.connect + e.read + e.write + e.timeout,
+    latency:percentile(50), latency:percentile(99)))
+end
+`
+
+async function runWrk(spec: LoadSpec, core: number, dir: string, timeoutMs: number): Promise<LoadResult> {
+  const lua = [`wrk.method = ${luaString(spec.method)}`]
+  if (spec.body !== undefined) lua.push(`wrk.body = ${luaString(spec.body)}`)
+  for (const [name, value] of Object.entries(spec.headers)) lua.push(`wrk.headers[${luaString(name)}] = ${luaString(value)}`)
+  const script = join(dir, `load-${spec.method.toLowerCase()}.lua`)
+  writeFileSync(script, lua.join('\n') + WRK_DONE)
+  const args = ['-t1', `-c${spec.connections}`, `-d${spec.durationS}s`, '--timeout', '10s', '-s', script, spec.url]
+  const out = await runToEnd(spawnPinned(core, 'wrk', args), timeoutMs)
+  const json = /^WRK_RESULT (.*)$/m.exec(out)?.[1]
+  if (!json) throw new Error(`wrk printed no result: ${out}`)
+  const r = JSON.parse(json) as { requests: number; durationUs: number; non2xx: number; errors: number; p50Us: number; p99Us: number }
+  return {
+    requestsPerS: r.requests / (r.durationUs / 1e6),
+    p50Ms: r.p50Us / 1000,
+    p99Ms: r.p99Us / 1000,
+    non2xx: r.non2xx,
+    errors: r.errors,
+  }
+}
+
+const luaString = (value: string) => JSON.stringify(value) // a JSON string literal is a valid Lua one for ASCII
+
+async function runAutocannon(spec: LoadSpec, core: number, timeoutMs: number): Promise<LoadResult> {
+  const cli = createRequire(import.meta.url).resolve('autocannon/autocannon.js')
+  const args = [cli, '--json', '-c', String(spec.connections), '-d', String(spec.durationS), '-m', spec.method]
+  for (const [name, value] of Object.entries(spec.headers)) args.push('-H', `${name}=${value}`)
+  if (spec.body !== undefined) args.push('-b', spec.body)
+  args.push(spec.url)
+  const out = await runToEnd(spawnPinned(core, process.execPath, args), timeoutMs)
+  const r = JSON.parse(out.trim().split('\n').pop()!) as {
+    requests: { total: number }
+    duration: number
+    latency: { p50: number; p99: number }
+    non2xx: number
+    errors: number
+    timeouts: number
+  }
+  return {
+    requestsPerS: r.requests.total / r.duration,
+    p50Ms: r.latency.p50,
+    p99Ms: r.latency.p99,
+    non2xx: r.non2xx,
+    errors: r.errors + r.timeouts,
+  }
+}

@@ -1,0 +1,164 @@
+// The table, the issue's targets with PASS/FAIL, and bench/results.md.
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { cpus } from 'node:os'
+import type { LoadResult } from './load.js'
+
+export type EndpointId = 'list' | 'list-sold' | 'post' | 'get'
+
+export interface Measured {
+  /** Absent for the baseline. */
+  id?: EndpointId
+  title: string
+  runs: LoadResult[]
+  /** Peak RSS of the process during these runs, in bytes. */
+  peakRss: number
+}
+
+export interface SuiteResult {
+  pets: number
+  seed: 'api' | 'bulk'
+  baseline: Measured
+  endpoints: Measured[]
+  /** Peak RSS of the service over its whole life (start, seed, every run), in bytes. */
+  servicePeakRss: number
+}
+
+export interface Report {
+  store: 'sqlite' | 'postgres'
+  generator: string
+  command: string
+  durationS: number
+  connections: number
+  suites: SuiteResult[]
+}
+
+const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length
+const rps = (m: Measured) => mean(m.runs.map((r) => r.requestsPerS))
+const mb = (bytes: number) => (bytes / 2 ** 20).toFixed(0)
+
+/** One row per measured target: mean req/s over its runs, mean p50, worst p99. */
+function table(suite: SuiteResult): string {
+  const base = rps(suite.baseline)
+  const lines = [
+    '| Target | req/s | ratio to baseline | p50 ms | p99 ms (worst run) | peak RSS MB | non-2xx / errors |',
+    '|---|---:|---:|---:|---:|---:|---:|',
+  ]
+  for (const m of [suite.baseline, ...suite.endpoints]) {
+    lines.push(
+      `| ${m.title} | ${rps(m).toFixed(0)} | ${(rps(m) / base).toFixed(2)} | ${mean(m.runs.map((r) => r.p50Ms)).toFixed(2)} | ` +
+        `${Math.max(...m.runs.map((r) => r.p99Ms)).toFixed(2)} | ${mb(m.peakRss)} | ` +
+        `${m.runs.reduce((n, r) => n + r.non2xx, 0)} / ${m.runs.reduce((n, r) => n + r.errors, 0)} |`,
+    )
+  }
+  return lines.join('\n')
+}
+
+interface Check {
+  target: string
+  measured: string
+  pass: boolean
+}
+
+const find = (suite: SuiteResult, id: EndpointId) => suite.endpoints.find((m) => m.id === id)
+const worstP99 = (m: Measured) => Math.max(...m.runs.map((r) => r.p99Ms))
+
+/** The targets of issue 5, checked against what this run measured. */
+export function checks(report: Report): Check[] {
+  const out: Check[] = []
+  for (const suite of report.suites) {
+    const at = `${suite.pets.toLocaleString('en')} pets`
+    const served = suite.endpoints.every((m) => m.runs.every((r) => r.non2xx === 0 && r.errors === 0))
+    out.push({ target: `every request answered 2xx (${at})`, measured: served ? 'yes' : 'no: see non-2xx / errors', pass: served })
+    const lists = [find(suite, 'list-sold'), find(suite, 'list')].filter((m) => m !== undefined)
+    const base = rps(suite.baseline)
+    if (report.store === 'sqlite') {
+      for (const m of lists) {
+        const r = rps(m) / base
+        out.push({
+          target: `${m.title}: ≥ 0.5 of baseline, p99 < 10 ms (${at})`,
+          measured: `${r.toFixed(2)}, p99 ${worstP99(m).toFixed(1)} ms`,
+          pass: r >= 0.5 && worstP99(m) < 10,
+        })
+      }
+      const post = find(suite, 'post')
+      if (post) out.push({ target: `${post.title}: ≥ 0.2 of baseline (${at})`, measured: (rps(post) / base).toFixed(2), pass: rps(post) / base >= 0.2 })
+    } else {
+      for (const m of lists) {
+        const r = rps(m) / base
+        out.push({ target: `PostgreSQL ${m.title}: ≥ 0.2 of baseline (${at})`, measured: r.toFixed(2), pass: r >= 0.2 })
+      }
+    }
+  }
+  // Listing cost must not grow with the table: compare the largest size with the smallest.
+  const small = report.suites[0]
+  const large = report.suites.at(-1)
+  if (small && large && large.pets > small.pets) {
+    for (const id of ['list-sold', 'list'] as const) {
+      const [before, after] = [find(small, id), find(large, id)]
+      if (!before || !after) continue
+      const kept = rps(after) / rps(before)
+      out.push({
+        target: `${after.title} at ${large.pets.toLocaleString('en')} pets: ≥ 0.8 of its req/s at ${small.pets.toLocaleString('en')}`,
+        measured: kept.toFixed(2),
+        pass: kept >= 0.8,
+      })
+    }
+    out.push({
+      target: `service peak RSS < 300 MB at ${large.pets.toLocaleString('en')} pets`,
+      measured: `${mb(large.servicePeakRss)} MB`,
+      pass: large.servicePeakRss < 300 * 2 ** 20,
+    })
+  }
+  return out
+}
+
+export function render(report: Report): string {
+  const parts = [
+    `Store: ${report.store}. Generator: ${report.generator}, ${report.connections} connections, ${report.durationS} s per run; ` +
+      'service and baseline pinned to core 0, generator to core 1. Ratios are to the mean req/s of the baseline runs of the same suite.',
+  ]
+  for (const suite of report.suites) {
+    // The POST runs grow the table; keyset pagination reads its start whatever its size.
+    const posted = (find(suite, 'post')?.runs ?? []).reduce((n, r) => n + r.requestsPerS * report.durationS, 0)
+    parts.push(
+      `\n**${suite.pets.toLocaleString('en')} pets** (seeded ${suite.seed === 'api' ? 'through the API' : 'in bulk through the store module'}` +
+        `${posted ? `; the POST runs added about ${Math.round(posted).toLocaleString('en')} more` : ''}; ` +
+        `service peak RSS over its life ${mb(suite.servicePeakRss)} MB)\n`,
+      table(suite),
+    )
+  }
+  parts.push('\n**Targets (issue 5)**\n', '| Target | Measured | Result |', '|---|---|---|')
+  for (const check of checks(report)) parts.push(`| ${check.target} | ${check.measured} | ${check.pass ? 'PASS' : 'FAIL'} |`)
+  return parts.join('\n')
+}
+
+function machine(): string {
+  const cpu = cpus()[0]?.model ?? 'unknown CPU'
+  return `${cpu}, ${cpus().length} cores, Node.js ${process.version}, ${process.platform} ${process.arch}`
+}
+
+/**
+ * Writes this run's section of bench/results.md, replacing the section of an earlier
+ * run with the same store and sizes and keeping everything else (notes written by hand).
+ */
+export function writeResults(file: string, report: Report): void {
+  const id = `${report.store}:${report.suites.map((s) => s.pets).join(',')}`
+  const begin = `<!-- bench:${id}:begin -->`
+  const end = `<!-- bench:${id}:end -->`
+  const section = [
+    begin,
+    `### ${report.store}, ${report.suites.map((s) => s.pets.toLocaleString('en')).join(' and ')} pets`,
+    '',
+    `- Date: ${new Date().toISOString()}`,
+    `- Machine: ${machine()}`,
+    `- Command: \`${report.command}\``,
+    '',
+    render(report),
+    end,
+  ].join('\n')
+  const old = existsSync(file) ? readFileSync(file, 'utf8') : '# Benchmark results\n\nWritten by `npm run bench`; see the README section "Benchmark".\n'
+  const from = old.indexOf(begin)
+  const to = old.indexOf(end)
+  const next = from >= 0 && to > from ? old.slice(0, from) + section + old.slice(to + end.length) : `${old.trimEnd()}\n\n${section}\n`
+  writeFileSync(file, next)
+}

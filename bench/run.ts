@@ -1,0 +1,232 @@
+// `npm run bench`: the service (compiled, `node dist/server.js`) against a bare
+// node:http baseline serving one of its own answers verbatim, same generator and
+// settings, alternating B S… B S… B. Options: see USAGE.
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { parseArgs } from 'node:util'
+import { BASELINE_PATH, captureResponse, startBaseline } from './baseline.js'
+import { detectGenerator, runLoad, type Generator, type LoadSpec } from './load.js'
+import { freePort, killAll, peakRss, resetPeakRss, spawnPinned, stop, waitForPort, type Pinned } from './processes.js'
+import { render, writeResults, type EndpointId, type Measured, type Report, type SuiteResult } from './report.js'
+import { createEnterpriseKey, createTempStore, REDIS_URL, seedInBulk, seedThroughApi, type StoreKind } from './store.js'
+
+const USAGE = `npm run bench -- [options]
+  --pets N[,N…]         pets to seed, one suite per size (default 10000)
+  --compare-sizes       same as --pets 10000,1000000
+  --store sqlite|postgres   (default sqlite; postgres also sets REDIS_URL)
+  --duration S          seconds per run (default 10)
+  --rounds R            B S… rounds; a last baseline run closes them (default 2)
+  --connections C       (default 50)
+  --only ID[,ID…]       endpoints to load: list, list-sold, post, get (default all)
+  --seed api|bulk       (default: api up to 10000 pets, bulk above)
+  --generator wrk|autocannon   (default: wrk when installed)
+  --cpu-prof DIR        run the service with --cpu-prof, writing the profile to DIR
+  --no-write            print the table only; leave bench/results.md alone`
+
+const SERVICE_CORE = 0
+const GENERATOR_CORE = 1
+const WARMUP_S = 2
+const SEED_THROUGH_API_MAX = 10_000
+const POST_BODY = JSON.stringify({ name: 'Bench', categoryId: 7, status: 'pending' })
+
+const ENDPOINTS: Record<EndpointId, { title: string; method: 'GET' | 'POST'; path: (pets: number) => string }> = {
+  list: { title: 'GET /v1/pets?limit=20', method: 'GET', path: () => '/v1/pets?limit=20' },
+  'list-sold': { title: `GET ${BASELINE_PATH}`, method: 'GET', path: () => BASELINE_PATH },
+  post: { title: 'POST /v1/pets', method: 'POST', path: () => '/v1/pets' },
+  get: { title: 'GET /v1/pets/{id}', method: 'GET', path: (pets) => `/v1/pets/${Math.max(1, Math.ceil(pets / 2))}` },
+}
+
+interface Options {
+  pets: number[]
+  store: StoreKind
+  durationS: number
+  rounds: number
+  connections: number
+  only: EndpointId[]
+  seed: 'api' | 'bulk' | undefined
+  generator: Generator
+  cpuProfDir: string | undefined
+  write: boolean
+}
+
+function parseOptions(argv: string[]): Options {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      pets: { type: 'string' },
+      'compare-sizes': { type: 'boolean' },
+      store: { type: 'string', default: 'sqlite' },
+      duration: { type: 'string', default: '10' },
+      rounds: { type: 'string', default: '2' },
+      connections: { type: 'string', default: '50' },
+      only: { type: 'string' },
+      seed: { type: 'string' },
+      generator: { type: 'string' },
+      'cpu-prof': { type: 'string' },
+      'no-write': { type: 'boolean' },
+      help: { type: 'boolean' },
+    },
+  })
+  if (values.help) {
+    console.log(USAGE)
+    process.exit(0)
+  }
+  const positive = (name: string, raw: string) => {
+    const n = Number(raw.replace(/_/g, ''))
+    if (!Number.isSafeInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer, got "${raw}"`)
+    return n
+  }
+  const oneOf = <T extends string>(name: string, raw: string | undefined, allowed: readonly T[]): T | undefined => {
+    if (raw === undefined) return undefined
+    if (!(allowed as readonly string[]).includes(raw)) throw new Error(`--${name} must be one of ${allowed.join(', ')}, got "${raw}"`)
+    return raw as T
+  }
+  const ids = Object.keys(ENDPOINTS) as EndpointId[]
+  const pets = values['compare-sizes'] ? '10000,1000000' : (values.pets ?? '10000')
+  return {
+    pets: pets.split(',').map((n) => positive('pets', n)).sort((a, b) => a - b),
+    store: oneOf('store', values.store, ['sqlite', 'postgres'] as const)!,
+    durationS: positive('duration', values.duration),
+    rounds: positive('rounds', values.rounds),
+    connections: positive('connections', values.connections),
+    only: values.only ? values.only.split(',').map((id) => oneOf('only', id, ids)!) : ids,
+    seed: oneOf('seed', values.seed, ['api', 'bulk'] as const),
+    generator: oneOf('generator', values.generator, ['wrk', 'autocannon'] as const) ?? detectGenerator(),
+    cpuProfDir: values['cpu-prof'] && resolve(values['cpu-prof']),
+    write: !values['no-write'],
+  }
+}
+
+const log = (message: string) => console.error(`[bench] ${message}`)
+
+// Everything a run leaves behind is undone here, newest first, however the run ends.
+const cleanups: Array<() => Promise<void>> = []
+async function cleanUp() {
+  for (const undo of cleanups.splice(0).reverse()) await undo().catch((error: unknown) => log(`cleanup: ${String(error)}`))
+}
+
+async function startService(options: Options, env: NodeJS.ProcessEnv): Promise<{ process: Pinned; url: string }> {
+  const port = await freePort()
+  const nodeArgs = options.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', options.cpuProfDir] : []
+  const service = spawnPinned(SERVICE_CORE, process.execPath, [...nodeArgs, 'dist/server.js'], { ...env, PORT: String(port) })
+  cleanups.push(() => stop(service))
+  await waitForPort(port, service)
+  return { process: service, url: `http://127.0.0.1:${port}` }
+}
+
+async function runSuite(options: Options, dir: string, pets: number): Promise<SuiteResult> {
+  const store = await createTempStore(options.store, dir, `n${pets}`)
+  cleanups.push(() => store.remove())
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATABASE_URL: store.databaseUrl,
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'warn',
+    PETSTORE_ENV: 'development',
+  }
+  delete env.REDIS_URL // only the postgres stack runs with Redis
+  if (options.store === 'postgres') env.REDIS_URL = REDIS_URL
+  const key = await createEnterpriseKey(env)
+
+  const seed = options.seed ?? (pets <= SEED_THROUGH_API_MAX ? 'api' : 'bulk')
+  const seeding = Date.now()
+  if (seed === 'bulk') await seedInBulk(store.databaseUrl, pets)
+  const service = await startService(options, env)
+  if (seed === 'api') await seedThroughApi(service.url, key, pets)
+  log(`${pets.toLocaleString('en')} pets seeded ${seed === 'api' ? 'through the API' : 'in bulk'} in ${((Date.now() - seeding) / 1000).toFixed(1)} s`)
+
+  const baseline = await startBaseline(await captureResponse(service.url, key), dir, SERVICE_CORE)
+  cleanups.push(() => stop(baseline.process))
+
+  const auth = { authorization: `Bearer ${key}` }
+  const spec = (url: string, id: EndpointId | undefined, durationS: number): LoadSpec => {
+    const endpoint = id && ENDPOINTS[id]
+    return {
+      url: endpoint ? `${url}${endpoint.path(pets)}` : `${url}${BASELINE_PATH}`,
+      method: endpoint?.method ?? 'GET',
+      headers: endpoint?.method === 'POST' ? { ...auth, 'content-type': 'application/json' } : auth,
+      ...(endpoint?.method === 'POST' ? { body: POST_BODY } : {}),
+      connections: options.connections,
+      durationS,
+    }
+  }
+
+  // Warm-up (JIT, caches) on every target, not counted.
+  await runLoad(options.generator, spec(baseline.url, undefined, WARMUP_S), GENERATOR_CORE, dir)
+  for (const id of options.only) await runLoad(options.generator, spec(service.url, id, WARMUP_S), GENERATOR_CORE, dir)
+
+  let servicePeak = peakRss(service.process.pid)
+  const measure = async (target: Measured, pinned: Pinned, url: string) => {
+    if (pinned === service.process) servicePeak = Math.max(servicePeak, peakRss(pinned.pid))
+    const reset = resetPeakRss(pinned.pid)
+    const result = await runLoad(options.generator, spec(url, target.id, options.durationS), GENERATOR_CORE, dir)
+    target.runs.push(result)
+    const peak = peakRss(pinned.pid)
+    target.peakRss = reset ? Math.max(target.peakRss, peak) : peak
+    if (pinned === service.process) servicePeak = Math.max(servicePeak, peak)
+    log(`${pets.toLocaleString('en')} pets, ${target.title}: ${result.requestsPerS.toFixed(0)} req/s, p99 ${result.p99Ms.toFixed(2)} ms`)
+  }
+
+  const baselineRuns: Measured = { title: 'baseline (node:http, captured answer)', runs: [], peakRss: 0 }
+  const endpoints: Measured[] = options.only.map((id) => ({ id, title: ENDPOINTS[id].title, runs: [], peakRss: 0 }))
+  for (let round = 0; round < options.rounds; round++) {
+    await measure(baselineRuns, baseline.process, baseline.url)
+    for (const target of endpoints) await measure(target, service.process, service.url)
+  }
+  await measure(baselineRuns, baseline.process, baseline.url)
+
+  await stop(baseline.process)
+  await stop(service.process) // SIGTERM: the service drains, and --cpu-prof writes its profile
+  return { pets, seed, baseline: baselineRuns, endpoints, servicePeakRss: servicePeak }
+}
+
+async function main() {
+  process.chdir(dirname(dirname(fileURLToPath(import.meta.url))))
+  const argv = process.argv.slice(2)
+  const options = parseOptions(argv)
+  const dir = mkdtempSync(join(tmpdir(), 'petstore-bench-'))
+  // Last resort on any exit: no child outlives the harness, no temp file stays.
+  process.on('exit', () => {
+    killAll()
+    rmSync(dir, { recursive: true, force: true })
+  })
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      log(`${signal}: cleaning up`)
+      killAll()
+      void cleanUp().finally(() => process.exit(130))
+    })
+  }
+
+  log(`generator ${options.generator}, store ${options.store}, ${options.durationS} s per run, ${options.rounds} rounds`)
+  const suites: SuiteResult[] = []
+  try {
+    for (const pets of options.pets) {
+      suites.push(await runSuite(options, dir, pets))
+      await cleanUp()
+    }
+  } finally {
+    await cleanUp()
+  }
+
+  const report: Report = {
+    store: options.store,
+    generator: options.generator,
+    command: ['npm run bench', ...(argv.length ? ['--', ...argv] : [])].join(' '),
+    durationS: options.durationS,
+    connections: options.connections,
+    suites,
+  }
+  console.log(render(report))
+  if (options.write) {
+    writeResults('bench/results.md', report)
+    log('written to bench/results.md')
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(`[bench] failed: ${error instanceof Error ? error.message : String(error)}`)
+  process.exitCode = 1
+})

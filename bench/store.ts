@@ -1,0 +1,118 @@
+// The store under test: a temp SQLite file or a fresh, uniquely named PostgreSQL
+// database, an enterprise key that is never refused, and N seeded pets.
+import { execFile } from 'node:child_process'
+import { rmSync } from 'node:fs'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import { sql } from 'kysely'
+import pg from 'pg'
+import { migrate, openDatabase } from '../src/db/database.js'
+
+export type StoreKind = 'sqlite' | 'postgres'
+
+export interface TempStore {
+  databaseUrl: string
+  /** Drops the database or deletes the file; safe to call twice. */
+  remove(): Promise<void>
+}
+
+const POSTGRES_ADMIN_URL = 'postgres://postgres@127.0.0.1:5432/postgres'
+export const REDIS_URL = 'redis://127.0.0.1:6379'
+
+export async function createTempStore(kind: StoreKind, dir: string, label: string): Promise<TempStore> {
+  if (kind === 'sqlite') {
+    const file = join(dir, `${label}.db`)
+    return {
+      databaseUrl: `sqlite:${file}`,
+      remove: async () => {
+        for (const suffix of ['', '-wal', '-shm']) rmSync(file + suffix, { force: true })
+      },
+    }
+  }
+  // Lower case letters, digits and _ only: the name is spliced into SQL.
+  const name = `petstore_bench_${process.pid}_${Date.now()}_${label}`.replace(/[^a-z0-9_]/g, '_')
+  await adminQuery(`create database ${name}`)
+  let removed = false
+  return {
+    databaseUrl: `postgres://postgres@127.0.0.1:5432/${name}`,
+    remove: async () => {
+      if (removed) return
+      removed = true
+      // WITH (FORCE), PostgreSQL 13+: ends the sessions a killed service left open.
+      await adminQuery(`drop database if exists ${name} with (force)`)
+    },
+  }
+}
+
+async function adminQuery(text: string): Promise<void> {
+  const client = new pg.Client({ connectionString: POSTGRES_ADMIN_URL, connectionTimeoutMillis: 5_000 })
+  await client.connect()
+  try {
+    await client.query(text)
+  } finally {
+    await client.end()
+  }
+}
+
+const run = promisify(execFile)
+
+/**
+ * Creates an enterprise key through the command line, as an operator would (it also
+ * applies the migrations), with limits the benchmark can never reach.
+ */
+export async function createEnterpriseKey(env: NodeJS.ProcessEnv): Promise<string> {
+  const { stdout } = await run(
+    process.execPath,
+    ['bin/petstore.js', 'keys', 'create', '--plan', 'enterprise', '--name', 'bench', '--per-minute', '1000000000', '--per-day', '1000000000000'],
+    { env, timeout: 30_000 },
+  )
+  const key = stdout.split('\n')[0]?.trim()
+  if (!key) throw new Error(`keys create printed no key: ${stdout}`)
+  return key
+}
+
+const STATUSES = ['available', 'pending', 'sold'] as const
+
+/** The i-th seeded pet (from 0): a third of the pets have each status. */
+export function seedPet(i: number) {
+  return { name: `Pet ${i + 1}`, categoryId: 1 + (i % 20), status: STATUSES[i % 3]! }
+}
+
+/** Inserts pets straight through the store's query layer, in multi-row batches. */
+export async function seedInBulk(databaseUrl: string, count: number): Promise<void> {
+  const handle = openDatabase(databaseUrl)
+  try {
+    await migrate(handle)
+    const now = Date.now()
+    const BATCH = 2_000 // 8,000 bound values: under SQLite's 32,766 and PostgreSQL's 65,535
+    for (let start = 0; start < count; start += BATCH) {
+      const rows = []
+      for (let i = start; i < Math.min(count, start + BATCH); i++) {
+        const pet = seedPet(i)
+        rows.push({ name: pet.name, category_id: pet.categoryId, status: pet.status, created_at: now })
+      }
+      await handle.db.insertInto('pets').values(rows).execute()
+    }
+    // The statistics autovacuum would gather in a while on a live server.
+    if (handle.dialect === 'postgres') await sql`analyze pets`.execute(handle.db)
+  } finally {
+    await handle.db.destroy()
+  }
+}
+
+/** Creates pets through the API, as clients would, with a few requests in flight. */
+export async function seedThroughApi(baseUrl: string, key: string, count: number): Promise<void> {
+  let next = 0
+  async function worker() {
+    while (next < count) {
+      const pet = seedPet(next++)
+      const response = await fetch(`${baseUrl}/v1/pets`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify(pet),
+      })
+      if (response.status !== 201) throw new Error(`seeding: POST /v1/pets answered ${response.status}: ${await response.text()}`)
+    }
+  }
+  await Promise.all(Array.from({ length: 16 }, worker))
+}
