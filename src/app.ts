@@ -7,6 +7,8 @@ import { keyEnvironmentFor } from './api-keys/key-format.js'
 import { systemClock, type Clock } from './clock.js'
 import type { Config } from './config.js'
 import type { Store } from './db/store.js'
+import { createRateLimiter, type RateLimiter } from './rate-limit/limiter.js'
+import { createMemoryCounterStore } from './rate-limit/memory-store.js'
 import errorHandler, { answerFrameworkError } from './plugins/error-handler.js'
 import jsonBody, { BODY_LIMIT } from './plugins/json-body.js'
 import openapi from './plugins/openapi.js'
@@ -19,11 +21,13 @@ export interface AppDependencies {
   config: Config
   store: Store
   clock?: Clock
+  /** Defaults to counters in this process's memory. */
+  limiter?: RateLimiter
   /** Fastify logger options; false for silence (tests). */
   logger?: boolean | { level: string }
 }
 
-export async function buildApp({ config, store, clock = systemClock, logger }: AppDependencies): Promise<FastifyInstance> {
+export async function buildApp({ config, store, clock = systemClock, limiter, logger }: AppDependencies): Promise<FastifyInstance> {
   const app = Fastify({
     logger: logger ?? { level: config.logLevel },
     // request-log writes one line per request instead of Fastify's two.
@@ -50,7 +54,12 @@ export async function buildApp({ config, store, clock = systemClock, logger }: A
     environment: keyEnvironmentFor(config.environment),
     onError: (error) => app.log.warn({ err: error }, 'could not record when an API key was last used'),
   })
-  await app.register(v1Routes, { prefix: '/v1', authenticator, pets: store.pets, clock })
+  limiter ??= createRateLimiter({
+    store: createMemoryCounterStore(clock),
+    banAfter: config.banAfter,
+    banSeconds: config.banSeconds,
+  })
+  await app.register(v1Routes, { prefix: '/v1', authenticator, limiter, pets: store.pets, clock })
 
   return app
 }

@@ -72,11 +72,19 @@ describe('the OpenAPI document', () => {
 
   // One request per declared (operation, status). A status declared without a way
   // to produce it here fails the test, and so does one produced but not declared.
+  /** A request made with a key that has just used up its one request a minute. */
+  async function overLimit(path: string, init: RequestInit & { json?: unknown } = {}) {
+    const tiny = await server.createKey('enterprise', { perMinute: 1, perDay: 10 })
+    await server.request('/v1/pets', { key: tiny })
+    return server.request(path, { ...init, key: tiny })
+  }
+
   const scenarios: Record<string, Record<string, () => Promise<Reply>>> = {
     listPets: {
       200: () => server.request('/v1/pets?limit=1', { key }),
       400: () => server.request('/v1/pets?limit=0', { key }),
       401: () => server.request('/v1/pets'),
+      429: () => overLimit('/v1/pets'),
     },
     createPet: {
       201: () => server.request('/v1/pets', { method: 'POST', key, json: { name: 'Scenario', categoryId: 2 } }),
@@ -84,12 +92,14 @@ describe('the OpenAPI document', () => {
       401: () => server.request('/v1/pets', { method: 'POST', json: { name: 'Scenario', categoryId: 2 } }),
       413: () => server.request('/v1/pets', { method: 'POST', key, json: { name: 'x'.repeat(70_000), categoryId: 2 } }),
       415: () => server.request('/v1/pets', { method: 'POST', key, body: 'name=Rex', headers: { 'content-type': 'application/x-www-form-urlencoded' } }),
+      429: () => overLimit('/v1/pets', { method: 'POST', json: { name: 'Scenario', categoryId: 2 } }),
     },
     getPet: {
       200: () => server.request(`/v1/pets/${pet.id}`, { key }),
       400: () => server.request('/v1/pets/zero', { key }),
       401: () => server.request(`/v1/pets/${pet.id}`),
       404: () => server.request('/v1/pets/987654321', { key }),
+      429: () => overLimit(`/v1/pets/${pet.id}`),
       410: async () => {
         clock.set('2031-01-01T00:00:00Z')
         try {

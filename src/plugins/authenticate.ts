@@ -7,6 +7,10 @@ import type { ApiKeyRecord } from '../db/api-key-repository.js'
 import { ApiError } from '../errors.js'
 
 declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** A /v1 route that answers without a key (the OpenAPI document). */
+    public?: boolean
+  }
   interface FastifyRequest {
     /** The caller's key, once `identify` has accepted it. */
     apiKey: ApiKeyRecord | null
@@ -25,7 +29,7 @@ export function createAuthHooks(authenticator: Authenticator) {
 
     async requireApiKey(request: FastifyRequest, _reply: FastifyReply) {
       const failure = request.authFailure
-      if (!failure) return
+      if (!failure || request.routeOptions.config.public) return
       // RFC 6750 §3: a challenge on every 401; error="invalid_token" when one was sent.
       const challenge = failure.missing ? 'Bearer realm="petstore"' : 'Bearer realm="petstore", error="invalid_token"'
       throw new ApiError('unauthorized', failure.message, { headers: { 'www-authenticate': challenge } })

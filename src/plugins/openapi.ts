@@ -1,14 +1,40 @@
 // The OpenAPI 3.1 document, generated from the route schemas that also validate
-// requests: there is no hand-kept copy to drift. Served at /v1/openapi.json.
+// requests: there is no hand-kept copy to drift. Served at /v1/openapi.json by the
+// /v1 scope (public, but rate-limited like every /v1 response).
 import fp from 'fastify-plugin'
 import swagger from '@fastify/swagger'
 import type { Config } from '../config.js'
 import { ERROR_STATUS } from '../errors.js'
-import { refuseOtherMethods } from '../routes/method-not-allowed.js'
 
 const DESCRIPTION = `Browse and add animals available for adoption.
 
 Every operation needs an API key, sent as \`Authorization: Bearer <key>\`.
+
+## Rate limits
+Each key has two fixed windows, the UTC minute and the UTC day; a request is served
+only if both have room, and only served requests count.
+
+| Plan | Per minute | Per day |
+|---|---|---|
+| free | 60 | 1,000 |
+| pro | 300 | 10,000 |
+| business | 1,000 | 100,000 |
+| enterprise | set per key | set per key |
+
+Every response carries \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` and
+\`X-RateLimit-Reset\` for the window with the fewest requests left, and the IETF draft
+headers \`RateLimit-Policy\` and \`RateLimit\` for both. Over the limit the answer is
+429 \`rate_limited\` with \`Retry-After\` (seconds): wait that long, then retry with
+exponential backoff and jitter. A key that keeps sending while limited is banned for a
+while: 429 \`key_banned\`, with \`Retry-After\` until the ban ends. Requests without a
+valid key are limited per client address with the free plan's numbers.
+
+## Deprecation
+\`GET /pets/{petId}\` is deprecated and stops working on 5 December 2030
+(\`Sunset\` header); from then on it answers 410 \`gone\`. Use \`GET /pets\` with the
+\`status\` filter instead.
+
+## Errors
 
 Errors always have the \`Error\` body \`{code, message, status}\`; \`code\` is one of:
 ${Object.entries(ERROR_STATUS)
@@ -42,9 +68,6 @@ export default fp(
       transform: ({ schema, url }) => ({ schema, url: url.replace(/^\/v1(?=\/)/, '') }),
       refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
     })
-
-    app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger())
-    refuseOtherMethods(app, '/v1/openapi.json', ['GET'])
   },
   { name: 'openapi' },
 )

@@ -5,13 +5,14 @@ import { ApiError } from '../errors.js'
 
 const METHODS: HTTPMethods[] = ['DELETE', 'GET', 'HEAD', 'PATCH', 'POST', 'PUT', 'OPTIONS']
 
-export function refuseOtherMethods(app: FastifyInstance, url: string, allowed: HTTPMethods[]) {
+export function refuseOtherMethods(app: FastifyInstance, url: string, allowed: HTTPMethods[], config: { public?: boolean } = {}) {
   const allow = allowed.includes('GET') && !allowed.includes('HEAD') ? [...allowed, 'HEAD'] : allowed
   const others = METHODS.filter((m) => !allow.includes(m))
   app.route({
     method: others,
     url,
     schema: { hide: true },
+    config,
     handler: async (request) => {
       throw new ApiError('method_not_allowed', `${request.routeOptions.url} answers ${allow.join(', ')}, not ${request.method}.`, {
         headers: { allow: allow.join(', ') },

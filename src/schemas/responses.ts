@@ -19,10 +19,24 @@ export function errorResponse(description: string, codes: ErrorCode[], headers: 
 
 export const header = (description: string, schema: TSchema = Type.String()) => ({ ...schema, description })
 
+const integer = Type.Integer()
+
+// Decision D7: every /v1 response carries the rate-limit state, errors included.
 const COMMON_HEADERS: Headers = {
   'X-Request-Id': header('The request id: the one the client sent, when it was sane, or a generated one. It is in the log line of this request.'),
+  'X-RateLimit-Limit': header('The limit of the window with the fewest requests left (per minute or per day).', integer),
+  'X-RateLimit-Remaining': header('Requests left in that window after this one.', integer),
+  'X-RateLimit-Reset': header('Unix time (seconds) at which that window ends.', integer),
+  'RateLimit-Policy': header('Both windows (IETF draft): `"minute";q=60;w=60, "day";q=1000;w=86400`.'),
+  RateLimit: header('Requests left and seconds to reset in each window (IETF draft): `"minute";r=59;t=30, "day";r=999;t=50000`.'),
 }
 
 export const UNAUTHORIZED = errorResponse('Missing, malformed, unknown or revoked API key.', ['unauthorized'], {
   'WWW-Authenticate': header('`Bearer realm="petstore"`, with `error="invalid_token"` when a key was sent (RFC 6750).'),
 })
+
+export const TOO_MANY_REQUESTS = errorResponse(
+  'Over the rate limit (`rate_limited`), or banned for sending on while limited (`key_banned`). Wait `Retry-After` seconds, then back off exponentially.',
+  ['rate_limited', 'key_banned'],
+  { 'Retry-After': header('Whole seconds until the exhausted window resets, or until the ban ends.', integer) },
+)

@@ -1,5 +1,5 @@
 // The /v1 scope: every operation here needs an API key. Hook order matters:
-// identify the caller, then (rate limit), then refuse callers without a valid key,
+// identify the caller, then rate-limit, then refuse callers without a valid key,
 // so that even a 401 is counted and carries the rate-limit headers.
 import type { FastifyInstance } from 'fastify'
 import type { Authenticator } from '../../api-keys/authenticator.js'
@@ -7,23 +7,29 @@ import type { Clock } from '../../clock.js'
 import type { PetRepository } from '../../db/pet-repository.js'
 import { ApiError } from '../../errors.js'
 import { createAuthHooks } from '../../plugins/authenticate.js'
+import { createRateLimitHook } from '../../plugins/rate-limit.js'
+import type { RateLimiter } from '../../rate-limit/limiter.js'
 import { sendError } from '../../plugins/error-handler.js'
 import { refuseOtherMethods } from '../method-not-allowed.js'
 import { petRoutes } from './pets.js'
 
 export interface V1Options {
   authenticator: Authenticator
+  limiter: RateLimiter
   pets: PetRepository
   clock: Clock
 }
 
-export async function v1Routes(app: FastifyInstance, { authenticator, pets, clock }: V1Options) {
+export async function v1Routes(app: FastifyInstance, { authenticator, limiter, pets, clock }: V1Options) {
   const auth = createAuthHooks(authenticator)
   app.decorateRequest('apiKey', null)
   app.decorateRequest('authFailure', null)
   app.addHook('onRequest', auth.identify)
+  app.addHook('onRequest', createRateLimitHook(limiter))
   app.addHook('onRequest', auth.requireApiKey)
 
+  app.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger())
+  refuseOtherMethods(app, '/openapi.json', ['GET'], { public: true })
   await app.register(petRoutes, { pets, clock })
   refuseOtherMethods(app, '/pets', ['GET', 'POST'])
   refuseOtherMethods(app, '/pets/:petId', ['GET'])

@@ -6,7 +6,7 @@ import type { Clock } from '../../clock.js'
 import type { PetRepository } from '../../db/pet-repository.js'
 import { ApiError } from '../../errors.js'
 import { MAX_SAFE_ID, NewPet, Pet, PetStatusSchema } from '../../schemas/pet.js'
-import { errorResponse, header, response, UNAUTHORIZED } from '../../schemas/responses.js'
+import { errorResponse, header, response, TOO_MANY_REQUESTS, UNAUTHORIZED } from '../../schemas/responses.js'
 import { ref } from '../../schemas/shared.js'
 import { decodeCursor, encodeCursor } from './cursor.js'
 
@@ -64,6 +64,7 @@ export async function petRoutes(app: FastifyInstance, { pets, clock }: PetRoutes
           }),
           400: errorResponse('A query parameter is invalid.', ['invalid_parameter']),
           401: UNAUTHORIZED,
+          429: TOO_MANY_REQUESTS,
         },
       },
     },
@@ -103,6 +104,7 @@ export async function petRoutes(app: FastifyInstance, { pets, clock }: PetRoutes
           401: UNAUTHORIZED,
           413: errorResponse('The body is larger than 64 KiB.', ['payload_too_large']),
           415: errorResponse('The body is not sent as application/json.', ['unsupported_media_type']),
+          429: TOO_MANY_REQUESTS,
         },
       },
     },
@@ -138,6 +140,7 @@ export async function petRoutes(app: FastifyInstance, { pets, clock }: PetRoutes
           401: { ...UNAUTHORIZED, headers: { ...UNAUTHORIZED.headers, ...deprecationHeaders } },
           404: errorResponse('There is no animal with this id.', ['not_found'], deprecationHeaders),
           410: errorResponse('The operation reached its sunset date; use GET /pets.', ['gone'], deprecationHeaders),
+          429: { ...TOO_MANY_REQUESTS, headers: { ...TOO_MANY_REQUESTS.headers, ...deprecationHeaders } },
         },
       },
     },

@@ -1,0 +1,43 @@
+// The contract between the limiter and where counters live. One call does the
+// whole check atomically, in one round trip: memory-store.ts in one process,
+// redis-store.ts as one Lua script for many instances. The store, not the caller,
+// reads the clock, so that in Redis every instance agrees on the windows.
+
+import type { Limits } from '../api-keys/plans.js'
+
+export const MINUTE_MS = 60_000
+export const DAY_MS = 86_400_000
+
+export interface HitRequest {
+  /** Who is counted: `key:<id>` or `ip:<address>`. */
+  identity: string
+  limits: Limits
+  /** Refused requests allowed in one minute window before a ban. */
+  banAfter: number
+  banMs: number
+}
+
+export interface HitResult {
+  /**
+   * served: counted in both windows. limited: refused, counted in neither.
+   * banned: refused because the identity is banned (or this refusal started the ban).
+   */
+  outcome: 'served' | 'limited' | 'banned'
+  /** The time the store used, Unix ms. */
+  now: number
+  /** Requests counted in the current UTC minute and UTC day, after this one. */
+  minuteCount: number
+  dayCount: number
+  /** Unix ms when the ban ends, when banned. */
+  bannedUntil: number
+}
+
+export interface CounterStore {
+  hit(request: HitRequest): Promise<HitResult>
+  close?(): Promise<void>
+}
+
+/** Fixed UTC windows: the minute and the day that `now` falls in end at these times. */
+export function windowEnds(now: number): { minute: number; day: number } {
+  return { minute: (Math.floor(now / MINUTE_MS) + 1) * MINUTE_MS, day: (Math.floor(now / DAY_MS) + 1) * DAY_MS }
+}
