@@ -1,0 +1,137 @@
+import { describe, it } from 'node:test'
+import assert from 'node:assert/strict'
+import { createManualClock } from '../../src/clock.js'
+import { createRateLimiter } from '../../src/rate-limit/limiter.js'
+import { createMemoryCounterStore } from '../../src/rate-limit/memory-store.js'
+
+const FREE = { perMinute: 60, perDay: 1000 }
+
+function setup(start = '2026-11-22T10:00:00.000Z', options = { banAfter: 20, banSeconds: 900 }) {
+  const clock = createManualClock(start)
+  const limiter = createRateLimiter({ store: createMemoryCounterStore(clock), ...options })
+  const hit = (limits = FREE, identity = 'key:1') => limiter.check(identity, limits)
+  const hits = async (n: number, limits = FREE, identity = 'key:1') => {
+    for (let i = 0; i < n; i++) await hit(limits, identity)
+  }
+  return { clock, limiter, hit, hits }
+}
+
+describe('rate limiter', () => {
+  it('serves the limit and refuses the next request in the same UTC minute', async () => {
+    const { hit, hits } = setup('2026-11-22T10:00:30.000Z')
+    await hits(59)
+    const last = await hit()
+    assert.equal(last.outcome, 'served')
+    assert.equal(last.headers['x-ratelimit-remaining'], '0')
+    const over = await hit()
+    assert.equal(over.outcome, 'limited')
+    assert.equal(over.refusedBy, 'minute')
+    assert.equal(over.retryAfter, 30)
+    assert.equal(over.headers['retry-after'], '30')
+    assert.equal(over.headers['x-ratelimit-reset'], String(Date.parse('2026-11-22T10:01:00Z') / 1000))
+  })
+
+  it('resets exactly at the minute boundary: :59.999 is the old window, :00.000 the new', async () => {
+    const { clock, hit, hits } = setup('2026-11-22T10:00:00.000Z')
+    await hits(60)
+    clock.set('2026-11-22T10:00:59.999Z')
+    const edge = await hit()
+    assert.equal(edge.outcome, 'limited')
+    assert.equal(edge.retryAfter, 1, 'a part of a second rounds up')
+    clock.set('2026-11-22T10:01:00.000Z')
+    const fresh = await hit()
+    assert.equal(fresh.outcome, 'served')
+    assert.equal(fresh.headers['x-ratelimit-remaining'], '59')
+  })
+
+  it('does not count refused requests in either window', async () => {
+    const { clock, hit, hits } = setup('2026-11-22T10:00:00.000Z')
+    await hits(60)
+    await hits(10) // refused
+    clock.set('2026-11-22T10:01:00.000Z')
+    const next = await hit()
+    // 61 served in the day so far, not 71.
+    assert.match(next.headers.ratelimit!, /"day";r=939;/)
+  })
+
+  it('runs the daily quota to UTC midnight, and resets there', async () => {
+    const { clock, hit } = setup('2026-11-22T23:00:00.000Z')
+    const limits = { perMinute: 100, perDay: 150 }
+    for (let i = 0; i < 150; i++) {
+      if (i % 100 === 0) clock.advance(60_000)
+      assert.equal((await hit(limits)).outcome, 'served')
+    }
+    clock.set('2026-11-22T23:59:59.000Z')
+    const over = await hit(limits)
+    assert.equal(over.outcome, 'limited')
+    assert.equal(over.refusedBy, 'day')
+    assert.equal(over.retryAfter, 1)
+    assert.equal(over.headers['x-ratelimit-limit'], '150')
+    assert.equal(over.headers['x-ratelimit-reset'], String(Date.parse('2026-11-23T00:00:00Z') / 1000))
+    clock.set('2026-11-23T00:00:00.000Z')
+    assert.equal((await hit(limits)).outcome, 'served')
+  })
+
+  it('reports the window with the fewest requests left, the minute on a tie', async () => {
+    const { hit, clock } = setup('2026-11-22T10:00:00.000Z')
+    const limits = { perMinute: 10, perDay: 12 }
+    const first = await hit(limits) // minute 9 left, day 11 left
+    assert.deepEqual([first.headers['x-ratelimit-limit'], first.headers['x-ratelimit-remaining']], ['10', '9'])
+    for (let i = 0; i < 4; i++) await hit(limits) // minute 5 left, day 7 left
+    clock.advance(60_000)
+    const daily = await hit(limits) // minute 9 left, day 6 left → the day
+    assert.deepEqual([daily.headers['x-ratelimit-limit'], daily.headers['x-ratelimit-remaining']], ['12', '6'])
+    const equal = setup()
+    const same = await equal.hit({ perMinute: 5, perDay: 5 })
+    assert.equal(same.headers['x-ratelimit-reset'], String(Date.parse('2026-11-22T10:01:00Z') / 1000), 'tie: the minute')
+  })
+
+  it('describes both windows in RateLimit-Policy and RateLimit', async () => {
+    const { hit } = setup('2026-11-22T10:00:15.000Z')
+    const d = await hit()
+    assert.equal(d.headers['ratelimit-policy'], '"minute";q=60;w=60, "day";q=1000;w=86400')
+    assert.equal(d.headers.ratelimit, '"minute";r=59;t=45, "day";r=999;t=50385')
+  })
+
+  it('bans after more than banAfter refusals in one minute, for banSeconds, then lifts the ban', async () => {
+    const { clock, hit, hits } = setup('2026-11-22T10:00:00.000Z', { banAfter: 3, banSeconds: 600 })
+    const limits = { perMinute: 2, perDay: 100 }
+    await hits(2, limits)
+    for (let i = 0; i < 3; i++) assert.equal((await hit(limits)).outcome, 'limited')
+    const banned = await hit(limits)
+    assert.equal(banned.outcome, 'banned')
+    assert.equal(banned.retryAfter, 600)
+    clock.advance(120_000) // new minute windows do not lift a ban
+    const still = await hit(limits)
+    assert.equal(still.outcome, 'banned')
+    assert.equal(still.retryAfter, 480)
+    assert.equal(still.headers['retry-after'], '480')
+    clock.set('2026-11-22T10:10:00.000Z')
+    assert.equal((await hit(limits)).outcome, 'served')
+  })
+
+  it('does not ban for refusals spread over several minutes', async () => {
+    const { clock, hit } = setup('2026-11-22T10:00:00.000Z', { banAfter: 3, banSeconds: 600 })
+    const limits = { perMinute: 1, perDay: 100 }
+    for (let minute = 0; minute < 5; minute++) {
+      await hit(limits)
+      for (let i = 0; i < 3; i++) assert.equal((await hit(limits)).outcome, 'limited')
+      clock.advance(60_000)
+    }
+  })
+
+  it('counts each identity on its own', async () => {
+    const { hit, hits } = setup()
+    await hits(61, FREE, 'key:1')
+    assert.equal((await hit(FREE, 'key:1')).outcome, 'limited')
+    assert.equal((await hit(FREE, 'key:2')).outcome, 'served')
+    assert.equal((await hit(FREE, 'ip:127.0.0.1')).outcome, 'served')
+  })
+
+  it('applies a changed limit to the counts already made', async () => {
+    const { hit, hits } = setup()
+    await hits(60)
+    assert.equal((await hit(FREE)).outcome, 'limited')
+    assert.equal((await hit({ perMinute: 300, perDay: 10_000 })).outcome, 'served')
+  })
+})
