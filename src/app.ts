@@ -7,8 +7,8 @@ import { keyEnvironmentFor } from './api-keys/key-format.js'
 import { systemClock, type Clock } from './clock.js'
 import type { Config } from './config.js'
 import type { Store } from './db/store.js'
-import { createRateLimiter, type RateLimiter } from './rate-limit/limiter.js'
-import { createMemoryCounterStore } from './rate-limit/memory-store.js'
+import { createRateLimiterFromConfig } from './rate-limit/from-config.js'
+import type { RateLimiter } from './rate-limit/limiter.js'
 import errorHandler, { answerFrameworkError } from './plugins/error-handler.js'
 import jsonBody, { BODY_LIMIT } from './plugins/json-body.js'
 import openapi from './plugins/openapi.js'
@@ -21,7 +21,7 @@ export interface AppDependencies {
   config: Config
   store: Store
   clock?: Clock
-  /** Defaults to counters in this process's memory. */
+  /** Defaults to the one the config names: in memory, or in Redis with REDIS_URL. */
   limiter?: RateLimiter
   /** Fastify logger options; false for silence (tests). */
   logger?: boolean | { level: string }
@@ -54,11 +54,17 @@ export async function buildApp({ config, store, clock = systemClock, limiter, lo
     environment: keyEnvironmentFor(config.environment),
     onError: (error) => app.log.warn({ err: error }, 'could not record when an API key was last used'),
   })
-  limiter ??= createRateLimiter({
-    store: createMemoryCounterStore(clock),
-    banAfter: config.banAfter,
-    banSeconds: config.banSeconds,
-  })
+  if (!limiter) {
+    const own = createRateLimiterFromConfig(config, clock, {
+      onRedisTransition: (degraded, error) =>
+        degraded
+          ? app.log.error({ err: error }, 'Redis unreachable: rate limiting on this instance alone until it answers again')
+          : app.log.warn('Redis answers again: rate limits are shared again'),
+    })
+    app.addHook('onClose', () => own.close())
+    await own.ready()
+    limiter = own
+  }
   await app.register(v1Routes, { prefix: '/v1', authenticator, limiter, pets: store.pets, clock })
 
   return app

@@ -9,6 +9,12 @@ export interface Config {
   /** `sqlite:PATH` or `postgres://…` */
   readonly databaseUrl: string
   readonly redisUrl: string | undefined
+  /** Prefix of every Redis key, so several deployments (or test runs) can share one server. */
+  readonly redisPrefix: string
+  /** What to do while Redis cannot be reached: keep serving on per-instance counters, or answer 503. */
+  readonly redisFailure: 'open' | 'closed'
+  /** Processes sharing the port (node:cluster). */
+  readonly workers: number
   readonly environment: Environment
   readonly publicUrl: string
   readonly stagingUrl: string
@@ -29,11 +35,14 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 
 export function loadConfig(env: Env = process.env): Config {
   const environment = oneOf(env, 'PETSTORE_ENV', ENVIRONMENTS, 'development')
-  return Object.freeze({
+  const config: Config = Object.freeze({
     host: env.HOST || '127.0.0.1',
     port: integer(env, 'PORT', 8080, 0, 65535),
     databaseUrl: databaseUrl(env),
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    redisPrefix: env.PETSTORE_REDIS_PREFIX || 'petstore',
+    redisFailure: oneOf(env, 'PETSTORE_REDIS_FAILURE', ['open', 'closed'] as const, 'open'),
+    workers: integer(env, 'PETSTORE_WORKERS', 1, 1, 256),
     environment,
     publicUrl: baseUrl(env, 'PETSTORE_PUBLIC_URL', 'https://api.petstore.example/v1'),
     stagingUrl: baseUrl(env, 'PETSTORE_STAGING_URL', 'https://staging.api.petstore.example/v1'),
@@ -42,6 +51,13 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: trustProxy(env),
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
   })
+  // Several processes with in-memory counters would each allow the whole limit.
+  if (config.workers > 1 && !config.redisUrl) {
+    throw new ConfigError(
+      `PETSTORE_WORKERS=${config.workers} needs REDIS_URL: each worker would keep its own rate-limit counters, multiplying every limit by ${config.workers}`,
+    )
+  }
+  return config
 }
 
 function integer(env: Env, name: string, fallback: number, min: number, max: number): number {

@@ -2,6 +2,7 @@
 // in-flight requests, then close the store.
 import { pathToFileURL } from 'node:url'
 import { buildApp } from './app.js'
+import { isPrimaryOf, runPrimary } from './cluster.js'
 import { loadConfig, type Config } from './config.js'
 import { openStore } from './db/store.js'
 
@@ -26,9 +27,17 @@ export async function startServer(config: Config) {
   return app
 }
 
+/** Runs the service as configured: one process, or a primary with PETSTORE_WORKERS workers. */
+export async function serve(config: Config): Promise<void> {
+  if (isPrimaryOf(config)) await runPrimary(config)
+  else await startServer(config)
+}
+
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  startServer(loadConfig()).catch((error: unknown) => {
-    console.error(`petstore: ${error instanceof Error ? error.message : String(error)}`)
-    process.exit(1)
-  })
+  Promise.resolve()
+    .then(() => serve(loadConfig()))
+    .catch((error: unknown) => {
+      console.error(`petstore: ${error instanceof Error ? error.message : String(error)}`)
+      process.exit(1)
+    })
 }

@@ -40,8 +40,8 @@ export async function main(argv: string[], io: Io = consoleIo, env: NodeJS.Proce
     switch (command) {
       case 'serve': {
         parseArgs({ args: rest, options: {} })
-        const { startServer } = await import('../server.js')
-        await startServer(config)
+        const { serve } = await import('../server.js')
+        await serve(config)
         return 0
       }
       case 'migrate':

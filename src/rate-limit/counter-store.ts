@@ -12,7 +12,7 @@ export interface HitRequest {
   /** Who is counted: `key:<id>` or `ip:<address>`. */
   identity: string
   limits: Limits
-  /** Refused requests allowed in one minute window before a ban. */
+  /** Refused requests allowed in one minute window before a ban (a ban resets the count). */
   banAfter: number
   banMs: number
 }

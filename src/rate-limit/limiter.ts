@@ -15,15 +15,28 @@ export interface RateLimitDecision {
 }
 
 export interface RateLimiterOptions {
-  store: CounterStore
+  store: CounterStore & { degraded?: boolean }
   banAfter: number
   banSeconds: number
+  /** Where the counters live, for /readyz and /metrics. */
+  backend?: 'memory' | 'redis'
+  /** Checks the shared store answers (Redis PING). */
+  ping?: () => Promise<void>
+  /** Resolves when the shared store is connected (or gave up trying for now). */
+  ready?: () => Promise<void>
 }
 
 const seconds = (ms: number) => Math.ceil(ms / 1000)
 
-export function createRateLimiter({ store, banAfter, banSeconds }: RateLimiterOptions) {
+export function createRateLimiter({ store, banAfter, banSeconds, backend = 'memory', ping, ready = async () => {} }: RateLimiterOptions) {
   return {
+    backend,
+    /** True while the shared store is unreachable and this instance counts alone. */
+    get degraded() {
+      return store.degraded ?? false
+    },
+    ping,
+    ready,
     async check(identity: string, limits: Limits): Promise<RateLimitDecision> {
       const hit = await store.hit({ identity, limits, banAfter, banMs: banSeconds * 1000 })
       return decide(hit, limits)

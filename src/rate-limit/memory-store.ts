@@ -57,6 +57,7 @@ export function createMemoryCounterStore(clock: Clock): CounterStore {
       c.refused++
       if (c.refused > banAfter) {
         c.bannedUntil = now + banMs
+        c.refused = 0 // a lifted ban starts the count afresh
         return result('banned')
       }
       return result('limited')

@@ -10,9 +10,11 @@ import { checkPlan, type Limits } from '../../src/api-keys/plans.js'
 import { systemClock, type Clock } from '../../src/clock.js'
 import { loadConfig } from '../../src/config.js'
 import { openStore } from '../../src/db/store.js'
+import type { RateLimiter } from '../../src/rate-limit/limiter.js'
 
 export interface TestServerOptions {
   clock?: Clock
+  limiter?: RateLimiter
   /** Environment variables as the server would read them. */
   env?: Record<string, string>
 }
@@ -29,7 +31,7 @@ export async function startTestServer(options: TestServerOptions = {}) {
   const config = loadConfig({ DATABASE_URL: `sqlite:${join(dir, 'petstore.db')}`, ...options.env })
   const clock = options.clock ?? systemClock
   const store = await openStore(config.databaseUrl)
-  const app = await buildApp({ config, store, clock, logger: false })
+  const app = await buildApp({ config, store, clock, limiter: options.limiter, logger: false })
   await app.listen({ host: '127.0.0.1', port: 0 })
   const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
 
