@@ -7,8 +7,10 @@ import { loadConfig, type Config } from './config.js'
 import { openStore } from './db/store.js'
 
 export async function startServer(config: Config) {
-  const store = await openStore(config.databaseUrl)
+  let log: ((error: Error) => void) | undefined
+  const store = await openStore(config.databaseUrl, { onConnectionError: (error) => log?.(error) })
   const app = await buildApp({ config, store })
+  log = (error) => app.log.warn({ err: error }, 'a database connection was lost; the pool opens a new one')
   app.addHook('onClose', async () => store.close())
   await app.listen({ host: config.host, port: config.port })
 

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import { createManualClock } from '../src/clock.js'
 import { generateApiKey } from '../src/api-keys/key-format.js'
 import { main } from '../src/cli/main.js'
-import { startTestServer, type Reply, type TestServer } from './helpers/server.js'
+import { STORES, startTestServer, type Reply, type TestServer } from './helpers/server.js'
 
 function assertUnauthorized(res: Reply, message: RegExp, challenge = 'Bearer realm="petstore", error="invalid_token"') {
   assert.equal(res.status, 401)
@@ -13,12 +13,12 @@ function assertUnauthorized(res: Reply, message: RegExp, challenge = 'Bearer rea
   assert.equal(res.headers.get('www-authenticate'), challenge)
 }
 
-describe('authentication', () => {
+for (const store of STORES) describe(`authentication (${store})`, () => {
   const clock = createManualClock('2026-11-22T12:00:00Z')
   let server: TestServer
   let key: string
   before(async () => {
-    server = await startTestServer({ clock })
+    server = await startTestServer({ store, clock })
     key = await server.createKey()
   })
   after(() => server.close())
@@ -73,10 +73,10 @@ describe('authentication', () => {
   })
 })
 
-describe('production accepts live keys only', () => {
+for (const store of STORES) describe(`production accepts live keys only (${store})`, () => {
   let server: TestServer
   before(async () => {
-    server = await startTestServer({ env: { PETSTORE_ENV: 'production' } })
+    server = await startTestServer({ store, env: { PETSTORE_ENV: 'production' } })
   })
   after(() => server.close())
 
@@ -88,10 +88,10 @@ describe('production accepts live keys only', () => {
   })
 })
 
-describe('a key made with the command line', () => {
+for (const store of STORES) describe(`a key made with the command line (${store})`, () => {
   let server: TestServer
   before(async () => {
-    server = await startTestServer()
+    server = await startTestServer({ store })
   })
   after(() => server.close())
 

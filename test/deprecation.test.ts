@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { createManualClock } from '../src/clock.js'
 import type { Pet } from '../src/schemas/pet.js'
-import { startTestServer, type Reply, type TestServer } from './helpers/server.js'
+import { STORES, startTestServer, type Reply, type TestServer } from './helpers/server.js'
 
 function assertDeprecationHeaders(res: Reply) {
   // RFC 9745: an @-prefixed Unix time; RFC 8594: an HTTP date.
@@ -11,13 +11,13 @@ function assertDeprecationHeaders(res: Reply) {
   assert.equal(res.headers.get('link'), '</v1/pets>; rel="successor-version"')
 }
 
-describe('the deprecated GET /v1/pets/{petId}', () => {
+for (const store of STORES) describe(`the deprecated GET /v1/pets/{petId} (${store})`, () => {
   const clock = createManualClock('2030-12-04T23:59:59.000Z')
   let server: TestServer
   let key: string
   let pet: Pet
   before(async () => {
-    server = await startTestServer({ clock })
+    server = await startTestServer({ store, clock })
     key = await server.createKey('enterprise', { perMinute: 10_000, perDay: 100_000 })
     pet = (await server.request<Pet>('/v1/pets', { method: 'POST', key, json: { name: 'Old', categoryId: 1 } })).body
   })

@@ -8,15 +8,26 @@ import { issueApiKey } from '../src/api-keys/issue-key.js'
 import { systemClock } from '../src/clock.js'
 import { openStore } from '../src/db/store.js'
 import { spawnServer } from './helpers/process.js'
+import { STORES } from './helpers/server.js'
+import { createTestDatabase } from './helpers/services.js'
 
-describe('durability', () => {
+for (const store of STORES) describe(`durability (${store})`, () => {
   let dir: string
   let databaseUrl: string
-  before(() => {
+  let dropDatabase = async () => {}
+  before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'petstore-durability-'))
     databaseUrl = `sqlite:${join(dir, 'petstore.db')}`
+    if (store === 'postgres') {
+      const database = await createTestDatabase()
+      databaseUrl = database.url
+      dropDatabase = database.drop
+    }
   })
-  after(() => rmSync(dir, { recursive: true, force: true }))
+  after(async () => {
+    await dropDatabase()
+    rmSync(dir, { recursive: true, force: true })
+  })
 
   it('keeps every pet answered 201 when the server is killed with SIGKILL under write load', async () => {
     const store = await openStore(databaseUrl)

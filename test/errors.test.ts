@@ -3,7 +3,7 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { request as httpRequest } from 'node:http'
-import { startTestServer, type Reply, type TestServer } from './helpers/server.js'
+import { STORES, startTestServer, type Reply, type TestServer } from './helpers/server.js'
 
 function assertError(res: Reply, status: number, code: string, mentions?: RegExp) {
   assert.equal(res.status, status, res.text)
@@ -16,11 +16,11 @@ function assertError(res: Reply, status: number, code: string, mentions?: RegExp
   if (mentions) assert.match(body.message, mentions)
 }
 
-describe('errors', () => {
+for (const store of STORES) describe(`errors (${store})`, () => {
   let server: TestServer
   let key: string
   before(async () => {
-    server = await startTestServer()
+    server = await startTestServer({ store })
     key = await server.createKey('enterprise', { perMinute: 100_000, perDay: 1_000_000 })
   })
   after(() => server.close())

@@ -8,7 +8,7 @@ import { Ajv } from 'ajv'
 import { createManualClock } from '../src/clock.js'
 import { ERROR_CODES } from '../src/errors.js'
 import type { Pet } from '../src/schemas/pet.js'
-import { startTestServer, type Reply, type TestServer } from './helpers/server.js'
+import { STORES, startTestServer, type Reply, type TestServer } from './helpers/server.js'
 
 interface Operation {
   operationId: string
@@ -24,14 +24,14 @@ type Document = {
   security: Record<string, string[]>[]
 }
 
-describe('the OpenAPI document', () => {
+for (const store of STORES) describe(`the OpenAPI document (${store})`, () => {
   const clock = createManualClock('2026-11-22T12:00:00Z')
   let server: TestServer
   let doc: Document
   let key: string
   let pet: Pet
   before(async () => {
-    server = await startTestServer({ clock })
+    server = await startTestServer({ store, clock })
     key = await server.createKey('enterprise', { perMinute: 10_000, perDay: 100_000 })
     pet = (await server.request<Pet>('/v1/pets', { method: 'POST', key, json: { name: 'Doc', categoryId: 1 } })).body
     await server.request('/v1/pets', { method: 'POST', key, json: { name: 'Doc 2', categoryId: 1 } })

@@ -1,13 +1,13 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import type { Pet } from '../src/schemas/pet.js'
-import { startTestServer, type TestServer } from './helpers/server.js'
+import { STORES, startTestServer, type TestServer } from './helpers/server.js'
 
-describe('pets', () => {
+for (const store of STORES) describe(`pets (${store})`, () => {
   let server: TestServer
   let key: string
   before(async () => {
-    server = await startTestServer()
+    server = await startTestServer({ store })
     key = await server.createKey('enterprise', { perMinute: 100_000, perDay: 1_000_000 })
   })
   after(() => server.close())
@@ -54,12 +54,12 @@ describe('pets', () => {
   })
 })
 
-describe('listing pets', () => {
+for (const store of STORES) describe(`listing pets (${store})`, () => {
   let server: TestServer
   let key: string
   const ids: Record<string, number[]> = { available: [], pending: [], sold: [] }
   before(async () => {
-    server = await startTestServer()
+    server = await startTestServer({ store })
     key = await server.createKey('enterprise', { perMinute: 100_000, perDay: 1_000_000 })
     const statuses = ['available', 'pending', 'sold'] as const
     for (let i = 0; i < 45; i++) {

@@ -2,7 +2,7 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { createManualClock } from '../src/clock.js'
-import { startTestServer, type Reply, type TestServer } from './helpers/server.js'
+import { STORES, startTestServer, type Reply, type TestServer } from './helpers/server.js'
 
 const RATE_LIMIT_HEADERS = ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'ratelimit-policy', 'ratelimit']
 const unix = (iso: string) => String(Date.parse(iso) / 1000)
@@ -15,11 +15,11 @@ function assertRefused(res: Reply, code: string, retryAfter: number) {
   assert.equal(res.headers.get('x-ratelimit-remaining'), '0')
 }
 
-describe('rate limits', () => {
+for (const store of STORES) describe(`rate limits (${store})`, () => {
   const clock = createManualClock('2026-11-22T10:00:45.000Z')
   let server: TestServer
   before(async () => {
-    server = await startTestServer({ clock, env: { PETSTORE_BAN_AFTER: '5', PETSTORE_BAN_SECONDS: '120' } })
+    server = await startTestServer({ store, clock, env: { PETSTORE_BAN_AFTER: '5', PETSTORE_BAN_SECONDS: '120' } })
   })
   after(() => server.close())
 

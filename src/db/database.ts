@@ -15,9 +15,9 @@ export interface DatabaseHandle {
   db: Kysely<Database>
 }
 
-export function openDatabase(url: string): DatabaseHandle {
+export function openDatabase(url: string, onIdleError: (error: Error) => void = () => {}): DatabaseHandle {
   if (url.startsWith('sqlite:')) return { dialect: 'sqlite', db: openSqlite(url.slice('sqlite:'.length)) }
-  return { dialect: 'postgres', db: openPostgres(url) }
+  return { dialect: 'postgres', db: openPostgres(url, onIdleError) }
 }
 
 function openSqlite(path: string): Kysely<Database> {
@@ -38,17 +38,41 @@ function openSqlite(path: string): Kysely<Database> {
 const INT8_OID = 20
 const int8AsNumber = (value: string) => Number(value)
 
-function openPostgres(url: string): Kysely<Database> {
+// No request may hang on a dead or stuck database: bounded waits for a connection
+// and for each statement.
+const POOL_SIZE = 10
+const CONNECT_TIMEOUT_MS = 2_000
+const STATEMENT_TIMEOUT_MS = 5_000
+
+function openPostgres(url: string, onIdleError: (error: Error) => void): Kysely<Database> {
   const pool = new pg.Pool({
     connectionString: url,
-    max: 10,
-    connectionTimeoutMillis: 5_000,
+    max: POOL_SIZE,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    statement_timeout: STATEMENT_TIMEOUT_MS,
+    query_timeout: STATEMENT_TIMEOUT_MS + 1_000,
     types: {
       getTypeParser: ((oid: number, format?: string) =>
         oid === INT8_OID ? int8AsNumber : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
     },
   })
+  // A server restart kills idle connections; the pool drops them and opens new
+  // ones on demand. Unhandled, this event would end the process.
+  pool.on('error', onIdleError)
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
+}
+
+// PostgreSQL SQLSTATEs for a lost or refused connection (class 08, admin shutdown,
+// crash shutdown, cannot connect now), Node's socket errors, and SQLite's busy/locked.
+const UNAVAILABLE_CODES = new Set(['57P01', '57P02', '57P03', 'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'SQLITE_BUSY', 'SQLITE_LOCKED'])
+const UNAVAILABLE_MESSAGES = /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Query read timeout|Connection closed/
+
+/** True for errors that mean the database cannot be reached right now, not a bug: answered 503. */
+export function isStoreUnavailable(error: unknown): boolean {
+  if (!(error instanceof Error)) return false
+  const code = (error as { code?: unknown }).code
+  if (typeof code === 'string' && (UNAVAILABLE_CODES.has(code) || code.startsWith('08'))) return true
+  return UNAVAILABLE_MESSAGES.test(error.message)
 }
 
 /** Applies pending migrations; returns the names applied. Safe to run from several processes at once. */

@@ -12,9 +12,14 @@ export interface Store {
   close(): Promise<void>
 }
 
+export interface StoreOptions {
+  /** A pooled connection died while idle (e.g. the server restarted); the pool replaces it. */
+  onConnectionError?: (error: Error) => void
+}
+
 /** Opens the database at `url` and applies pending migrations. */
-export async function openStore(url: string): Promise<Store> {
-  const handle = openDatabase(url)
+export async function openStore(url: string, { onConnectionError }: StoreOptions = {}): Promise<Store> {
+  const handle = openDatabase(url, onConnectionError)
   try {
     await migrate(handle)
   } catch (error) {

@@ -3,6 +3,7 @@
 // logged with its detail and answered 500 with a generic message.
 import fp from 'fastify-plugin'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
+import { isStoreUnavailable } from '../db/database.js'
 import { ApiError } from '../errors.js'
 import { validationError } from './validation.js'
 
@@ -24,6 +25,9 @@ export function toApiError(error: FastifyError | Error): ApiError | undefined {
   if (fastifyError.validation) return validationError(fastifyError.validation, fastifyError.validationContext)
   const known = fastifyError.code ? FRAMEWORK_ERRORS[fastifyError.code] : undefined
   if (known) return known()
+  if (isStoreUnavailable(error)) {
+    return new ApiError('service_unavailable', 'The database is unavailable for a moment; retry shortly.', { headers: { 'retry-after': '1' } })
+  }
   // The JSON parser's own errors (syntax, __proto__ and constructor keys) carry 400.
   if (fastifyError.statusCode === 400) {
     return new ApiError('invalid_body', `The request body is not valid JSON: ${error.message}.`)
@@ -45,7 +49,10 @@ export default fp(
   async (app) => {
     app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
       const apiError = toApiError(error)
-      if (apiError) return sendError(reply, apiError)
+      if (apiError) {
+        if (apiError.status >= 500) request.log.error({ err: error }, apiError.message)
+        return sendError(reply, apiError)
+      }
       if (fastifyStatusIsClientError(error)) {
         request.log.info({ err: error }, 'unexpected client error')
         return sendError(reply, new ApiError('invalid_body', error.message))

@@ -11,8 +11,19 @@ import { systemClock, type Clock } from '../../src/clock.js'
 import { loadConfig } from '../../src/config.js'
 import { openStore } from '../../src/db/store.js'
 import type { RateLimiter } from '../../src/rate-limit/limiter.js'
+import { createTestDatabase, needs } from './services.js'
+
+export type StoreKind = 'sqlite' | 'postgres'
+
+/**
+ * The stores every HTTP behaviour is tested on: SQLite always; PostgreSQL when it
+ * can be reached (and always under CI=true, where a missing server fails the run).
+ */
+export const STORES: StoreKind[] = (await needs('postgres', 'the PostgreSQL store suites')) ? ['sqlite', 'postgres'] : ['sqlite']
 
 export interface TestServerOptions {
+  /** Which store to run on: a temp SQLite file (default) or a fresh PostgreSQL database. */
+  store?: StoreKind
   clock?: Clock
   limiter?: RateLimiter
   /** Environment variables as the server would read them. */
@@ -28,7 +39,9 @@ export interface Reply<T = unknown> {
 
 export async function startTestServer(options: TestServerOptions = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'petstore-test-'))
-  const config = loadConfig({ DATABASE_URL: `sqlite:${join(dir, 'petstore.db')}`, ...options.env })
+  const postgres = options.store === 'postgres' ? await createTestDatabase() : undefined
+  const databaseUrl = postgres?.url ?? `sqlite:${join(dir, 'petstore.db')}`
+  const config = loadConfig({ DATABASE_URL: databaseUrl, ...options.env })
   const clock = options.clock ?? systemClock
   const store = await openStore(config.databaseUrl)
   const app = await buildApp({ config, store, clock, limiter: options.limiter, logger: false })
@@ -70,6 +83,7 @@ export async function startTestServer(options: TestServerOptions = {}) {
     async close() {
       await app.close()
       await store.close()
+      await postgres?.drop()
       rmSync(dir, { recursive: true, force: true })
     },
   }

@@ -1,0 +1,69 @@
+// PostgreSQL-only behaviour: losing connections and concurrent migrations.
+import { after, before, describe, it } from 'node:test'
+import assert from 'node:assert/strict'
+import pg from 'pg'
+import { migrate, openDatabase } from '../src/db/database.js'
+import { migrationProvider } from '../src/db/migrations/index.js'
+import type { Pet } from '../src/schemas/pet.js'
+import { startTestServer, type TestServer } from './helpers/server.js'
+import { createTestDatabase, needs, POSTGRES_ADMIN_URL } from './helpers/services.js'
+
+describe('PostgreSQL store', async () => {
+  if (!(await needs('postgres', 'PostgreSQL store'))) return
+  let server: TestServer
+  let key: string
+  before(async () => {
+    server = await startTestServer({ store: 'postgres' })
+    key = await server.createKey('enterprise', { perMinute: 100_000, perDay: 1_000_000 })
+  })
+  after(() => server.close())
+
+  it('answers 503 service_unavailable, never a 500, when its connections are terminated, and recovers by itself', async () => {
+    for (let i = 0; i < 5; i++) assert.equal((await server.request('/v1/pets', { key })).status, 200)
+    const database = new URL(server.config.databaseUrl).pathname.slice(1)
+    const admin = new pg.Client({ connectionString: POSTGRES_ADMIN_URL })
+    await admin.connect()
+    const { rowCount } = await admin.query('select pg_terminate_backend(pid) from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()', [
+      database,
+    ])
+    await admin.end()
+    assert.ok((rowCount ?? 0) > 0, 'the pool had connections to terminate')
+
+    const statuses: number[] = []
+    for (let i = 0; i < 20; i++) {
+      const res = await server.request('/v1/pets', { key })
+      statuses.push(res.status)
+      if (res.status === 503) {
+        assert.deepEqual(Object.keys(res.body as object), ['code', 'message', 'status'])
+        assert.equal((res.body as { code: string }).code, 'service_unavailable')
+        assert.equal(res.headers.get('retry-after'), '1')
+      } else assert.equal(res.status, 200, res.text)
+    }
+    assert.deepEqual(statuses.slice(-5), [200, 200, 200, 200, 200], `recovered: ${statuses.join(' ')}`)
+    // Writes work again too.
+    assert.equal((await server.request('/v1/pets', { method: 'POST', key, json: { name: 'After', categoryId: 1 } })).status, 201)
+  })
+
+  it('gives concurrent creates distinct, increasing ids', async () => {
+    const created = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => server.request<Pet>('/v1/pets', { method: 'POST', key, json: { name: `c${i}`, categoryId: 1 } })),
+    )
+    const ids = created.map((r) => r.body.id)
+    assert.equal(new Set(ids).size, 50)
+    const listed = (await server.request<Pet[]>('/v1/pets?limit=100', { key })).body.map((p) => p.id)
+    assert.deepEqual(listed, [...listed].sort((a, b) => a - b))
+  })
+
+  it('migrates safely when two processes start at once on a fresh database', async () => {
+    const database = await createTestDatabase()
+    try {
+      const handles = [openDatabase(database.url), openDatabase(database.url)]
+      const applied = await Promise.all(handles.map((h) => migrate(h)))
+      const all = Object.keys(await migrationProvider('postgres').getMigrations())
+      assert.deepEqual(applied.flat().sort(), all.sort(), 'each migration applied exactly once')
+      await Promise.all(handles.map((h) => h.db.destroy()))
+    } finally {
+      await database.drop()
+    }
+  })
+})
