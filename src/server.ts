@@ -7,10 +7,11 @@ import { loadConfig, type Config } from './config.js'
 import { openStore } from './db/store.js'
 
 export async function startServer(config: Config) {
-  let log: ((error: Error) => void) | undefined
-  const store = await openStore(config.databaseUrl, { onConnectionError: (error) => log?.(error) })
+  // Until the app (and its logger) exists, a lost connection goes to stderr.
+  const connectionLost = { report: (error: Error) => console.error(`petstore: database connection lost: ${error.message}`) }
+  const store = await openStore(config.databaseUrl, { onConnectionError: (error) => connectionLost.report(error) })
   const app = await buildApp({ config, store })
-  log = (error) => app.log.warn({ err: error }, 'a database connection was lost; the pool opens a new one')
+  connectionLost.report = (error) => app.log.warn({ err: error }, 'a database connection was lost; the pool opens a new one')
   app.addHook('onClose', async () => store.close())
   await app.listen({ host: config.host, port: config.port })
 
