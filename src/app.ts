@@ -1,6 +1,6 @@
 // buildApp: all the wiring, top to bottom, in registration order. It never listens
 // and never reads the environment: server.ts and tests hand it its dependencies.
-import Fastify, { LogController, type FastifyInstance } from 'fastify'
+import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { createAuthenticator } from './api-keys/authenticator.js'
 import { keyEnvironmentFor } from './api-keys/key-format.js'
@@ -14,6 +14,9 @@ import jsonBody, { BODY_LIMIT } from './plugins/json-body.js'
 import openapi from './plugins/openapi.js'
 import requestLog, { requestId } from './plugins/request-log.js'
 import { createValidatorCompiler } from './plugins/validation.js'
+import health from './plugins/health.js'
+import { answerClientError } from './plugins/client-errors.js'
+import metricsPlugin, { createMetrics } from './plugins/metrics.js'
 import { v1Routes } from './routes/v1/index.js'
 import { SHARED_SCHEMAS } from './schemas/shared.js'
 
@@ -23,8 +26,8 @@ export interface AppDependencies {
   clock?: Clock
   /** Defaults to the one the config names: in memory, or in Redis with REDIS_URL. */
   limiter?: RateLimiter
-  /** Fastify logger options; false for silence (tests). */
-  logger?: boolean | { level: string }
+  /** Fastify (pino) logger options; false for silence (tests). */
+  logger?: FastifyServerOptions['logger']
 }
 
 export async function buildApp({ config, store, clock = systemClock, limiter, logger }: AppDependencies): Promise<FastifyInstance> {
@@ -37,7 +40,27 @@ export async function buildApp({ config, store, clock = systemClock, limiter, lo
     genReqId: requestId,
     bodyLimit: BODY_LIMIT,
     trustProxy: config.trustProxy,
+    // Slow or stalled clients cannot hold a connection: a request must arrive whole
+    // within requestTimeout, and an idle keep-alive connection closes after keepAliveTimeout.
+    requestTimeout: config.requestTimeout * 1000,
+    keepAliveTimeout: config.keepAliveTimeout * 1000,
+    connectionTimeout: (config.requestTimeout + config.keepAliveTimeout) * 1000,
+    clientErrorHandler: answerClientError,
+    // While closing, requests on open connections are still answered (with
+    // Connection: close, see below), rather than Fastify's own 503 body.
+    return503OnClosing: false,
   }).withTypeProvider<TypeBoxTypeProvider>()
+  // Headers must arrive within 10 s (slowloris), before the whole-request timeout.
+  app.server.headersTimeout = Math.min(10_000, config.requestTimeout * 1000)
+
+  let closing = false
+  app.addHook('preClose', async () => {
+    closing = true
+  })
+  app.addHook('onRequest', async (_request, reply) => {
+    // RFC 9112 §9.6: tell keep-alive clients to go elsewhere while this instance drains.
+    if (closing) reply.header('connection', 'close')
+  })
 
   app.setValidatorCompiler(createValidatorCompiler(SHARED_SCHEMAS))
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema)
@@ -54,17 +77,23 @@ export async function buildApp({ config, store, clock = systemClock, limiter, lo
     environment: keyEnvironmentFor(config.environment),
     onError: (error) => app.log.warn({ err: error }, 'could not record when an API key was last used'),
   })
+  const metrics = createMetrics()
   if (!limiter) {
     const own = createRateLimiterFromConfig(config, clock, {
-      onRedisTransition: (degraded, error) =>
-        degraded
-          ? app.log.error({ err: error }, 'Redis unreachable: rate limiting on this instance alone until it answers again')
-          : app.log.warn('Redis answers again: rate limits are shared again'),
+      onRedisTransition: (degraded, error) => {
+        if (degraded) {
+          metrics.redisErrors.inc()
+          app.log.error({ err: error }, 'Redis unreachable: rate limiting on this instance alone until it answers again')
+        } else app.log.warn('Redis answers again: rate limits are shared again')
+      },
     })
     app.addHook('onClose', () => own.close())
     await own.ready()
     limiter = own
   }
+  // Operations endpoints, outside /v1: no key, no rate limit.
+  await app.register(metricsPlugin, { metrics, limiter })
+  await app.register(health, { store, limiter })
   await app.register(v1Routes, { prefix: '/v1', authenticator, limiter, pets: store.pets, clock })
 
   return app

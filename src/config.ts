@@ -22,6 +22,11 @@ export interface Config {
   readonly banSeconds: number
   readonly trustProxy: boolean | string
   readonly logLevel: string
+  /** Seconds SIGTERM waits for in-flight requests before the process exits anyway. */
+  readonly shutdownTimeout: number
+  /** Seconds a whole request may take to arrive; seconds an idle keep-alive connection stays open. */
+  readonly requestTimeout: number
+  readonly keepAliveTimeout: number
 }
 
 export class ConfigError extends Error {
@@ -50,6 +55,9 @@ export function loadConfig(env: Env = process.env): Config {
     banSeconds: integer(env, 'PETSTORE_BAN_SECONDS', 900, 1, 86_400 * 30),
     trustProxy: trustProxy(env),
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
+    shutdownTimeout: integer(env, 'PETSTORE_SHUTDOWN_TIMEOUT', 10, 1, 600),
+    requestTimeout: integer(env, 'PETSTORE_REQUEST_TIMEOUT', 30, 1, 600),
+    keepAliveTimeout: integer(env, 'PETSTORE_KEEP_ALIVE_TIMEOUT', 5, 1, 600),
   })
   // Several processes with in-memory counters would each allow the whole limit.
   if (config.workers > 1 && !config.redisUrl) {

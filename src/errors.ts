@@ -2,17 +2,20 @@
 // spec's Error body {code, message, status}. The OpenAPI document lists them.
 
 export const ERROR_STATUS = {
+  bad_request: 400,
   invalid_body: 400,
   invalid_field: 400,
   invalid_parameter: 400,
   unauthorized: 401,
   not_found: 404,
   method_not_allowed: 405,
+  request_timeout: 408,
   gone: 410,
   payload_too_large: 413,
   unsupported_media_type: 415,
   rate_limited: 429,
   key_banned: 429,
+  request_header_fields_too_large: 431,
   internal_error: 500,
   service_unavailable: 503,
 } as const
@@ -39,16 +42,19 @@ export class ApiError extends Error {
   readonly status: number
   readonly details: ErrorDetail[] | undefined
   readonly headers: Readonly<Record<string, string>>
+  /** For 503s: which dependency failed, for metrics. */
+  readonly dependency: 'store' | 'redis' | undefined
 
   constructor(
     readonly code: ErrorCode,
     message: string,
-    options: { details?: ErrorDetail[]; headers?: Record<string, string> } = {},
+    options: { details?: ErrorDetail[]; headers?: Record<string, string>; dependency?: 'store' | 'redis' } = {},
   ) {
     super(message)
     this.status = ERROR_STATUS[code]
     this.details = options.details
     this.headers = options.headers ?? {}
+    this.dependency = options.dependency
   }
 
   toBody(): ErrorBody {

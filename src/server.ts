@@ -18,6 +18,10 @@ export async function startServer(config: Config) {
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.once(signal, () => {
       app.log.info({ signal }, 'shutting down: draining in-flight requests')
+      setTimeout(() => {
+        app.log.error(`in-flight requests still running after ${config.shutdownTimeout} s; exiting anyway`)
+        process.exit(1)
+      }, config.shutdownTimeout * 1000).unref()
       app.close().then(
         () => process.exit(0),
         (error: unknown) => {

@@ -26,7 +26,10 @@ export function toApiError(error: FastifyError | Error): ApiError | undefined {
   const known = fastifyError.code ? FRAMEWORK_ERRORS[fastifyError.code] : undefined
   if (known) return known()
   if (isStoreUnavailable(error)) {
-    return new ApiError('service_unavailable', 'The database is unavailable for a moment; retry shortly.', { headers: { 'retry-after': '1' } })
+    return new ApiError('service_unavailable', 'The database is unavailable for a moment; retry shortly.', {
+      headers: { 'retry-after': '1' },
+      dependency: 'store',
+    })
   }
   // The JSON parser's own errors (syntax, __proto__ and constructor keys) carry 400.
   if (fastifyError.statusCode === 400) {
@@ -35,7 +38,15 @@ export function toApiError(error: FastifyError | Error): ApiError | undefined {
   return undefined
 }
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The error this request was answered with, for metrics and logs. */
+    apiError: ApiError | null
+  }
+}
+
 export function sendError(reply: FastifyReply, error: ApiError) {
+  reply.request.apiError = error
   reply.code(error.status).headers(error.headers)
   return reply.type('application/json').send(error.toBody())
 }
@@ -47,6 +58,7 @@ export function answerFrameworkError(error: FastifyError, _request: FastifyReque
 
 export default fp(
   async (app) => {
+    app.decorateRequest('apiError', null)
     app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
       const apiError = toApiError(error)
       if (apiError) {

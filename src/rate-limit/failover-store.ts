@@ -35,7 +35,10 @@ export function createFailoverCounterStore({ primary, fallback, mode, onTransiti
           onTransition(true, error)
         }
         if (mode === 'closed') {
-          throw new ApiError('service_unavailable', 'The rate limiter is unavailable; retry shortly.', { headers: { 'retry-after': '1' } })
+          throw new ApiError('service_unavailable', 'The rate limiter is unavailable; retry shortly.', {
+            headers: { 'retry-after': '1' },
+            dependency: 'redis',
+          })
         }
         return fallback.hit(request)
       }

@@ -26,6 +26,8 @@ export interface TestServerOptions {
   store?: StoreKind
   clock?: Clock
   limiter?: RateLimiter
+  /** Where log lines go; silent when not given. */
+  logStream?: NodeJS.WritableStream
   /** Environment variables as the server would read them. */
   env?: Record<string, string>
 }
@@ -44,7 +46,7 @@ export async function startTestServer(options: TestServerOptions = {}) {
   const config = loadConfig({ DATABASE_URL: databaseUrl, ...options.env })
   const clock = options.clock ?? systemClock
   const store = await openStore(config.databaseUrl)
-  const app = await buildApp({ config, store, clock, limiter: options.limiter, logger: false })
+  const app = await buildApp({ config, store, clock, limiter: options.limiter, logger: options.logStream ? { level: 'info', stream: options.logStream } : false })
   await app.listen({ host: '127.0.0.1', port: 0 })
   const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
 

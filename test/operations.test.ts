@@ -1,0 +1,130 @@
+// What operators rely on: health, readiness, metrics, logs, and answers to broken HTTP.
+import { after, before, describe, it } from 'node:test'
+import assert from 'node:assert/strict'
+import { connect } from 'node:net'
+import { PassThrough } from 'node:stream'
+import { systemClock } from '../src/clock.js'
+import { loadConfig } from '../src/config.js'
+import { createRateLimiterFromConfig } from '../src/rate-limit/from-config.js'
+import { startTestServer, type TestServer } from './helpers/server.js'
+import { freePort } from './helpers/services.js'
+
+/** Sends raw bytes and returns the raw answer. */
+function raw(url: string, bytes: string): Promise<string> {
+  const { port } = new URL(url)
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), '127.0.0.1')
+    let answer = ''
+    socket.on('data', (chunk) => (answer += chunk.toString()))
+    socket.on('end', () => resolve(answer))
+    socket.on('error', reject)
+    socket.end(bytes)
+  })
+}
+
+describe('operations', () => {
+  const logs = new PassThrough()
+  const lines: string[] = []
+  logs.on('data', (chunk: Buffer) => lines.push(...chunk.toString().split('\n').filter(Boolean)))
+  let server: TestServer
+  let key: string
+  before(async () => {
+    server = await startTestServer({ logStream: logs })
+    key = await server.createKey('enterprise', { perMinute: 2, perDay: 100 })
+  })
+  after(() => server.close())
+
+  it('GET /healthz answers 200 without a key', async () => {
+    const res = await server.request('/healthz')
+    assert.equal(res.status, 200)
+    assert.deepEqual(res.body, { status: 'ok' })
+  })
+
+  it('GET /readyz answers 200 naming each check', async () => {
+    const res = await server.request('/readyz')
+    assert.equal(res.status, 200)
+    assert.deepEqual(res.body, { status: 'ready', checks: { store: 'ok' } })
+  })
+
+  it('GET /metrics counts requests by route and status, and rate-limit refusals', async () => {
+    await server.request('/v1/pets', { key })
+    await server.request('/v1/pets/1', { key })
+    await server.request('/v1/pets', { key }) // the third in a minute: 429
+    const res = await server.request('/metrics')
+    assert.equal(res.status, 200)
+    assert.match(res.headers.get('content-type')!, /^text\/plain/)
+    assert.match(res.text, /petstore_http_requests_total\{route="\/v1\/pets",method="GET",status="200"\} 1/)
+    assert.match(res.text, /petstore_http_requests_total\{route="\/v1\/pets\/:petId",method="GET",status="404"\} 1/)
+    assert.match(res.text, /petstore_http_request_duration_seconds_bucket\{le="0.1",route="\/v1\/pets"/)
+    assert.match(res.text, /petstore_rate_limit_refusals_total\{code="rate_limited"\} 1/)
+    assert.match(res.text, /petstore_rate_limiter_degraded 0/)
+    assert.match(res.text, /petstore_store_errors_total 0/)
+  })
+
+  it('writes one JSON log line per request, with its id, and never the key', async () => {
+    lines.length = 0
+    const res = await server.request('/v1/pets', { key, headers: { 'x-request-id': 'trace-abc.123' } })
+    assert.equal(res.headers.get('x-request-id'), 'trace-abc.123')
+    await new Promise((r) => setTimeout(r, 50))
+    const entries = lines.map((l) => JSON.parse(l) as Record<string, unknown>)
+    assert.equal(entries.filter((e) => e.reqId === 'trace-abc.123').length, 1)
+    assert.ok(lines.length > 0)
+    for (const line of lines) {
+      assert.ok(!line.includes(key), 'the key is not logged')
+      assert.ok(!/authorization/i.test(line), 'the Authorization header is not logged')
+    }
+  })
+
+  it('echoes a sane X-Request-Id on every response, errors included, and replaces an insane one', async () => {
+    for (const path of ['/v1/pets', '/v1/nowhere', '/nowhere', '/healthz']) {
+      const res = await server.request(path, { headers: { 'x-request-id': 'abc-123' } })
+      assert.equal(res.headers.get('x-request-id'), 'abc-123', path)
+    }
+    for (const insane of ['x'.repeat(200), 'a b', '<script>']) {
+      const res = await server.request('/healthz', { headers: { 'x-request-id': insane } })
+      assert.match(res.headers.get('x-request-id')!, /^[0-9a-f-]{36}$/)
+    }
+  })
+
+  it('answers malformed HTTP with 400 and oversized headers with 431, as Error bodies, and keeps serving', async () => {
+    const malformed = await raw(server.url, 'GARBAGE\r\n\r\n')
+    assert.match(malformed, /^HTTP\/1.1 400 /)
+    assert.deepEqual(JSON.parse(malformed.split('\r\n\r\n')[1]!), { code: 'bad_request', message: 'The request is not valid HTTP/1.1.', status: 400 })
+    const big = await raw(server.url, `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`)
+    assert.match(big, /^HTTP\/1.1 431 /)
+    assert.equal((JSON.parse(big.split('\r\n\r\n')[1]!) as { code: string }).code, 'request_header_fields_too_large')
+    assert.equal((await server.request('/healthz')).status, 200)
+  })
+})
+
+describe('readiness when a dependency is down', () => {
+  it('answers 503 naming the store when the database does not answer', async () => {
+    const server = await startTestServer()
+    try {
+      await server.store.close()
+      const res = await server.request('/readyz')
+      assert.equal(res.status, 503)
+      assert.equal((res.body as { code: string }).code, 'service_unavailable')
+      assert.match((res.body as { message: string }).message, /store/)
+    } finally {
+      await server.app.close()
+    }
+  })
+
+  it('answers 503 naming Redis while the limiter cannot reach it, yet keeps serving /v1', async () => {
+    const config = loadConfig({ REDIS_URL: `redis://127.0.0.1:${await freePort()}` })
+    const limiter = createRateLimiterFromConfig(config, systemClock, { onRedisTransition: () => {} })
+    const server = await startTestServer({ limiter })
+    try {
+      const key = await server.createKey()
+      assert.equal((await server.request('/v1/pets', { key })).status, 200, 'fail open')
+      const res = await server.request('/readyz')
+      assert.equal(res.status, 503)
+      assert.match((res.body as { message: string }).message, /redis/)
+      assert.match((await server.request('/metrics')).text, /petstore_rate_limiter_degraded 1/)
+    } finally {
+      await server.close()
+      await limiter.close()
+    }
+  })
+})
