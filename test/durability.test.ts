@@ -29,7 +29,7 @@ for (const store of STORES) describe(`durability (${store})`, () => {
     rmSync(dir, { recursive: true, force: true })
   })
 
-  it('keeps every pet answered 201 when the server is killed with SIGKILL under write load', async () => {
+  async function createKey(): Promise<string> {
     const store = await openStore(databaseUrl)
     const { secret } = await issueApiKey(store.apiKeys, systemClock, {
       name: 'durability',
@@ -38,30 +38,38 @@ for (const store of STORES) describe(`durability (${store})`, () => {
       environment: 'test',
     })
     await store.close()
+    return secret
+  }
 
+  /** Eight writers POST pets until the server goes away; the signal is sent after 200 acknowledgements. */
+  async function writeUntil(signal: NodeJS.Signals) {
+    const secret = await createKey()
     const server = await spawnServer({ DATABASE_URL: databaseUrl })
     const acknowledged: number[] = []
-    let killed = false
+    const statuses = new Set<number>()
+    let signalled = false
     const writer = async (n: number) => {
-      for (let i = 0; !killed; i++) {
+      for (let i = 0; ; i++) {
         try {
           const res = await fetch(`${server.url}/v1/pets`, {
             method: 'POST',
             headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
             body: JSON.stringify({ name: `writer ${n} pet ${i}`, categoryId: n + 1 }),
           })
+          statuses.add(res.status)
           if (res.status === 201) acknowledged.push(((await res.json()) as { id: number }).id)
+          else await res.arrayBuffer()
         } catch {
-          return // the connection died with the server
+          return // the server has gone, or refuses new connections
         }
-        if (acknowledged.length >= 200 && !killed) {
-          killed = true
-          server.child.kill('SIGKILL')
+        if (acknowledged.length >= 200 && !signalled) {
+          signalled = true
+          server.child.kill(signal)
         }
       }
     }
     await Promise.all([0, 1, 2, 3, 4, 5, 6, 7].map(writer))
-    assert.equal(await server.exited, 'SIGKILL')
+    const exit = await server.exited
     assert.ok(acknowledged.length >= 200)
 
     const reopened = await openStore(databaseUrl)
@@ -70,5 +78,17 @@ for (const store of STORES) describe(`durability (${store})`, () => {
     } finally {
       await reopened.close()
     }
+    return { exit, statuses }
+  }
+
+  it('keeps every pet answered 201 when the server is killed with SIGKILL under write load', async () => {
+    const { exit } = await writeUntil('SIGKILL')
+    assert.equal(exit, 'SIGKILL')
+  })
+
+  it('drains on SIGTERM under write load: no 5xx, every 201 kept, exit code 0', async () => {
+    const { exit, statuses } = await writeUntil('SIGTERM')
+    assert.equal(exit, 0)
+    assert.deepEqual([...statuses], [201])
   })
 })
