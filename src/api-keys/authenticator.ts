@@ -31,17 +31,24 @@ export function createAuthenticator({
   maxCached = 10_000,
   onError = () => {},
 }: AuthenticatorOptions) {
-  const cache = new Map<string, { key: ApiKeyRecord | undefined; until: number }>()
+  // Keyed by the token itself, not its hash: a hit then costs neither the checksum
+  // nor SHA-256 (the token is in this process's memory with every request anyway).
+  // Only keys found in the store are kept, so a hit is a well-formed key of this
+  // environment. The store is still looked up by hash.
+  const cache = new Map<string, { key: ApiKeyRecord; until: number }>()
   const lastTouched = new Map<number, number>()
 
-  async function lookup(hash: string, now: number): Promise<ApiKeyRecord | undefined> {
-    const hit = cache.get(hash)
-    if (hit && hit.until > now) return hit.key
-    const key = await apiKeys.findByHash(hash)
+  function cached(token: string, now: number): ApiKeyRecord | undefined {
+    const hit = cache.get(token)
+    return hit && hit.until > now ? hit.key : undefined
+  }
+
+  async function lookup(token: string, now: number): Promise<ApiKeyRecord | undefined> {
+    const key = await apiKeys.findByHash(hashApiKey(token))
     if (cache.size >= maxCached) cache.delete(cache.keys().next().value as string)
     // Unknown keys are not remembered: a key created a moment ago must work at once.
-    if (key) cache.set(hash, { key, until: now + cacheMs })
-    else cache.delete(hash)
+    if (key) cache.set(token, { key, until: now + cacheMs })
+    else cache.delete(token)
     return key
   }
 
@@ -49,6 +56,18 @@ export function createAuthenticator({
     if (now - (lastTouched.get(key.id) ?? 0) < LAST_USED_GRANULARITY_MS) return
     lastTouched.set(key.id, now)
     apiKeys.touch(key.id, now).catch(onError)
+  }
+
+  /** The key's record, undefined when the store does not know it, or why its format is refused. */
+  async function checkAndLookup(token: string, now: number): Promise<ApiKeyRecord | undefined | string> {
+    const parsed = parseApiKey(token)
+    if (!parsed.ok) {
+      return 'The API key is malformed: keys start with ps_live_ or ps_test_ and end in a checksum; check it was copied whole.'
+    }
+    if (parsed.environment !== environment) {
+      return `This is a ${parsed.environment} key (ps_${parsed.environment}_…); this server accepts ${environment} keys (ps_${environment}_…).`
+    }
+    return lookup(token, now)
   }
 
   return {
@@ -60,23 +79,9 @@ export function createAuthenticator({
       if (!token) {
         return { ok: false, missing: false, message: 'The Authorization header must be "Bearer <key>".' }
       }
-      const parsed = parseApiKey(token)
-      if (!parsed.ok) {
-        return {
-          ok: false,
-          missing: false,
-          message: 'The API key is malformed: keys start with ps_live_ or ps_test_ and end in a checksum; check it was copied whole.',
-        }
-      }
-      if (parsed.environment !== environment) {
-        return {
-          ok: false,
-          missing: false,
-          message: `This is a ${parsed.environment} key (ps_${parsed.environment}_…); this server accepts ${environment} keys (ps_${environment}_…).`,
-        }
-      }
       const now = clock.now()
-      const key = await lookup(hashApiKey(token), now)
+      const key = cached(token, now) ?? (await checkAndLookup(token, now))
+      if (typeof key === 'string') return { ok: false, missing: false, message: key }
       if (!key) return { ok: false, missing: false, message: 'The API key is not recognised.' }
       if (key.revokedAt) return { ok: false, missing: false, message: 'The API key has been revoked.' }
       touch(key, now)

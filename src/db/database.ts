@@ -13,14 +13,16 @@ export type Dialect = 'sqlite' | 'postgres'
 export interface DatabaseHandle {
   dialect: Dialect
   db: Kysely<Database>
+  /** SQLite only: the file and the one connection Kysely runs on, for the pets' hot path (sqlite-pet-repository.ts). */
+  sqlite?: { file: string; connection: SqliteDatabase.Database }
 }
 
 export function openDatabase(url: string, onIdleError: (error: Error) => void = () => {}): DatabaseHandle {
-  if (url.startsWith('sqlite:')) return { dialect: 'sqlite', db: openSqlite(url.slice('sqlite:'.length)) }
+  if (url.startsWith('sqlite:')) return { dialect: 'sqlite', ...openSqlite(url.slice('sqlite:'.length)) }
   return { dialect: 'postgres', db: openPostgres(url, onIdleError) }
 }
 
-function openSqlite(path: string): Kysely<Database> {
+function openSqlite(path: string): Pick<DatabaseHandle, 'db' | 'sqlite'> {
   const file = resolve(path)
   mkdirSync(dirname(file), { recursive: true })
   const sqlite = new SqliteDatabase(file)
@@ -31,7 +33,7 @@ function openSqlite(path: string): Kysely<Database> {
   sqlite.pragma('synchronous = NORMAL')
   // The CLI and the server may write the same file at once.
   sqlite.pragma('busy_timeout = 5000')
-  return new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) })
+  return { db: new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) }), sqlite: { file, connection: sqlite } }
 }
 
 // int8 (bigint) is returned as a string by default; our ids and times are safe integers.

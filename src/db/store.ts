@@ -2,6 +2,7 @@
 import { migrate, openDatabase, ping, type Dialect } from './database.js'
 import { createApiKeyRepository, type ApiKeyRepository } from './api-key-repository.js'
 import { createPetRepository, type PetRepository } from './pet-repository.js'
+import { createSqlitePetRepository } from './sqlite-pet-repository.js'
 
 export interface Store {
   dialect: Dialect
@@ -26,11 +27,16 @@ export async function openStore(url: string, { onConnectionError }: StoreOptions
     await handle.db.destroy()
     throw error
   }
+  // SQLite's hot path has a repository of its own (prepared statements, page cache, group commit).
+  const sqlitePets = handle.sqlite && createSqlitePetRepository({ db: handle.db, writer: handle.sqlite.connection, file: handle.sqlite.file })
   return {
     dialect: handle.dialect,
-    pets: createPetRepository(handle.db),
+    pets: sqlitePets ?? createPetRepository(handle.db),
     apiKeys: createApiKeyRepository(handle.db),
     ping: () => ping(handle.db),
-    close: () => handle.db.destroy(),
+    close: async () => {
+      sqlitePets?.close()
+      await handle.db.destroy()
+    },
   }
 }

@@ -75,10 +75,10 @@ export async function petRoutes(app: FastifyInstance, { pets, clock }: PetRoutes
       const page = await pets.list({ status, afterId, limit: limit + 1 })
       if (page.length > limit) {
         page.length = limit
-        const next = new URLSearchParams({ limit: String(limit) })
-        if (status) next.set('status', status)
-        next.set('cursor', encodeCursor(page[limit - 1]!.id))
-        reply.header('link', `</v1/pets?${next.toString()}>; rel="next"`)
+        // Concatenated, not URLSearchParams: every part is already URL-safe (a number,
+        // a status from the enum, a base64url cursor), and this runs on most list calls.
+        const statusParam = status ? `&status=${status}` : ''
+        reply.header('link', `</v1/pets?limit=${limit}${statusParam}&cursor=${encodeCursor(page[limit - 1]!.id)}>; rel="next"`)
       }
       return page
     },
