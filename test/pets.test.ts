@@ -1,5 +1,6 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
+import { encodeCursor } from '../src/routes/v1/cursor.js'
 import type { Pet } from '../src/schemas/pet.js'
 import { STORES, startTestServer, type TestServer } from './helpers/server.js'
 
@@ -38,6 +39,16 @@ for (const store of STORES) describe(`pets (${store})`, () => {
     const res = await create({ name: 'x'.repeat(200), categoryId: Number.MAX_SAFE_INTEGER })
     assert.equal(res.status, 201)
     assert.equal(res.body.categoryId, Number.MAX_SAFE_INTEGER)
+  })
+
+  it('answers concurrent creates with distinct ids, each listed and fetchable at once', async () => {
+    const created = await Promise.all(Array.from({ length: 30 }, (_, i) => create({ name: `burst ${i}`, categoryId: 4, status: 'pending' })))
+    assert.ok(created.every((res) => res.status === 201))
+    const ids = created.map((res) => res.body.id)
+    assert.equal(new Set(ids).size, ids.length)
+    const listed = await server.request<Pet[]>(`/v1/pets?status=pending&limit=100&cursor=${encodeCursor(Math.min(...ids) - 1)}`, { key })
+    for (const id of ids) assert.ok(listed.body.some((p) => p.id === id), `pet ${id} is listed`)
+    for (const res of created) assert.deepEqual((await server.request<Pet>(`/v1/pets/${res.body.id}`, { key })).body, res.body)
   })
 
   it('fetches a created pet by id', async () => {

@@ -1,0 +1,135 @@
+// The SQLite pets hot path: group commit and the page cache, against a real file.
+import { after, before, describe, it } from 'node:test'
+import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import SqliteDatabase from 'better-sqlite3'
+import { migrate, openDatabase, type DatabaseHandle } from '../../src/db/database.js'
+import { createPetRepository } from '../../src/db/pet-repository.js'
+import { createSqlitePetRepository } from '../../src/db/sqlite-pet-repository.js'
+import type { NewPet } from '../../src/schemas/pet.js'
+
+describe('SQLite pet repository', () => {
+  let dir: string
+  let handle: DatabaseHandle
+  let pets: ReturnType<typeof createSqlitePetRepository>
+  let file: string
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'petstore-sqlite-pets-'))
+    file = join(dir, 'petstore.db')
+    handle = openDatabase(`sqlite:${file}`)
+    await migrate(handle)
+    pets = createSqlitePetRepository({ db: handle.db, writer: handle.sqlite!.connection, file })
+  })
+  after(async () => {
+    pets.close()
+    await handle.db.destroy()
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  /** Row count as a connection of its own sees it: only what is committed. */
+  function committedIds(): number[] {
+    const other = new SqliteDatabase(file, { readonly: true })
+    try {
+      return other.prepare('SELECT id FROM pets ORDER BY id').pluck().all() as number[]
+    } finally {
+      other.close()
+    }
+  }
+
+  const everything = () => pets.list({ afterId: 0, limit: 1_000_000 })
+
+  it('gives concurrent inserts distinct increasing ids, all committed when they resolve', async () => {
+    const before = committedIds().length
+    const created = await Promise.all(Array.from({ length: 50 }, (_, i) => pets.insert({ name: `pet ${i}`, categoryId: i + 1 }, 1_000)))
+    const ids = created.map((p) => p.id)
+    assert.equal(new Set(ids).size, 50)
+    assert.deepEqual(ids, [...ids].sort((a, b) => a - b), 'ids follow the order the inserts were asked for')
+    assert.deepEqual(created[7], { id: ids[7], name: 'pet 7', categoryId: 8, status: 'available' })
+    const committed = committedIds()
+    assert.equal(committed.length, before + 50)
+    for (const id of ids) assert.ok(committed.includes(id))
+  })
+
+  it('fails only the bad insert of a group', async () => {
+    const bad = { name: 'bad', categoryId: 1, status: 'lost' } as unknown as NewPet // breaks the CHECK constraint
+    const results = await Promise.allSettled([
+      pets.insert({ name: 'good 1', categoryId: 1 }, 1_000),
+      pets.insert(bad, 1_000),
+      pets.insert({ name: 'good 2', categoryId: 1 }, 1_000),
+    ])
+    assert.deepEqual(
+      results.map((r) => r.status),
+      ['fulfilled', 'rejected', 'fulfilled'],
+    )
+    const names = (await everything()).map((p) => p.name)
+    assert.ok(names.includes('good 1') && names.includes('good 2') && !names.includes('bad'))
+  })
+
+  it('shows an insert of this repository in the very next list call', async () => {
+    await everything() // cached now
+    const created = await pets.insert({ name: 'fresh', categoryId: 2, status: 'sold' }, 1_000)
+    assert.equal((await everything()).at(-1)?.id, created.id)
+    assert.equal((await pets.list({ status: 'sold', afterId: 0, limit: 1_000 })).at(-1)?.id, created.id)
+  })
+
+  it('shows an insert through Kysely (createPetRepository, e.g. in a transaction) in the next list call', async () => {
+    await everything()
+    const created = await handle.db.transaction().execute((trx) => createPetRepository(trx).insert({ name: 'via kysely', categoryId: 3 }, 1_000))
+    assert.equal((await everything()).at(-1)?.id, created.id)
+  })
+
+  it('shows an insert by another process in the next list call', async () => {
+    await everything()
+    // A separate process with its own connection, as PETSTORE_WORKERS or a second instance would be.
+    const script = `const D = require('better-sqlite3'); const db = new D(process.argv[1]);
+      process.stdout.write(String(db.prepare("INSERT INTO pets (name, category_id, status, created_at) VALUES ('elsewhere', 4, 'pending', 1) RETURNING id").pluck().get()))`
+    const id = Number(execFileSync(process.execPath, ['-e', script, file], { encoding: 'utf8' }))
+    assert.equal((await everything()).at(-1)?.id, id)
+    assert.equal((await pets.list({ status: 'pending', afterId: 0, limit: 1_000 })).at(-1)?.name, 'elsewhere')
+  })
+
+  it('never lists a pet of a transaction that is still open or rolled back, and inserts wait for that transaction', async () => {
+    const listed = (await everything()).length
+    let release = () => {}
+    const held = new Promise<void>((resolve) => (release = resolve))
+    const transaction = handle.db
+      .transaction()
+      .execute(async (trx) => {
+        await createPetRepository(trx).insert({ name: 'doomed', categoryId: 5 }, 1_000)
+        await held
+        throw new Error('roll back')
+      })
+      .catch(() => 'rolled back')
+
+    await new Promise((resolve) => setImmediate(resolve))
+    assert.equal((await everything()).length, listed, 'an uncommitted pet is not listed')
+    let insertDone = false
+    const waiting = pets.insert({ name: 'after the transaction', categoryId: 5 }, 1_000).then((pet) => {
+      insertDone = true
+      return pet
+    })
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    assert.equal(insertDone, false, 'the insert waits for the open transaction')
+    release()
+    assert.equal(await transaction, 'rolled back')
+    const pet = await waiting
+    const names = (await everything()).map((p) => p.name)
+    assert.ok(!names.includes('doomed'))
+    assert.equal((await everything()).at(-1)?.id, pet.id)
+  })
+
+  it('hands out copies: trimming a returned page does not change the next one', async () => {
+    const first = await pets.list({ afterId: 0, limit: 3 })
+    first.length = 1
+    assert.equal((await pets.list({ afterId: 0, limit: 3 })).length, 3)
+  })
+
+  it('finds a pet by id, and nothing for an unknown id', async () => {
+    const created = await pets.insert({ name: 'findable', categoryId: 6, status: 'pending' }, 1_000)
+    assert.deepEqual(await pets.findById(created.id), created)
+    assert.equal(await pets.findById(999_999_999), undefined)
+  })
+})
