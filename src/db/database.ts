@@ -15,11 +15,13 @@ export interface DatabaseHandle {
   db: Kysely<Database>
   /** SQLite only: the file and the one connection Kysely runs on, for the pets' hot path (sqlite-pet-repository.ts). */
   sqlite?: { file: string; connection: SqliteDatabase.Database }
+  /** PostgreSQL only: Kysely's pool, for the pets' hot path (postgres-pet-repository.ts). */
+  pool?: pg.Pool
 }
 
 export function openDatabase(url: string, onIdleError: (error: Error) => void = () => {}): DatabaseHandle {
   if (url.startsWith('sqlite:')) return { dialect: 'sqlite', ...openSqlite(url.slice('sqlite:'.length)) }
-  return { dialect: 'postgres', db: openPostgres(url, onIdleError) }
+  return { dialect: 'postgres', ...openPostgres(url, onIdleError) }
 }
 
 function openSqlite(path: string): Pick<DatabaseHandle, 'db' | 'sqlite'> {
@@ -46,7 +48,7 @@ const POOL_SIZE = 10
 const CONNECT_TIMEOUT_MS = 2_000
 const STATEMENT_TIMEOUT_MS = 5_000
 
-function openPostgres(url: string, onIdleError: (error: Error) => void): Kysely<Database> {
+function openPostgres(url: string, onIdleError: (error: Error) => void): Pick<DatabaseHandle, 'db' | 'pool'> {
   const pool = new pg.Pool({
     connectionString: url,
     max: POOL_SIZE,
@@ -61,7 +63,7 @@ function openPostgres(url: string, onIdleError: (error: Error) => void): Kysely<
   // A server restart kills idle connections; the pool drops them and opens new
   // ones on demand. Unhandled, this event would end the process.
   pool.on('error', onIdleError)
-  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
+  return { db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), pool }
 }
 
 // PostgreSQL SQLSTATEs for a lost or refused connection (class 08, admin shutdown,

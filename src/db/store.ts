@@ -2,6 +2,7 @@
 import { migrate, openDatabase, ping, type Dialect } from './database.js'
 import { createApiKeyRepository, type ApiKeyRepository } from './api-key-repository.js'
 import { createPetRepository, type PetRepository } from './pet-repository.js'
+import { createPostgresPetRepository } from './postgres-pet-repository.js'
 import { createSqlitePetRepository } from './sqlite-pet-repository.js'
 
 export interface Store {
@@ -27,11 +28,12 @@ export async function openStore(url: string, { onConnectionError }: StoreOptions
     await handle.db.destroy()
     throw error
   }
-  // SQLite's hot path has a repository of its own (prepared statements, page cache, group commit).
+  // The pets' hot path has a repository per database: prepared statements, and on
+  // SQLite a page cache and group commit. createPetRepository(db) works in transactions.
   const sqlitePets = handle.sqlite && createSqlitePetRepository({ db: handle.db, writer: handle.sqlite.connection, file: handle.sqlite.file })
   return {
     dialect: handle.dialect,
-    pets: sqlitePets ?? createPetRepository(handle.db),
+    pets: sqlitePets ?? (handle.pool ? createPostgresPetRepository(handle.pool) : createPetRepository(handle.db)),
     apiKeys: createApiKeyRepository(handle.db),
     ping: () => ping(handle.db),
     close: async () => {

@@ -54,7 +54,8 @@ export default fp(
       },
     })
 
-    app.addHook('onResponse', async (request, reply) => {
+    // Callback style (with `done`): it never waits, so it skips an async hook's promise.
+    app.addHook('onResponse', (request, reply, done) => {
       // The route pattern, not the URL, so that ids and query strings do not explode the label set.
       const labels = { route: request.routeOptions.url ?? 'unknown', method: request.method, status: String(reply.statusCode) }
       metrics.requests.inc(labels)
@@ -62,6 +63,7 @@ export default fp(
       const error = request.apiError
       if (error?.code === 'rate_limited' || error?.code === 'key_banned') metrics.rateLimited.inc({ code: error.code })
       if (error?.dependency === 'store') metrics.storeErrors.inc()
+      done()
     })
 
     app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {

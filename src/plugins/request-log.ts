@@ -14,10 +14,13 @@ export function requestId(request: IncomingMessage): string {
 
 export default fp(
   async (app) => {
-    app.addHook('onRequest', async (request, reply) => {
+    // Callback-style hooks (with `done`): they run on every request and never wait,
+    // so they skip the promise an async hook costs.
+    app.addHook('onRequest', (request, reply, done) => {
       reply.header('x-request-id', request.id)
+      done()
     })
-    app.addHook('onResponse', async (request, reply) => {
+    app.addHook('onResponse', (request, reply, done) => {
       request.log.info(
         {
           method: request.method,
@@ -29,6 +32,7 @@ export default fp(
         },
         'request',
       )
+      done()
     })
   },
   { name: 'request-log' },

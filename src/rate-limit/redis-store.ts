@@ -73,6 +73,10 @@ export function createRedisCounterStore({
     // Keep reconnecting in the background, at most every 2 s.
     retryStrategy: (times) => Math.min(times * 100, 2_000),
     lazyConnect: false,
+    // Every request runs the script once: the scripts of one event-loop turn go out
+    // in one write (a pipeline) instead of one write each. Order and atomicity per
+    // script are unchanged.
+    enableAutoPipelining: true,
   }) as WithHit
   // Connection errors surface as failed commands; the 'error' event alone must not crash the process.
   redis.on('error', () => {})
