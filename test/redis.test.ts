@@ -175,6 +175,14 @@ describe('two instances on PostgreSQL and Redis', async () => {
     assert.deepEqual(await read.json(), pet)
   })
 
+  it('lists through one instance a pet created through the other, in the very next list call', async () => {
+    const list = async () => ((await (await call(servers[1]!, '/v1/pets?status=pending&limit=100')).json()) as { id: number }[]).map((p) => p.id)
+    await Promise.all([list(), list()]) // any page this instance might keep is now taken
+    const created = await call(servers[0]!, '/v1/pets', { method: 'POST', body: JSON.stringify({ name: 'Listed', categoryId: 4, status: 'pending' }) })
+    const pet = (await created.json()) as { id: number }
+    assert.ok((await list()).includes(pet.id))
+  })
+
   it('enforces one limit: 100 concurrent requests of a free key over both instances serve exactly 60', async () => {
     const redis = new Redis(REDIS_URL)
     await awayFromMinuteEdge(redis)

@@ -3,9 +3,11 @@
 // the pool. Each connection parses and plans a statement once, on its first use,
 // instead of on every query, and no query is built per request. Nothing is cached
 // in this process: other instances write to the same database, and nothing here
-// could tell when they did. createPetRepository stays the way to work on pets
-// inside a Kysely transaction.
+// could tell when they did. Identical reads of one event-loop turn share one query
+// (read-coalescer.ts), which is as fresh as a query per request. createPetRepository
+// stays the way to work on pets inside a Kysely transaction.
 import type pg from 'pg'
+import { createReadCoalescer } from './read-coalescer.js'
 import type { ListPetsQuery, PetRepository } from './pet-repository.js'
 import type { NewPet, Pet, PetStatus } from '../schemas/pet.js'
 
@@ -31,23 +33,27 @@ const INSERT = {
 }
 
 export function createPostgresPetRepository(pool: pg.Pool): PetRepository {
+  const read = createReadCoalescer<PetRow[]>()
+  const rows = async (query: pg.QueryConfig) => (await pool.query<PetRow>(query)).rows
+
   return {
     /** Pets in ascending id order; cost depends on the page size, not the table's size. */
     async list({ status, afterId, limit }: ListPetsQuery): Promise<Pet[]> {
-      const { rows } = status
-        ? await pool.query<PetRow>({ ...LIST_BY_STATUS, values: [status, afterId, limit] })
-        : await pool.query<PetRow>({ ...LIST_ALL, values: [afterId, limit] })
-      return rows.map(toPet)
+      const page = await read(`list:${status ?? ''}:${afterId}:${limit}`, () =>
+        status ? rows({ ...LIST_BY_STATUS, values: [status, afterId, limit] }) : rows({ ...LIST_ALL, values: [afterId, limit] }),
+      )
+      // New objects for each caller: the route trims its array.
+      return page.map(toPet)
     },
 
     async insert(pet: NewPet, now: number): Promise<Pet> {
-      const { rows } = await pool.query<PetRow>({ ...INSERT, values: [pet.name, pet.categoryId, pet.status ?? 'available', now] })
-      return toPet(rows[0]!)
+      const [row] = await rows({ ...INSERT, values: [pet.name, pet.categoryId, pet.status ?? 'available', now] })
+      return toPet(row!)
     },
 
     async findById(id: number): Promise<Pet | undefined> {
-      const { rows } = await pool.query<PetRow>({ ...BY_ID, values: [id] })
-      return rows[0] && toPet(rows[0])
+      const [row] = await read(`id:${id}`, () => rows({ ...BY_ID, values: [id] }))
+      return row && toPet(row)
     },
   }
 }
