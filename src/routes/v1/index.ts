@@ -24,9 +24,14 @@ export async function v1Routes(app: FastifyInstance, { authenticator, limiter, p
   const auth = createAuthHooks(authenticator)
   app.decorateRequest('apiKey', null)
   app.decorateRequest('authFailure', null)
-  app.addHook('onRequest', auth.identify)
-  app.addHook('onRequest', createRateLimitHook(limiter))
-  app.addHook('onRequest', auth.requireApiKey)
+  const rateLimit = createRateLimitHook(limiter)
+  // One hook running the three steps in order rather than three hooks: each hook
+  // costs every request a promise and a trip through Fastify's hook runner.
+  app.addHook('onRequest', async (request, reply) => {
+    await auth.identify(request)
+    await rateLimit(request, reply)
+    await auth.requireApiKey(request, reply)
+  })
 
   app.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger())
   refuseOtherMethods(app, '/openapi.json', ['GET'], { public: true })
