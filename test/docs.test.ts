@@ -63,7 +63,7 @@ describe('GET /docs over HTTP', () => {
   })
 
   it('answers the JSON Error 404 for unknown paths under /docs', async () => {
-    for (const path of ['/docs/nope', '/docs/static/nope.js', '/docs/yaml']) {
+    for (const path of ['/docs/nope', '/docs/static/nope.js', '/docs/yaml', '/docs/static/%2e%2e/%2e%2e/package.json', '/docs/static/%00']) {
       const res = await server.request<{ code: string; status: number }>(path)
       assert.equal(res.status, 404, path)
       assert.match(res.headers.get('content-type') ?? '', /^application\/json/)

@@ -4,6 +4,7 @@
 // loads nothing from another host (users run it offline and behind firewalls); the
 // Content-Security-Policy below makes the browser refuse anything that would.
 import fp from 'fastify-plugin'
+import type { FastifyError } from 'fastify'
 import swaggerUi from '@fastify/swagger-ui'
 
 export const DOCS_PREFIX = '/docs'
@@ -30,6 +31,13 @@ export const DOCS_CSP = [
 
 export default fp(
   async (app) => {
+    // @fastify/static refuses paths such as /docs/static/../package.json with a 403
+    // error. There is no such file: answer the JSON 404 every unknown path gets. Other
+    // errors go on to the app's error handler.
+    app.setErrorHandler((error: FastifyError, _request, reply) => {
+      if (error.statusCode === 403) return reply.callNotFound()
+      throw error
+    })
     await app.register(swaggerUi, {
       routePrefix: DOCS_PREFIX,
       staticCSP: DOCS_CSP,
@@ -57,5 +65,6 @@ export default fp(
       },
     })
   },
-  { name: 'docs', dependencies: ['openapi'] },
+  // Encapsulated, so that the error handler above governs /docs alone.
+  { name: 'docs', dependencies: ['openapi'], encapsulate: true },
 )
