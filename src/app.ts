@@ -97,7 +97,7 @@ export async function buildApp({ config, store, clock = systemClock, limiter, lo
   await app.register(health, { store, limiter })
   // GET /docs: the API reference page, also outside /v1 (no key, no rate limit).
   await app.register(docs)
-  await app.register(v1Routes, { prefix: '/v1', authenticator, limiter, pets: store.pets, clock })
+  await app.register(v1Routes, { prefix: '/v1', authenticator, limiter, store, clock })
 
   return app
 }
