@@ -414,6 +414,17 @@ describe('typed client: retries', () => {
     assert.deepEqual(named, [pet])
   })
 
+  it('returns the first pet again for a repeated Idempotency-Key, and throws 422 for another body under it', async () => {
+    const client = createClient(options)
+    const idempotencyKey = `repeat-${randomUUID()}`
+    const first = await client.createPet({ name: 'Twice', categoryId: 1 }, { idempotencyKey })
+    assert.deepEqual(await client.createPet({ name: 'Twice', categoryId: 1 }, { idempotencyKey }), first)
+    const error = await rejectsWith(client.createPet({ name: 'Other', categoryId: 1 }, { idempotencyKey }), PetstoreError)
+    assert.equal(error.status, 422)
+    assert.equal(error.code, 'idempotency_key_reused')
+    assert.equal(error.attempts, 1)
+  })
+
   it('stops after maxAttempts and throws the last error', async () => {
     const traced = flakyFetch(() => 'before')
     const { sleep, waits } = recordingSleep()
