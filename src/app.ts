@@ -12,6 +12,7 @@ import type { RateLimiter } from './rate-limit/limiter.js'
 import errorHandler, { answerFrameworkError } from './plugins/error-handler.js'
 import jsonBody, { BODY_LIMIT } from './plugins/json-body.js'
 import openapi from './plugins/openapi.js'
+import docs from './plugins/docs.js'
 import requestLog, { requestId } from './plugins/request-log.js'
 import { createValidatorCompiler } from './plugins/validation.js'
 import health from './plugins/health.js'
@@ -94,7 +95,9 @@ export async function buildApp({ config, store, clock = systemClock, limiter, lo
   // Operations endpoints, outside /v1: no key, no rate limit.
   await app.register(metricsPlugin, { metrics, limiter })
   await app.register(health, { store, limiter })
-  await app.register(v1Routes, { prefix: '/v1', authenticator, limiter, pets: store.pets, clock })
+  // GET /docs: the API reference page, also outside /v1 (no key, no rate limit).
+  await app.register(docs)
+  await app.register(v1Routes, { prefix: '/v1', authenticator, limiter, store, clock })
 
   return app
 }

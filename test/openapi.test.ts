@@ -5,8 +5,10 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { Ajv } from 'ajv'
+import { hashApiKey } from '../src/api-keys/key-format.js'
 import { createManualClock } from '../src/clock.js'
 import { ERROR_CODES } from '../src/errors.js'
+import { fingerprint } from '../src/routes/v1/idempotency-key.js'
 import type { Pet } from '../src/schemas/pet.js'
 import { STORES, startTestServer, type Reply, type TestServer } from './helpers/server.js'
 
@@ -92,6 +94,18 @@ for (const store of STORES) describe(`the OpenAPI document (${store})`, () => {
       401: () => server.request('/v1/pets', { method: 'POST', json: { name: 'Scenario', categoryId: 2 } }),
       413: () => server.request('/v1/pets', { method: 'POST', key, json: { name: 'x'.repeat(70_000), categoryId: 2 } }),
       415: () => server.request('/v1/pets', { method: 'POST', key, body: 'name=Rex', headers: { 'content-type': 'application/x-www-form-urlencoded' } }),
+      409: async () => {
+        // The first request with this key is still running: its claim is in the store.
+        const json = { name: 'In flight', categoryId: 2 }
+        const apiKeyId = (await server.store.apiKeys.findByHash(hashApiKey(key)))!.id
+        await server.store.idempotency.claim({ apiKeyId, key: 'scenario-409' }, { fingerprint: fingerprint(json), now: clock.now(), ttlMs: 60_000, leaseMs: 60_000 })
+        return server.request('/v1/pets', { method: 'POST', key, json, headers: { 'idempotency-key': 'scenario-409' } })
+      },
+      422: async () => {
+        const headers = { 'idempotency-key': 'scenario-422' }
+        await server.request('/v1/pets', { method: 'POST', key, json: { name: 'First', categoryId: 2 }, headers })
+        return server.request('/v1/pets', { method: 'POST', key, json: { name: 'Other', categoryId: 2 }, headers })
+      },
       429: () => overLimit('/v1/pets', { method: 'POST', json: { name: 'Scenario', categoryId: 2 } }),
     },
     getPet: {

@@ -1,8 +1,10 @@
 // `petstore <command>`: the command line, reading the same environment as the server.
-// Every command that touches the store applies pending migrations first.
+// Every command that touches the store applies pending migrations first; `pets` is
+// a client of a running service and touches no store.
 import { parseArgs } from 'node:util'
 import { loadConfig, type Config } from '../config.js'
 import { keysCommand } from './keys.js'
+import { DEFAULT_URL, petsCommand } from './pets.js'
 import { CliError } from './cli-error.js'
 import { openStore } from '../db/store.js'
 
@@ -17,9 +19,17 @@ Commands:
   keys revoke ID                             revoke a key (takes effect within 5 seconds)
   keys set-plan ID PLAN [--per-minute N --per-day N]
                                              change a key's plan
+  pets list [--status S] [--limit N] [--cursor C] [--all]
+                                             list pets as JSON (a next page's cursor on stderr; --all: every page)
+  pets create --name NAME --category-id N [--status S] [--idempotency-key K]
+                                             add a pet; prints it as JSON
+  pets get ID                                print one pet (deprecated by the API: removed 5 Dec 2030)
 
 Plans: free (60/min, 1000/day), pro (300, 10000), business (1000, 100000),
-enterprise (--per-minute and --per-day set per key).`
+enterprise (--per-minute and --per-day set per key).
+
+The pets commands talk to a running service: PETSTORE_URL (default ${DEFAULT_URL})
+and PETSTORE_API_KEY. They need no DATABASE_URL.`
 
 export interface Io {
   out: (line: string) => void
@@ -36,6 +46,8 @@ export async function main(argv: string[], io: Io = consoleIo, env: NodeJS.Proce
       io.out(USAGE)
       return command === undefined ? 2 : 0
     }
+    // Before loadConfig: a client of the service must not fail on the server's settings.
+    if (command === 'pets') return await petsCommand(rest, env, io)
     const config = loadConfig(env)
     switch (command) {
       case 'serve': {

@@ -24,7 +24,21 @@ export interface ApiKeysTable {
   revoked_at: number | null
 }
 
+export interface IdempotencyKeysTable {
+  api_key_id: number
+  idempotency_key: string
+  /** SHA-256 of the request body, canonicalised: the same key with another body is refused. */
+  fingerprint: string
+  /** While the first request runs: until when it holds the key. Null once it completed. */
+  locked_until: number | null
+  response_status: number | null
+  response_body: string | null
+  created_at: number
+  expires_at: number
+}
+
 export interface Database {
   pets: PetsTable
   api_keys: ApiKeysTable
+  idempotency_keys: IdempotencyKeysTable
 }

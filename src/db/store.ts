@@ -1,14 +1,19 @@
 // The store: a database with its repositories. The rest of the service sees only this.
 import { migrate, openDatabase, ping, type Dialect } from './database.js'
 import { createApiKeyRepository, type ApiKeyRepository } from './api-key-repository.js'
+import { createIdempotencyRepository, type IdempotencyRepository, type IdempotencyScope } from './idempotency-repository.js'
 import { createPetRepository, type PetRepository } from './pet-repository.js'
 import { createPostgresPetRepository } from './postgres-pet-repository.js'
 import { createSqlitePetRepository } from './sqlite-pet-repository.js'
+import type { NewPet, Pet } from '../schemas/pet.js'
 
 export interface Store {
   dialect: Dialect
   pets: PetRepository
   apiKeys: ApiKeyRepository
+  idempotency: IdempotencyRepository
+  /** Inserts a pet for a claimed Idempotency-Key: the pet and its stored 201 commit together. */
+  insertPetOnce(scope: IdempotencyScope, pet: NewPet, now: number): Promise<Pet>
   /** Resolves when the database answers a trivial query. */
   ping(): Promise<void>
   close(): Promise<void>
@@ -31,10 +36,16 @@ export async function openStore(url: string, { onConnectionError }: StoreOptions
   // The pets' hot path has a repository per database: prepared statements, and on
   // SQLite a page cache and group commit. createPetRepository(db) works in transactions.
   const sqlitePets = handle.sqlite && createSqlitePetRepository({ db: handle.db, writer: handle.sqlite.connection, file: handle.sqlite.file })
+  const idempotency = createIdempotencyRepository(handle.db)
   return {
     dialect: handle.dialect,
     pets: sqlitePets ?? (handle.pool ? createPostgresPetRepository(handle.pool) : createPetRepository(handle.db)),
     apiKeys: createApiKeyRepository(handle.db),
+    idempotency,
+    async insertPetOnce(scope, pet, now) {
+      const { body } = await idempotency.complete(scope, async (trx) => ({ status: 201, body: await createPetRepository(trx).insert(pet, now) }))
+      return body
+    },
     ping: () => ping(handle.db),
     close: async () => {
       sqlitePets?.close()

@@ -14,7 +14,7 @@ export function refuseOtherMethods(app: FastifyInstance, url: string, allowed: H
     schema: { hide: true },
     config,
     handler: async (request) => {
-      throw new ApiError('method_not_allowed', `${request.routeOptions.url} answers ${allow.join(', ')}, not ${request.method}.`, {
+      throw new ApiError('method_not_allowed', `${request.method} is not allowed on ${request.url.split('?')[0]}; it answers ${allow.join(', ')}.`, {
         headers: { allow: allow.join(', ') },
       })
     },

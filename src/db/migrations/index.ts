@@ -3,9 +3,11 @@
 import type { Migration, MigrationProvider } from 'kysely'
 import type { Dialect } from '../database.js'
 import * as petsAndApiKeys from './2026-11-22-001-pets-and-api-keys.js'
+import * as idempotencyKeys from './2026-11-22-002-idempotency-keys.js'
 
 const MIGRATIONS = {
   '2026-11-22-001-pets-and-api-keys': petsAndApiKeys,
+  '2026-11-22-002-idempotency-keys': idempotencyKeys,
 }
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {

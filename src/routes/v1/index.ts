@@ -4,7 +4,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { Authenticator } from '../../api-keys/authenticator.js'
 import type { Clock } from '../../clock.js'
-import type { PetRepository } from '../../db/pet-repository.js'
+import type { Store } from '../../db/store.js'
 import { ApiError } from '../../errors.js'
 import { createAuthHooks } from '../../plugins/authenticate.js'
 import { createRateLimitHook } from '../../plugins/rate-limit.js'
@@ -16,11 +16,11 @@ import { petRoutes } from './pets.js'
 export interface V1Options {
   authenticator: Authenticator
   limiter: RateLimiter
-  pets: PetRepository
+  store: Store
   clock: Clock
 }
 
-export async function v1Routes(app: FastifyInstance, { authenticator, limiter, pets, clock }: V1Options) {
+export async function v1Routes(app: FastifyInstance, { authenticator, limiter, store, clock }: V1Options) {
   const auth = createAuthHooks(authenticator)
   app.decorateRequest('apiKey', null)
   app.decorateRequest('authFailure', null)
@@ -35,7 +35,8 @@ export async function v1Routes(app: FastifyInstance, { authenticator, limiter, p
 
   app.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger())
   refuseOtherMethods(app, '/openapi.json', ['GET'], { public: true })
-  await app.register(petRoutes, { pets, clock })
+  await app.register(petRoutes, { store, clock })
+  purgeExpiredIdempotencyKeys(app, store, clock)
   refuseOtherMethods(app, '/pets', ['GET', 'POST'])
   refuseOtherMethods(app, '/pets/:petId', ['GET'])
 
@@ -43,4 +44,14 @@ export async function v1Routes(app: FastifyInstance, { authenticator, limiter, p
   app.setNotFoundHandler((request, reply) =>
     sendError(reply, new ApiError('not_found', `There is no route ${request.method} ${request.url.split('?')[0]}.`)),
   )
+}
+
+const PURGE_EVERY_MS = 10 * 60 * 1000
+
+/** Idempotency-Key records outlive their 24 hours only until the next purge. */
+function purgeExpiredIdempotencyKeys(app: FastifyInstance, store: Store, clock: Clock) {
+  const timer = setInterval(() => {
+    store.idempotency.purgeExpired(clock.now()).catch((error: unknown) => app.log.warn({ err: error }, 'could not purge expired Idempotency-Keys'))
+  }, PURGE_EVERY_MS).unref()
+  app.addHook('onClose', async () => clearInterval(timer))
 }

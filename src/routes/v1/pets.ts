@@ -3,15 +3,16 @@ import type { FastifyInstance, FastifyReply } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import type { Clock } from '../../clock.js'
-import type { PetRepository } from '../../db/pet-repository.js'
+import type { Store } from '../../db/store.js'
 import { ApiError } from '../../errors.js'
 import { MAX_SAFE_ID, NewPet, Pet, PetStatusSchema } from '../../schemas/pet.js'
 import { errorResponse, header, response, TOO_MANY_REQUESTS, UNAUTHORIZED } from '../../schemas/responses.js'
 import { ref } from '../../schemas/shared.js'
 import { decodeCursor, encodeCursor } from './cursor.js'
+import { fingerprint, IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS, MAX_IDEMPOTENCY_KEY_LENGTH, parseIdempotencyKey } from './idempotency-key.js'
 
 export interface PetRoutesOptions {
-  pets: PetRepository
+  store: Pick<Store, 'pets' | 'idempotency' | 'insertPetOnce'>
   clock: Clock
 }
 
@@ -45,8 +46,18 @@ const deprecationHeaders = {
   Link: header('`</v1/pets>; rel="successor-version"`: the replacement, GET /v1/pets with the status filter.'),
 }
 
-export async function petRoutes(app: FastifyInstance, { pets, clock }: PetRoutesOptions) {
+const CreateHeaders = Type.Object({
+  'Idempotency-Key': Type.Optional(
+    Type.String({
+      description: `Makes a retry safe (IETF draft httpapi-idempotency-key-header): 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} printable ASCII characters, e.g. a UUID, bare or quoted. For 24 hours, the same key (per API key) with the same body answers the first response again, with \`Idempotent-Replayed: true\`, and creates nothing; with another body it answers 422; while the first request is still running, 409.`,
+    }),
+  ),
+})
+
+export async function petRoutes(app: FastifyInstance, { store, clock }: PetRoutesOptions) {
   const v1 = app.withTypeProvider<TypeBoxTypeProvider>()
+  const { pets, idempotency } = store
+  const created = (reply: FastifyReply, pet: Pet) => reply.code(201).header('location', `/v1/pets/${pet.id}`).send(pet)
 
   v1.get(
     '/pets',
@@ -91,26 +102,55 @@ export async function petRoutes(app: FastifyInstance, { pets, clock }: PetRoutes
         operationId: 'createPet',
         tags: ['pets'],
         summary: 'Add an animal',
-        description: 'Adds an animal. A 201 means it is stored durably. Unknown fields are refused and values are never coerced.',
+        description:
+          'Adds an animal. A 201 means it is stored durably. Unknown fields are refused and values are never coerced. Send an `Idempotency-Key` to make retries safe: a retry of a request whose answer was lost then gets the same 201 (with `Idempotent-Replayed: true`) instead of adding the animal twice.',
+        headers: CreateHeaders,
         body: ref(NewPet),
         response: {
           201: response('The animal was added; the body carries its assigned id.', ref(Pet), {
             Location: header('`/v1/pets/{id}`: where the new animal can be read.'),
           }),
-          400: errorResponse('The body is not a JSON object, or a field is missing, of the wrong type, out of range or unknown.', [
-            'invalid_body',
-            'invalid_field',
-          ]),
+          400: errorResponse(
+            'The body is not a JSON object, or a field is missing, of the wrong type, out of range or unknown; or the Idempotency-Key header is malformed.',
+            ['invalid_body', 'invalid_field', 'invalid_parameter'],
+          ),
+          409: errorResponse('A request with this Idempotency-Key is still running; retry after `Retry-After` seconds to get its answer.', ['idempotency_key_in_use'], {
+            'Retry-After': header('Seconds to wait before retrying.', Type.Integer()),
+          }),
           401: UNAUTHORIZED,
           413: errorResponse('The body is larger than 64 KiB.', ['payload_too_large']),
           415: errorResponse('The body is not sent as application/json.', ['unsupported_media_type']),
+          422: errorResponse('This Idempotency-Key was already used with a different body; use a new key for a new animal.', ['idempotency_key_reused']),
           429: TOO_MANY_REQUESTS,
         },
       },
     },
     async (request, reply) => {
-      const pet = await pets.insert(request.body, clock.now())
-      return reply.code(201).header('location', `/v1/pets/${pet.id}`).send(pet)
+      const now = clock.now()
+      const key = parseIdempotencyKey(request.headers['idempotency-key'])
+      if (key === undefined) return created(reply, await pets.insert(request.body, now))
+
+      // requireApiKey has run: every non-public /v1 route has a key here.
+      const scope = { apiKeyId: request.apiKey!.id, key }
+      const claim = await idempotency.claim(scope, { fingerprint: fingerprint(request.body), now, ttlMs: IDEMPOTENCY_TTL_MS, leaseMs: IDEMPOTENCY_LEASE_MS })
+      switch (claim.outcome) {
+        case 'mismatch':
+          throw new ApiError('idempotency_key_reused', 'This Idempotency-Key was already used with a different body; send a new key to add another animal.')
+        case 'in_flight':
+          throw new ApiError('idempotency_key_in_use', 'A request with this Idempotency-Key is still running; retry in a moment to get its answer.', {
+            headers: { 'retry-after': '1' },
+          })
+        case 'replay':
+          reply.header('idempotent-replayed', 'true')
+          return created(reply, claim.response.body as Pet)
+      }
+      try {
+        return created(reply, await store.insertPetOnce(scope, request.body, now))
+      } catch (error) {
+        // Nothing was committed: free the key so that a retry runs afresh.
+        await idempotency.release(scope).catch((releaseError: unknown) => request.log.warn({ err: releaseError }, 'could not release an Idempotency-Key'))
+        throw error
+      }
     },
   )
 

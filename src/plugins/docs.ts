@@ -1,0 +1,70 @@
+// GET /docs: the interactive API reference (Swagger UI), rendered from the OpenAPI
+// document that /v1/openapi.json serves. Outside /v1, like /healthz: no key, no rate
+// limit. Swagger UI's files come from @fastify/swagger-ui's own copy, so the page
+// loads nothing from another host (users run it offline and behind firewalls); the
+// Content-Security-Policy below makes the browser refuse anything that would.
+import fp from 'fastify-plugin'
+import type { FastifyError } from 'fastify'
+import swaggerUi from '@fastify/swagger-ui'
+
+export const DOCS_PREFIX = '/docs'
+
+/** The page's own server, listed first so that "Try it out" calls this instance. */
+export const THIS_SERVER = { url: '/v1', description: 'This server' }
+
+// Only this origin, for everything. Swagger UI needs no inline script (its
+// initializer is a file, swagger-initializer.js) and sets styles through the DOM,
+// which style-src does not govern; its icons are data: URIs. connect-src 'self'
+// also blocks "Try it out" against the production and staging servers the document
+// lists: from this page, requests go to this server only.
+export const DOCS_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "font-src 'self'",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ')
+
+export default fp(
+  async (app) => {
+    // @fastify/static refuses paths such as /docs/static/../package.json with a 403
+    // error. There is no such file: answer the JSON 404 every unknown path gets. Other
+    // errors go on to the app's error handler.
+    app.setErrorHandler((error: FastifyError, _request, reply) => {
+      if (error.statusCode === 403) return reply.callNotFound()
+      throw error
+    })
+    await app.register(swaggerUi, {
+      routePrefix: DOCS_PREFIX,
+      staticCSP: DOCS_CSP,
+      // No validator badge: it would send the document to validator.swagger.io.
+      validatorUrl: false,
+      theme: { title: 'Pet Store API reference' },
+      uiConfig: {
+        // No top bar: its "Explore" box would invite loading documents from elsewhere.
+        layout: 'BaseLayout',
+        deepLinking: true,
+        displayOperationId: true,
+        displayRequestDuration: true,
+      },
+      // The page loads /docs/json: the same generated document as /v1/openapi.json
+      // (one source, no copy to drift), with this server first in `servers`; the
+      // production and staging URLs stay listed after it. A shallow copy suffices,
+      // nothing below the top level is changed.
+      transformSpecificationClone: false,
+      transformSpecification: (document) => ({ ...document, servers: [THIS_SERVER, ...((document.servers as unknown[]) ?? [])] }),
+      uiHooks: {
+        // The renderer also offers /docs/yaml; the page does not need a third copy.
+        onRequest: async (request, reply) => {
+          if (request.routeOptions.url === `${DOCS_PREFIX}/yaml`) return reply.callNotFound()
+        },
+      },
+    })
+  },
+  // Encapsulated, so that the error handler above governs /docs alone.
+  { name: 'docs', dependencies: ['openapi'], encapsulate: true },
+)
