@@ -7,7 +7,9 @@
 // Two connections:
 // - Kysely's one connection (the writer). Inserts run on it while holding Kysely's
 //   connection lock, so they never land inside a Kysely transaction that another
-//   request has open across an await.
+//   request has open across an await. (So inside such a transaction, insert with
+//   createPetRepository(trx), never with this repository: it would wait for the
+//   transaction to end, which waits for it.)
 // - A read-only connection of our own (the reader) for list and findById. WAL gives
 //   it a snapshot per statement: it never sees a transaction that is not committed,
 //   and it does not wait for the writer.
