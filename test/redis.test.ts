@@ -120,6 +120,9 @@ describe('Redis outage', async () => {
         assert.ok(Date.now() - started < 5_000, 'no request waits long on a dead Redis')
         assert.equal(limiter.degraded, true)
         assert.deepEqual(transitions, [true], 'the fallback is reported once')
+        const down = await server.request<{ details: { field: string }[] }>('/readyz')
+        assert.equal(down.status, 503, 'not ready while Redis is down')
+        assert.deepEqual(down.body.details.map((d) => d.field), ['redis'])
 
         redis = await startOwnRedis(port)
         const deadline = Date.now() + 15_000
@@ -130,6 +133,7 @@ describe('Redis outage', async () => {
         assert.equal(limiter.degraded, false, 'back on Redis without a restart')
         assert.deepEqual(transitions, [true, false])
         assert.equal((await server.request('/v1/pets', { key })).status, 200)
+        assert.equal((await server.request('/readyz')).status, 200, 'ready again')
         await probe.connect()
         assert.ok((await probe.keys(`${prefix}-${mode}:rl:*`)).length > 0, 'counting in Redis again')
       } finally {
