@@ -13,8 +13,11 @@ export type PetRepository = ReturnType<typeof createPetRepository>
 
 export function createPetRepository(db: Kysely<Database>) {
   return {
-    /** Pets in ascending id order; cost depends on the page size, not the table's size. */
-    async list({ status, afterId, limit }: ListPetsQuery): Promise<Pet[]> {
+    /**
+     * Pets in ascending id order; cost depends on the page size, not the table's size.
+     * Readonly: a store may hand the same page to many callers (a frozen array then).
+     */
+    async list({ status, afterId, limit }: ListPetsQuery): Promise<readonly Pet[]> {
       let query = db.selectFrom('pets').select(['id', 'name', 'category_id', 'status']).where('id', '>', afterId)
       if (status) query = query.where('status', '=', status)
       const rows = await query.orderBy('id').limit(limit).execute()

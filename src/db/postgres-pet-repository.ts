@@ -38,11 +38,11 @@ export function createPostgresPetRepository(pool: pg.Pool): PetRepository {
 
   return {
     /** Pets in ascending id order; cost depends on the page size, not the table's size. */
-    async list({ status, afterId, limit }: ListPetsQuery): Promise<Pet[]> {
+    async list({ status, afterId, limit }: ListPetsQuery): Promise<readonly Pet[]> {
       const page = await read(`list:${status ?? ''}:${afterId}:${limit}`, () =>
         status ? rows({ ...LIST_BY_STATUS, values: [status, afterId, limit] }) : rows({ ...LIST_ALL, values: [afterId, limit] }),
       )
-      // New objects for each caller: the route trims its array.
+      // New objects for each caller: coalesced callers share the rows, not the pets.
       return page.map(toPet)
     },
 

@@ -19,6 +19,10 @@
 // as well as other processes (PETSTORE_WORKERS, the CLI). Every list call reads it
 // first and drops every cached page when it moved, so no page older than the last
 // commit is ever served.
+//
+// A cached page is handed out as it is, frozen, to every caller: the same array for
+// as long as it is cached, so a caller may keep what it derives from the page (the
+// route keeps its JSON) in a WeakMap keyed by it, and drop it with the page.
 import SqliteDatabase from 'better-sqlite3'
 import type { Kysely } from 'kysely'
 import type { Database } from './schema.js'
@@ -60,7 +64,7 @@ export function createSqlitePetRepository({ db, writer, file, maxCachedPages = 1
   const byId = reader.prepare(`SELECT ${COLUMNS} FROM pets WHERE id = ?`).raw()
   const insertOne = writer.prepare('INSERT INTO pets (name, category_id, status, created_at) VALUES (?, ?, ?, ?)')
 
-  const pages = new Map<string, Pet[]>()
+  const pages = new Map<string, readonly Pet[]>()
   let pagesVersion: unknown
 
   // BEGIN IMMEDIATE: take the write lock up front, so that two processes never both
@@ -110,7 +114,7 @@ export function createSqlitePetRepository({ db, writer, file, maxCachedPages = 1
 
   return {
     /** Pets in ascending id order; cost depends on the page size, not the table's size. */
-    async list({ status, afterId, limit }: ListPetsQuery): Promise<Pet[]> {
+    async list({ status, afterId, limit }: ListPetsQuery): Promise<readonly Pet[]> {
       // Read the version before the rows: a commit in between makes the next call
       // see a new version and drop this page, never the other way round.
       const version = dataVersion.get()
@@ -122,12 +126,12 @@ export function createSqlitePetRepository({ db, writer, file, maxCachedPages = 1
       let page = pages.get(cacheKey)
       if (!page) {
         const rows = (status ? listByStatus.all(status, afterId, limit) : listAll.all(afterId, limit)) as PetRow[]
-        page = rows.map(toPet)
+        // Frozen, pets included: every caller gets this very array until the next commit.
+        page = Object.freeze(rows.map((row) => Object.freeze(toPet(row))))
         if (pages.size >= maxCachedPages) pages.clear()
         pages.set(cacheKey, page)
       }
-      // A copy: callers may trim the array (the route drops the look-ahead pet).
-      return page.slice()
+      return page
     },
 
     insert(pet: NewPet, now: number): Promise<Pet> {

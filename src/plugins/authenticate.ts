@@ -1,7 +1,7 @@
 // Authentication for the /v1 scope, in two steps so that the rate limiter can run
 // between them: `identify` learns who is calling (a key, or an address when the
 // key is missing or bad), `requireApiKey` then refuses callers without a valid key.
-import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyRequest } from 'fastify'
 import type { Authenticator } from '../api-keys/authenticator.js'
 import type { ApiKeyRecord } from '../db/api-key-repository.js'
 import { ApiError } from '../errors.js'
@@ -27,7 +27,8 @@ export function createAuthHooks(authenticator: Authenticator) {
       else request.authFailure = { missing: result.missing, message: result.message }
     },
 
-    async requireApiKey(request: FastifyRequest, _reply: FastifyReply) {
+    /** Throws the 401 for a caller without a valid key. Synchronous: it never waits, so no promise. */
+    requireApiKey(request: FastifyRequest) {
       const failure = request.authFailure
       if (!failure || request.routeOptions.config.public) return
       // RFC 6750 §3: a challenge on every 401; error="invalid_token" when one was sent.

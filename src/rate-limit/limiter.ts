@@ -28,6 +28,20 @@ export interface RateLimiterOptions {
 
 const seconds = (ms: number) => Math.ceil(ms / 1000)
 
+// The RateLimit-Policy value depends on the limits alone: built once per limits
+// object (the plans' constants, or a key's record while the authenticator caches it),
+// not on every request.
+const policies = new WeakMap<Limits, string>()
+function policyOf(limits: Limits): string {
+  let policy = policies.get(limits)
+  if (policy === undefined) {
+    // draft-ietf-httpapi-ratelimit-headers: the policies.
+    policy = `"minute";q=${limits.perMinute};w=60, "day";q=${limits.perDay};w=86400`
+    policies.set(limits, policy)
+  }
+  return policy
+}
+
 export function createRateLimiter({ store, banAfter, banSeconds, backend = 'memory', ping, ready = async () => {} }: RateLimiterOptions) {
   return {
     backend,
@@ -63,8 +77,8 @@ export function decide(hit: HitResult, limits: Limits): RateLimitDecision {
     'x-ratelimit-limit': String(shown.limit),
     'x-ratelimit-remaining': String(shown.remaining),
     'x-ratelimit-reset': String(seconds(shown.end)),
-    // draft-ietf-httpapi-ratelimit-headers: the policies, and the state of each.
-    'ratelimit-policy': `"minute";q=${minute.limit};w=60, "day";q=${day.limit};w=86400`,
+    'ratelimit-policy': policyOf(limits),
+    // draft-ietf-httpapi-ratelimit-headers: the state of each policy.
     ratelimit: `"minute";r=${minute.remaining};t=${seconds(minute.end - hit.now)}, "day";r=${day.remaining};t=${seconds(day.end - hit.now)}`,
   }
   if (hit.outcome === 'served') return { outcome: 'served', headers }

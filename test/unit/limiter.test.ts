@@ -93,6 +93,16 @@ describe('rate limiter', () => {
     assert.equal(d.headers.ratelimit, '"minute";r=59;t=45, "day";r=999;t=50385')
   })
 
+  it('gives each set of limits its own RateLimit-Policy, the same on every call', async () => {
+    const { hit } = setup('2026-11-22T10:00:15.000Z')
+    const pro = { perMinute: 300, perDay: 10_000 }
+    const custom = { perMinute: 7, perDay: 70 }
+    for (let i = 0; i < 2; i++) {
+      assert.equal((await hit(pro)).headers['ratelimit-policy'], '"minute";q=300;w=60, "day";q=10000;w=86400')
+      assert.equal((await hit(custom)).headers['ratelimit-policy'], '"minute";q=7;w=60, "day";q=70;w=86400')
+    }
+  })
+
   it('bans after more than banAfter refusals in one minute, for banSeconds, then lifts the ban', async () => {
     const { clock, hit, hits } = setup('2026-11-22T10:00:00.000Z', { banAfter: 3, banSeconds: 600 })
     const limits = { perMinute: 2, perDay: 100 }

@@ -9,7 +9,7 @@ import SqliteDatabase from 'better-sqlite3'
 import { migrate, openDatabase, type DatabaseHandle } from '../../src/db/database.js'
 import { createPetRepository } from '../../src/db/pet-repository.js'
 import { createSqlitePetRepository } from '../../src/db/sqlite-pet-repository.js'
-import type { NewPet } from '../../src/schemas/pet.js'
+import type { NewPet, Pet } from '../../src/schemas/pet.js'
 
 describe('SQLite pet repository', () => {
   let dir: string
@@ -121,10 +121,17 @@ describe('SQLite pet repository', () => {
     assert.equal((await everything()).at(-1)?.id, pet.id)
   })
 
-  it('hands out copies: trimming a returned page does not change the next one', async () => {
+  it('hands out the cached page frozen, the same array until the next commit', async () => {
     const first = await pets.list({ afterId: 0, limit: 3 })
-    first.length = 1
-    assert.equal((await pets.list({ afterId: 0, limit: 3 })).length, 3)
+    assert.ok(Object.isFrozen(first) && first.every((pet) => Object.isFrozen(pet)))
+    assert.throws(() => {
+      ;(first as Pet[]).length = 1
+    }, TypeError)
+    assert.equal(await pets.list({ afterId: 0, limit: 3 }), first)
+    await pets.insert({ name: 'newer', categoryId: 1 }, 1_000)
+    const after = await pets.list({ afterId: 0, limit: 3 })
+    assert.notEqual(after, first)
+    assert.deepEqual(after, first)
   })
 
   it('finds a pet by id, and nothing for an unknown id', async () => {

@@ -30,7 +30,7 @@ export async function v1Routes(app: FastifyInstance, { authenticator, limiter, s
   app.addHook('onRequest', async (request, reply) => {
     await auth.identify(request)
     await rateLimit(request, reply)
-    await auth.requireApiKey(request, reply)
+    auth.requireApiKey(request)
   })
 
   app.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger())

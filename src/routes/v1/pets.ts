@@ -8,7 +8,8 @@ import { ApiError } from '../../errors.js'
 import { MAX_SAFE_ID, NewPet, Pet, PetStatusSchema } from '../../schemas/pet.js'
 import { errorResponse, header, response, TOO_MANY_REQUESTS, UNAUTHORIZED } from '../../schemas/responses.js'
 import { ref } from '../../schemas/shared.js'
-import { decodeCursor, encodeCursor } from './cursor.js'
+import { decodeCursor } from './cursor.js'
+import { createListPageAnswers } from './list-page-answer.js'
 import { fingerprint, IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS, MAX_IDEMPOTENCY_KEY_LENGTH, parseIdempotencyKey } from './idempotency-key.js'
 
 export interface PetRoutesOptions {
@@ -23,6 +24,17 @@ const DEPRECATION_HEADERS = {
   deprecation: `@${GET_PET_DEPRECATED_AT / 1000}`,
   sunset: new Date(GET_PET_SUNSET_AT).toUTCString(),
   link: '</v1/pets>; rel="successor-version"',
+}
+
+// What Fastify itself sets for a JSON body (lib/reply.js CONTENT_TYPE.JSON).
+const JSON_CONTENT_TYPE = 'application/json; charset=utf-8'
+
+/** The listPets 200 body, by the route's own response serializer (the one Fastify would use). */
+function serializePage(reply: FastifyReply, pets: readonly Pet[]): string {
+  const serialize = reply.getSerializationFunction('200')
+  if (!serialize) throw new Error('listPets has no serializer for 200')
+  // Typed for objects, but it is the array schema's serializer.
+  return serialize(pets as unknown as Record<string, unknown>)
 }
 
 export const DEFAULT_LIMIT = 20
@@ -57,6 +69,7 @@ const CreateHeaders = Type.Object({
 export async function petRoutes(app: FastifyInstance, { store, clock }: PetRoutesOptions) {
   const v1 = app.withTypeProvider<TypeBoxTypeProvider>()
   const { pets, idempotency } = store
+  const listPageAnswers = createListPageAnswers()
   const created = (reply: FastifyReply, pet: Pet) => reply.code(201).header('location', `/v1/pets/${pet.id}`).send(pet)
 
   v1.get(
@@ -84,14 +97,12 @@ export async function petRoutes(app: FastifyInstance, { store, clock }: PetRoute
       const afterId = cursor === undefined ? 0 : decodeCursor(cursor)
       // One more than asked tells whether a next page exists without counting.
       const page = await pets.list({ status, afterId, limit: limit + 1 })
-      if (page.length > limit) {
-        page.length = limit
-        // Concatenated, not URLSearchParams: every part is already URL-safe (a number,
-        // a status from the enum, a base64url cursor), and this runs on most list calls.
-        const statusParam = status ? `&status=${status}` : ''
-        reply.header('link', `</v1/pets?limit=${limit}${statusParam}&cursor=${encodeCursor(page[limit - 1]!.id)}>; rel="next"`)
-      }
-      return page
+      const { body, link } = listPageAnswers.answer(page, { status, limit }, (pets) => serializePage(reply, pets))
+      if (link !== undefined) reply.header('link', link)
+      // Already JSON: with a JSON content type Fastify sends a string as it is, without
+      // serializing it again. (The cast: the schema-typed handler only knows the pets.)
+      if (typeof body === 'string') reply.header('content-type', JSON_CONTENT_TYPE)
+      return body as Pet[]
     },
   )
 
