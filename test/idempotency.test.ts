@@ -64,6 +64,15 @@ for (const store of STORES) describe(`Idempotency-Key on POST /v1/pets (${store}
     assert.equal((await named('Quoted')).length, 1)
   })
 
+  it('treats a left-out status and an explicit "available" as the same body', async () => {
+    const idem = randomUUID()
+    const first = await create(idem, { name: 'Default', categoryId: 1 })
+    const again = await create(idem, { name: 'Default', categoryId: 1, status: 'available' })
+    assert.equal(again.status, 201)
+    assert.equal(again.headers.get('idempotent-replayed'), 'true')
+    assert.deepEqual(again.body, first.body)
+  })
+
   it('answers 422 idempotency_key_reused for the same key with another body, and creates nothing', async () => {
     const idem = randomUUID()
     assert.equal((await create(idem, { name: 'First body', categoryId: 1 })).status, 201)
@@ -107,6 +116,24 @@ for (const store of STORES) describe(`Idempotency-Key on POST /v1/pets (${store}
     const res = await create(idem, { name: 'Orphan', categoryId: 1 })
     assert.equal(res.status, 201)
     assert.equal((await create(idem, { name: 'Orphan', categoryId: 1 })).headers.get('idempotent-replayed'), 'true')
+  })
+
+  it('lets a slow first request neither complete nor free a claim that a retry took over', async () => {
+    const scope = { apiKeyId: await apiKeyId(key), key: randomUUID() }
+    const pet = { name: 'Slowpoke', categoryId: 1 }
+    const options = () => ({ fingerprint: fingerprint(pet), now: clock.now(), ttlMs: IDEMPOTENCY_TTL_MS, leaseMs: IDEMPOTENCY_LEASE_MS })
+    const slow = await server.store.idempotency.claim(scope, options())
+    assert.equal(slow.outcome, 'claimed')
+    clock.advance(IDEMPOTENCY_LEASE_MS)
+    const retry = await server.store.idempotency.claim(scope, options())
+    assert.equal(retry.outcome, 'claimed')
+    if (slow.outcome !== 'claimed' || retry.outcome !== 'claimed') return
+    await server.store.idempotency.release(slow.claim) // must not free the retry's claim
+    await assert.rejects(server.store.insertPetOnce(slow.claim, pet, clock.now()), { name: 'ClaimLostError' })
+    const created = await server.store.insertPetOnce(retry.claim, pet, clock.now())
+    assert.deepEqual(await named('Slowpoke'), [created], 'one pet: the slow request\'s insert was rolled back')
+    const replay = await server.store.idempotency.claim(scope, options())
+    assert.deepEqual(replay, { outcome: 'replay', response: { status: 201, body: created } })
   })
 
   it('forgets a key after 24 hours: the same key then creates again, and the purge deletes the record', async () => {
@@ -157,6 +184,7 @@ for (const store of STORES) describe(`Idempotency-Key on POST /v1/pets (${store}
     ['a key of 256 characters', 'k'.repeat(256)],
     ['a key with non-ASCII characters', 'clé-1'],
     ['a key with a stray quote', 'ab"c'],
+    ['two keys (a repeated header arrives joined with a comma)', 'first, second'],
   ] as const) {
     it(`answers 400 invalid_parameter for ${what}`, async () => {
       const res = await server.request<ErrorBody>('/v1/pets', {

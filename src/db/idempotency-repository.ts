@@ -15,9 +15,23 @@ export interface StoredResponse<T = unknown> {
   body: T
 }
 
+/**
+ * A key this request holds. `lockedUntil` is the claim's token: a claim taken over
+ * after its lease gets a later one, so the first holder, if it was only slow, can
+ * neither complete nor release the new holder's claim.
+ */
+export interface HeldClaim extends IdempotencyScope {
+  lockedUntil: number
+}
+
+/** Thrown by `complete` when the claim was taken over meanwhile; nothing was committed. */
+export class ClaimLostError extends Error {
+  override name = 'ClaimLostError'
+}
+
 export type Claim =
   /** This request holds the key: run it, then `complete` (or `release` on failure). */
-  | { outcome: 'claimed' }
+  | { outcome: 'claimed'; claim: HeldClaim }
   /** Another request with this key is still running. */
   | { outcome: 'in_flight' }
   /** The key was used with another body. */
@@ -56,7 +70,8 @@ export function createIdempotencyRepository(db: Kysely<Database>) {
         .values({ api_key_id: scope.apiKeyId, idempotency_key: scope.key, ...fresh })
         .onConflict((oc) => oc.columns(['api_key_id', 'idempotency_key']).doNothing())
         .executeTakeFirst()
-      if (Number(inserted.numInsertedOrUpdatedRows ?? 0) > 0) return { outcome: 'claimed' }
+      const held = { outcome: 'claimed', claim: { ...scope, lockedUntil: fresh.locked_until } } as const
+      if (Number(inserted.numInsertedOrUpdatedRows ?? 0) > 0) return held
 
       const existing = await record(scope).executeTakeFirst()
       if (!existing) return { outcome: 'in_flight' } // released or purged this instant: the client retries
@@ -72,7 +87,7 @@ export function createIdempotencyRepository(db: Kysely<Database>) {
           .where('created_at', '=', existing.created_at)
           .where('fingerprint', '=', existing.fingerprint)
           .executeTakeFirst()
-        return taken.numUpdatedRows > 0n ? { outcome: 'claimed' } : { outcome: 'in_flight' }
+        return taken.numUpdatedRows > 0n ? held : { outcome: 'in_flight' }
       }
       if (existing.fingerprint !== fingerprint) return { outcome: 'mismatch' }
       if (existing.response_status === null || existing.response_body === null) return { outcome: 'in_flight' }
@@ -83,26 +98,29 @@ export function createIdempotencyRepository(db: Kysely<Database>) {
      * Runs the claimed request's work and stores its response in one transaction:
      * the effect and its record commit together, or neither does.
      */
-    async complete<T>(scope: IdempotencyScope, work: (trx: Kysely<Database>) => Promise<StoredResponse<T>>): Promise<StoredResponse<T>> {
+    async complete<T>(claim: HeldClaim, work: (trx: Kysely<Database>) => Promise<StoredResponse<T>>): Promise<StoredResponse<T>> {
       return db.transaction().execute(async (trx) => {
         const response = await work(trx)
-        await trx
+        const stored = await trx
           .updateTable('idempotency_keys')
           .set({ locked_until: null, response_status: response.status, response_body: JSON.stringify(response.body) })
-          .where('api_key_id', '=', scope.apiKeyId)
-          .where('idempotency_key', '=', scope.key)
-          .execute()
+          .where('api_key_id', '=', claim.apiKeyId)
+          .where('idempotency_key', '=', claim.key)
+          .where('locked_until', '=', claim.lockedUntil)
+          .executeTakeFirst()
+        // Rolls the work back: the request that took the claim over is the one that counts.
+        if (stored.numUpdatedRows === 0n) throw new ClaimLostError('the Idempotency-Key was taken over by a retry')
         return response
       })
     },
 
     /** Gives up a claim whose request failed, so that a retry runs it afresh. */
-    async release(scope: IdempotencyScope): Promise<void> {
+    async release(claim: HeldClaim): Promise<void> {
       await db
         .deleteFrom('idempotency_keys')
-        .where('api_key_id', '=', scope.apiKeyId)
-        .where('idempotency_key', '=', scope.key)
-        .where('response_status', 'is', null)
+        .where('api_key_id', '=', claim.apiKeyId)
+        .where('idempotency_key', '=', claim.key)
+        .where('locked_until', '=', claim.lockedUntil)
         .execute()
     },
 

@@ -1,7 +1,7 @@
 // The store: a database with its repositories. The rest of the service sees only this.
 import { migrate, openDatabase, ping, type Dialect } from './database.js'
 import { createApiKeyRepository, type ApiKeyRepository } from './api-key-repository.js'
-import { createIdempotencyRepository, type IdempotencyRepository, type IdempotencyScope } from './idempotency-repository.js'
+import { createIdempotencyRepository, type HeldClaim, type IdempotencyRepository } from './idempotency-repository.js'
 import { createPetRepository, type PetRepository } from './pet-repository.js'
 import { createPostgresPetRepository } from './postgres-pet-repository.js'
 import { createSqlitePetRepository } from './sqlite-pet-repository.js'
@@ -13,7 +13,7 @@ export interface Store {
   apiKeys: ApiKeyRepository
   idempotency: IdempotencyRepository
   /** Inserts a pet for a claimed Idempotency-Key: the pet and its stored 201 commit together. */
-  insertPetOnce(scope: IdempotencyScope, pet: NewPet, now: number): Promise<Pet>
+  insertPetOnce(claim: HeldClaim, pet: NewPet, now: number): Promise<Pet>
   /** Resolves when the database answers a trivial query. */
   ping(): Promise<void>
   close(): Promise<void>
@@ -42,8 +42,8 @@ export async function openStore(url: string, { onConnectionError }: StoreOptions
     pets: sqlitePets ?? (handle.pool ? createPostgresPetRepository(handle.pool) : createPetRepository(handle.db)),
     apiKeys: createApiKeyRepository(handle.db),
     idempotency,
-    async insertPetOnce(scope, pet, now) {
-      const { body } = await idempotency.complete(scope, async (trx) => ({ status: 201, body: await createPetRepository(trx).insert(pet, now) }))
+    async insertPetOnce(claim, pet, now) {
+      const { body } = await idempotency.complete(claim, async (trx) => ({ status: 201, body: await createPetRepository(trx).insert(pet, now) }))
       return body
     },
     ping: () => ping(handle.db),

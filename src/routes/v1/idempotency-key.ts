@@ -3,25 +3,31 @@
 // the fingerprint that tells "the same request again" from "another request".
 import { createHash } from 'node:crypto'
 import { ApiError } from '../../errors.js'
+import type { NewPet } from '../../schemas/pet.js'
 
 /** A key and its response are remembered for 24 hours. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000
-/** A claim whose request never finished (its process died) is given up after this. */
-export const IDEMPOTENCY_LEASE_MS = 60 * 1000
+/**
+ * A claim whose request never finished (its process died, or the store failed and
+ * the claim could not be freed) is given up after this: longer than any request may
+ * take (a statement times out after 5 s), short enough that a retry soon runs afresh.
+ */
+export const IDEMPOTENCY_LEASE_MS = 15 * 1000
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255
 
 const PRINTABLE = /^[\x20-\x7e]+$/
 
 /**
  * The key, or undefined when the header is absent. The draft makes the value a
- * structured-field string (`"…"`); the bare value most clients send is accepted too.
+ * structured-field string (`"…"`); the bare value most clients send is accepted too,
+ * without quotes or commas (a comma is how a repeated header arrives joined).
  */
-export function parseIdempotencyKey(header: string | string[] | undefined): string | undefined {
-  if (header === undefined) return undefined
-  const raw = Array.isArray(header) ? header.join(', ') : header
+export function parseIdempotencyKey(values: string[] | undefined): string | undefined {
+  if (values === undefined) return undefined
+  const raw = values.length === 1 ? values[0]! : ''
   const quoted = /^"([^"\\]*)"$/.exec(raw)
   const key = quoted ? quoted[1]! : raw
-  if (key.trim() === '' || key.length > MAX_IDEMPOTENCY_KEY_LENGTH || !PRINTABLE.test(key) || (!quoted && key.includes('"'))) {
+  if (key.trim() === '' || key.length > MAX_IDEMPOTENCY_KEY_LENGTH || !PRINTABLE.test(key) || (!quoted && /[",]/.test(key))) {
     throw new ApiError(
       'invalid_parameter',
       `header "Idempotency-Key" must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} printable ASCII characters, sent once (a UUID is a good choice).`,
@@ -31,7 +37,12 @@ export function parseIdempotencyKey(header: string | string[] | undefined): stri
   return key
 }
 
-/** SHA-256 of the body with its keys in order: the same fields and values give the same fingerprint. */
-export function fingerprint(body: Record<string, unknown>): string {
-  return createHash('sha256').update(JSON.stringify(body, Object.keys(body).sort())).digest('hex')
+/**
+ * SHA-256 of the animal asked for, its keys in order and the default status filled
+ * in: the same fields and values (leaving out "status" or sending "available")
+ * give the same fingerprint.
+ */
+export function fingerprint(pet: NewPet): string {
+  const canonical = { categoryId: pet.categoryId, name: pet.name, status: pet.status ?? 'available' }
+  return createHash('sha256').update(JSON.stringify(canonical)).digest('hex')
 }

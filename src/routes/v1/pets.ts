@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import type { Clock } from '../../clock.js'
+import { ClaimLostError } from '../../db/idempotency-repository.js'
 import type { Store } from '../../db/store.js'
 import { ApiError } from '../../errors.js'
 import { MAX_SAFE_ID, NewPet, Pet, PetStatusSchema } from '../../schemas/pet.js'
@@ -71,6 +72,10 @@ export async function petRoutes(app: FastifyInstance, { store, clock }: PetRoute
   const { pets, idempotency } = store
   const listPageAnswers = createListPageAnswers()
   const created = (reply: FastifyReply, pet: Pet) => reply.code(201).header('location', `/v1/pets/${pet.id}`).send(pet)
+  const inUse = () =>
+    new ApiError('idempotency_key_in_use', 'A request with this Idempotency-Key is still running; retry in a moment to get its answer.', {
+      headers: { 'retry-after': '1' },
+    })
 
   v1.get(
     '/pets',
@@ -138,7 +143,7 @@ export async function petRoutes(app: FastifyInstance, { store, clock }: PetRoute
     },
     async (request, reply) => {
       const now = clock.now()
-      const key = parseIdempotencyKey(request.headers['idempotency-key'])
+      const key = parseIdempotencyKey(request.raw.headersDistinct['idempotency-key'])
       if (key === undefined) return created(reply, await pets.insert(request.body, now))
 
       // requireApiKey has run: every non-public /v1 route has a key here.
@@ -148,18 +153,20 @@ export async function petRoutes(app: FastifyInstance, { store, clock }: PetRoute
         case 'mismatch':
           throw new ApiError('idempotency_key_reused', 'This Idempotency-Key was already used with a different body; send a new key to add another animal.')
         case 'in_flight':
-          throw new ApiError('idempotency_key_in_use', 'A request with this Idempotency-Key is still running; retry in a moment to get its answer.', {
-            headers: { 'retry-after': '1' },
-          })
-        case 'replay':
-          reply.header('idempotent-replayed', 'true')
-          return created(reply, claim.response.body as Pet)
+          throw inUse()
+        case 'replay': {
+          const pet = claim.response.body as Pet
+          // Only 201s are stored: a request that failed frees its key instead.
+          return reply.code(claim.response.status as 201).header('location', `/v1/pets/${pet.id}`).header('idempotent-replayed', 'true').send(pet)
+        }
       }
       try {
-        return created(reply, await store.insertPetOnce(scope, request.body, now))
+        return created(reply, await store.insertPetOnce(claim.claim, request.body, now))
       } catch (error) {
+        // A retry took the key over after the lease: its answer is the one that counts.
+        if (error instanceof ClaimLostError) throw inUse()
         // Nothing was committed: free the key so that a retry runs afresh.
-        await idempotency.release(scope).catch((releaseError: unknown) => request.log.warn({ err: releaseError }, 'could not release an Idempotency-Key'))
+        await idempotency.release(claim.claim).catch((releaseError: unknown) => request.log.warn({ err: releaseError }, 'could not release an Idempotency-Key'))
         throw error
       }
     },
