@@ -98,8 +98,11 @@ export function createSqlitePetRepository({ db, writer, file, maxCachedPages = 1
     try {
       pets = insertAll(batch)
     } catch (error) {
-      if (batch.length === 1) throw error
-      // One bad row must not fail its neighbours: commit each alone, so only it fails.
+      // One bad row (a constraint) must not fail its neighbours: commit each alone, so
+      // only it fails. Anything else (busy, disk full, I/O) fails the whole batch at once:
+      // retrying row by row would block the event loop once per row.
+      const badRow = String((error as { code?: unknown }).code).startsWith('SQLITE_CONSTRAINT')
+      if (batch.length === 1 || !badRow) throw error
       for (const item of batch) {
         try {
           item.resolve(insertAll([item])[0]!)
