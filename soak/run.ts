@@ -34,8 +34,9 @@ const deadline = started + SECONDS * 1000
 const sampler = setInterval(() => samples.push([Math.round((Date.now() - started) / 1000), Math.round(rss())]), 5_000)
 
 const statuses = new Map<number, number>()
-// Per client and UTC minute (by the server's Date header, so the server's clock
-// decides the minute): requests the limiter counted, and whether any was refused.
+// Per client and UTC minute window as the limiter saw it (X-RateLimit-Reset names the
+// window's end; for every key here the minute is the tighter window): requests the
+// limiter counted, and whether any was refused.
 const minutes = new Map<string, { client: (typeof clients)[number]; minute: string; counted: number; refused: boolean }>()
 let failures = 0
 async function loop(client: (typeof clients)[number], worker: number) {
@@ -51,7 +52,7 @@ async function loop(client: (typeof clients)[number], worker: number) {
           : await fetch(server.url + path, { headers })
       await res.arrayBuffer()
       statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1)
-      const minute = new Date(res.headers.get('date') ?? Date.now()).toISOString().slice(0, 16)
+      const minute = new Date((Number(res.headers.get('x-ratelimit-reset')) - 60) * 1000).toISOString().slice(0, 16)
       const entry = minutes.get(`${client.name} ${minute}`) ?? { client, minute, counted: 0, refused: false }
       minutes.set(`${client.name} ${minute}`, entry)
       // Every answer but a 429 counts against the limit (a 401 too, per client address).
