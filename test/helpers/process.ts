@@ -16,7 +16,10 @@ export async function spawnServer(env: Record<string, string>): Promise<ServerPr
   })
   const exited = new Promise<number | NodeJS.Signals | null>((resolve) => child.once('exit', (code, signal) => resolve(signal ?? code)))
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('the server did not start within 20 s')), 20_000)
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL') // never leave a server behind that nobody will stop
+      reject(new Error('the server did not say "listening at" within 20 s (is LOG_LEVEL above info?)'))
+    }, 20_000)
     exited.then((code) => reject(new Error(`the server exited (${String(code)}) before listening`)))
     createInterface({ input: child.stdout! }).on('line', (line) => {
       const address = /listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(line)?.[1]
