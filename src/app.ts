@@ -21,6 +21,8 @@ import metricsPlugin, { createMetrics } from './plugins/metrics.js'
 import { v1Routes } from './routes/v1/index.js'
 import { SHARED_SCHEMAS } from './schemas/shared.js'
 
+const IDEMPOTENCY_PURGE_EVERY_MS = 10 * 60 * 1000
+
 export interface AppDependencies {
   config: Config
   store: Store
@@ -95,6 +97,12 @@ export async function buildApp({ config, store, clock = systemClock, limiter, lo
     await own.ready()
     limiter = own
   }
+  // Idempotency-Key records outlive their 24 hours only until the next purge.
+  const purge = setInterval(() => {
+    store.idempotency.purgeExpired(clock.now()).catch((error: unknown) => app.log.warn({ err: error }, 'could not purge expired Idempotency-Keys'))
+  }, IDEMPOTENCY_PURGE_EVERY_MS).unref()
+  app.addHook('onClose', async () => clearInterval(purge))
+
   // Operations endpoints, outside /v1: no key, no rate limit.
   await app.register(metricsPlugin, { metrics, limiter })
   await app.register(health, { store, limiter })

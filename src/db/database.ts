@@ -10,21 +10,28 @@ import { migrationProvider } from './migrations/index.js'
 
 export type Dialect = 'sqlite' | 'postgres'
 
-export interface DatabaseHandle {
-  dialect: Dialect
-  db: Kysely<Database>
-  /** SQLite only: the file and the one connection Kysely runs on, for the pets' hot path (sqlite-pet-repository.ts). */
-  sqlite?: { file: string; connection: SqliteDatabase.Database }
-  /** PostgreSQL only: Kysely's pool, for the pets' hot path (postgres-pet-repository.ts). */
-  pool?: pg.Pool
-}
+export type DatabaseHandle =
+  | {
+      dialect: 'sqlite'
+      db: Kysely<Database>
+      /** The file and the one connection Kysely runs on, for the pets' hot path (sqlite-pet-repository.ts). */
+      sqlite: { file: string; connection: SqliteDatabase.Database }
+      pool?: undefined
+    }
+  | {
+      dialect: 'postgres'
+      db: Kysely<Database>
+      /** Kysely's pool, for the pets' hot path (postgres-pet-repository.ts). */
+      pool: pg.Pool
+      sqlite?: undefined
+    }
 
 export function openDatabase(url: string, onIdleError: (error: Error) => void = () => {}): DatabaseHandle {
   if (url.startsWith('sqlite:')) return { dialect: 'sqlite', ...openSqlite(url.slice('sqlite:'.length)) }
   return { dialect: 'postgres', ...openPostgres(url, onIdleError) }
 }
 
-function openSqlite(path: string): Pick<DatabaseHandle, 'db' | 'sqlite'> {
+function openSqlite(path: string) {
   const file = resolve(path)
   mkdirSync(dirname(file), { recursive: true })
   const sqlite = new SqliteDatabase(file)
@@ -48,7 +55,7 @@ const POOL_SIZE = 10
 const CONNECT_TIMEOUT_MS = 2_000
 const STATEMENT_TIMEOUT_MS = 5_000
 
-function openPostgres(url: string, onIdleError: (error: Error) => void): Pick<DatabaseHandle, 'db' | 'pool'> {
+function openPostgres(url: string, onIdleError: (error: Error) => void) {
   const pool = new pg.Pool({
     connectionString: url,
     max: POOL_SIZE,

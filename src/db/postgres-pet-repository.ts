@@ -8,17 +8,13 @@
 // stays the way to work on pets inside a Kysely transaction.
 import type pg from 'pg'
 import { createReadCoalescer } from './read-coalescer.js'
-import type { ListPetsQuery, PetRepository } from './pet-repository.js'
-import type { NewPet, Pet, PetStatus } from '../schemas/pet.js'
+import type { Selectable } from 'kysely'
+import { PET_COLUMNS, toPet, type ListPetsQuery, type PetRepository } from './pet-repository.js'
+import type { PetsTable } from './schema.js'
+import type { NewPet, Pet } from '../schemas/pet.js'
 
-interface PetRow {
-  id: number
-  name: string
-  category_id: number
-  status: string
-}
-
-const COLUMNS = 'id, name, category_id, status'
+type PetRow = Pick<Selectable<PetsTable>, 'id' | 'name' | 'category_id' | 'status'>
+const COLUMNS = PET_COLUMNS
 
 // Statement names are per connection; the prefix keeps them apart from anyone else's.
 const LIST_ALL = { name: 'petstore_pets_list', text: `SELECT ${COLUMNS} FROM pets WHERE id > $1 ORDER BY id LIMIT $2` }
@@ -56,8 +52,4 @@ export function createPostgresPetRepository(pool: pg.Pool): PetRepository {
       return row && toPet(row)
     },
   }
-}
-
-function toPet(row: PetRow): Pet {
-  return { id: row.id, name: row.name, categoryId: row.category_id, status: row.status as PetStatus }
 }

@@ -26,7 +26,7 @@
 import SqliteDatabase from 'better-sqlite3'
 import type { Kysely } from 'kysely'
 import type { Database } from './schema.js'
-import type { ListPetsQuery, PetRepository } from './pet-repository.js'
+import { PET_COLUMNS, type ListPetsQuery, type PetRepository } from './pet-repository.js'
 import type { NewPet, Pet, PetStatus } from '../schemas/pet.js'
 
 export interface SqlitePetRepositoryOptions {
@@ -49,7 +49,7 @@ interface PendingInsert {
   reject: (error: unknown) => void
 }
 
-const COLUMNS = 'id, name, category_id, status'
+const COLUMNS = PET_COLUMNS
 
 export function createSqlitePetRepository({ db, writer, file, maxCachedPages = 1_000 }: SqlitePetRepositoryOptions): PetRepository & {
   close(): void

@@ -1,5 +1,5 @@
 // The store: a database with its repositories. The rest of the service sees only this.
-import { migrate, openDatabase, ping, type Dialect } from './database.js'
+import { migrate, openDatabase, ping, type DatabaseHandle, type Dialect } from './database.js'
 import { createApiKeyRepository, type ApiKeyRepository } from './api-key-repository.js'
 import { createIdempotencyRepository, type HeldClaim, type IdempotencyRepository } from './idempotency-repository.js'
 import { createPetRepository, type PetRepository } from './pet-repository.js'
@@ -33,13 +33,11 @@ export async function openStore(url: string, { onConnectionError }: StoreOptions
     await handle.db.destroy()
     throw error
   }
-  // The pets' hot path has a repository per database: prepared statements, and on
-  // SQLite a page cache and group commit. createPetRepository(db) works in transactions.
-  const sqlitePets = handle.sqlite && createSqlitePetRepository({ db: handle.db, writer: handle.sqlite.connection, file: handle.sqlite.file })
+  const pets = openPetRepository(handle)
   const idempotency = createIdempotencyRepository(handle.db)
   return {
     dialect: handle.dialect,
-    pets: sqlitePets ?? (handle.pool ? createPostgresPetRepository(handle.pool) : createPetRepository(handle.db)),
+    pets,
     apiKeys: createApiKeyRepository(handle.db),
     idempotency,
     async insertPetOnce(claim, pet, now) {
@@ -48,8 +46,17 @@ export async function openStore(url: string, { onConnectionError }: StoreOptions
     },
     ping: () => ping(handle.db),
     close: async () => {
-      sqlitePets?.close()
+      pets.close()
       await handle.db.destroy()
     },
   }
+}
+
+/**
+ * The pets' hot path has a repository per database: prepared statements, and on
+ * SQLite a page cache and group commit. createPetRepository(db) works in transactions.
+ */
+function openPetRepository(handle: DatabaseHandle): PetRepository & { close(): void } {
+  if (handle.dialect === 'sqlite') return createSqlitePetRepository({ db: handle.db, writer: handle.sqlite.connection, file: handle.sqlite.file })
+  return { ...createPostgresPetRepository(handle.pool), close: () => {} }
 }

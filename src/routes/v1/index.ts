@@ -36,7 +36,6 @@ export async function v1Routes(app: FastifyInstance, { authenticator, limiter, s
   app.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger())
   refuseOtherMethods(app, '/openapi.json', ['GET'], { public: true })
   await app.register(petRoutes, { store, clock })
-  purgeExpiredIdempotencyKeys(app, store, clock)
   refuseOtherMethods(app, '/pets', ['GET', 'POST'])
   refuseOtherMethods(app, '/pets/:petId', ['GET'])
 
@@ -44,14 +43,4 @@ export async function v1Routes(app: FastifyInstance, { authenticator, limiter, s
   app.setNotFoundHandler((request, reply) =>
     sendError(reply, new ApiError('not_found', `There is no route ${request.method} ${request.url.split('?')[0]}.`)),
   )
-}
-
-const PURGE_EVERY_MS = 10 * 60 * 1000
-
-/** Idempotency-Key records outlive their 24 hours only until the next purge. */
-function purgeExpiredIdempotencyKeys(app: FastifyInstance, store: Store, clock: Clock) {
-  const timer = setInterval(() => {
-    store.idempotency.purgeExpired(clock.now()).catch((error: unknown) => app.log.warn({ err: error }, 'could not purge expired Idempotency-Keys'))
-  }, PURGE_EVERY_MS).unref()
-  app.addHook('onClose', async () => clearInterval(timer))
 }
