@@ -30,7 +30,7 @@ export function parseIdempotencyKey(values: string[] | undefined): string | unde
   if (key.trim() === '' || key.length > MAX_IDEMPOTENCY_KEY_LENGTH || !PRINTABLE.test(key) || (!quoted && /[",]/.test(key))) {
     throw new ApiError(
       'invalid_parameter',
-      `header "Idempotency-Key" must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} printable ASCII characters, sent once (a UUID is a good choice).`,
+      `header "Idempotency-Key" must be sent once, as 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} printable ASCII characters without commas or quotes, or as a quoted string (a UUID is a good choice).`,
       { details: [{ field: 'Idempotency-Key', message: 'not a valid idempotency key' }] },
     )
   }
