@@ -4,7 +4,7 @@
 // any of them could have known about (the database takes its snapshot when the
 // statement starts). A caller arriving once the read is on its way waits for a
 // read of its own. Used where freshness cannot be proven otherwise (PostgreSQL,
-// written by other instances).
+// written by other instances), and for the SQLite page cache's version check.
 
 /** `key` must name the read completely: callers that join a read get its result, whatever their own `read` was. */
 export type Coalesced<T> = (key: string, read: () => Promise<T>) => Promise<T>

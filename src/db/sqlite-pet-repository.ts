@@ -16,9 +16,12 @@
 //
 // Freshness of the page cache: SQLite's `PRAGMA data_version` on the reader changes
 // whenever any other connection commits to the file, this process's writer included,
-// as well as other processes (PETSTORE_WORKERS, the CLI). Every list call reads it
-// first and drops every cached page when it moved, so no page older than the last
-// commit is ever served.
+// as well as other processes (PETSTORE_WORKERS, the CLI). Every list call waits for a
+// read of it made after the call arrived, and drops every cached page when it moved,
+// so no page older than a commit its caller could have known about is ever served.
+// The read is coalesced (read-coalescer.ts): one per event-loop turn, shared by all
+// the list calls of that turn, since the native call costs as much as the rest of a
+// cache hit.
 //
 // A cached page is handed out as it is, frozen, to every caller: the same array for
 // as long as it is cached, so a caller may keep what it derives from the page (the
@@ -27,6 +30,7 @@ import SqliteDatabase from 'better-sqlite3'
 import type { Kysely } from 'kysely'
 import type { Database } from './schema.js'
 import { PET_COLUMNS, type ListPetsQuery, type PetRepository } from './pet-repository.js'
+import { createReadCoalescer } from './read-coalescer.js'
 import type { NewPet, Pet, PetStatus } from '../schemas/pet.js'
 
 export interface SqlitePetRepositoryOptions {
@@ -66,6 +70,8 @@ export function createSqlitePetRepository({ db, writer, file, maxCachedPages = 1
 
   const pages = new Map<string, readonly Pet[]>()
   let pagesVersion: unknown
+  const coalesced = createReadCoalescer<unknown>()
+  const readVersion = async () => dataVersion.get()
 
   // BEGIN IMMEDIATE: take the write lock up front, so that two processes never both
   // read, then both try to upgrade (which SQLite answers with SQLITE_BUSY at once).
@@ -120,7 +126,7 @@ export function createSqlitePetRepository({ db, writer, file, maxCachedPages = 1
     async list({ status, afterId, limit }: ListPetsQuery): Promise<readonly Pet[]> {
       // Read the version before the rows: a commit in between makes the next call
       // see a new version and drop this page, never the other way round.
-      const version = dataVersion.get()
+      const version = await coalesced('data_version', readVersion)
       if (version !== pagesVersion) {
         pages.clear()
         pagesVersion = version

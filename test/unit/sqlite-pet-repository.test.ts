@@ -91,6 +91,18 @@ describe('SQLite pet repository', () => {
     assert.equal((await pets.list({ status: 'pending', afterId: 0, limit: 1_000 })).at(-1)?.name, 'elsewhere')
   })
 
+  it('checks freshness after each list call arrived, even when calls of one turn share the check', async () => {
+    await everything()
+    const first = everything()
+    // A commit by another connection after the first call of this turn, before the second.
+    const other = new SqliteDatabase(file)
+    const id = Number(other.prepare("INSERT INTO pets (name, category_id, status, created_at) VALUES ('between', 6, 'sold', 1)").run().lastInsertRowid)
+    other.close()
+    const second = everything()
+    assert.equal((await second).at(-1)?.id, id, 'the later call sees the commit made before it')
+    assert.equal((await first).at(-1)?.id, id, 'the shared check ran after both calls')
+  })
+
   it('never lists a pet of a transaction that is still open or rolled back, and inserts wait for that transaction', async () => {
     const listed = (await everything()).length
     let release = () => {}
