@@ -70,8 +70,17 @@ export function createAuthenticator({
     return lookup(token, now)
   }
 
+  function verdict(key: ApiKeyRecord | undefined | string, now: number): AuthResult {
+    if (typeof key === 'string') return { ok: false, missing: false, message: key }
+    if (!key) return { ok: false, missing: false, message: 'The API key is not recognised.' }
+    if (key.revokedAt) return { ok: false, missing: false, message: 'The API key has been revoked.' }
+    touch(key, now)
+    return { ok: true, key }
+  }
+
   return {
-    async authenticate(header: string | undefined): Promise<AuthResult> {
+    /** Synchronous when the answer needs no store lookup (a cached key, a bad header): no promise on the hot path. */
+    authenticate(header: string | undefined): AuthResult | Promise<AuthResult> {
       if (!header) {
         return { ok: false, missing: true, message: 'Missing API key: send it as "Authorization: Bearer <key>".' }
       }
@@ -80,12 +89,8 @@ export function createAuthenticator({
         return { ok: false, missing: false, message: 'The Authorization header must be "Bearer <key>".' }
       }
       const now = clock.now()
-      const key = cached(token, now) ?? (await checkAndLookup(token, now))
-      if (typeof key === 'string') return { ok: false, missing: false, message: key }
-      if (!key) return { ok: false, missing: false, message: 'The API key is not recognised.' }
-      if (key.revokedAt) return { ok: false, missing: false, message: 'The API key has been revoked.' }
-      touch(key, now)
-      return { ok: true, key }
+      const hit = cached(token, now)
+      return hit ? verdict(hit, now) : checkAndLookup(token, now).then((key) => verdict(key, now))
     },
   }
 }

@@ -2,7 +2,7 @@
 // between them: `identify` learns who is calling (a key, or an address when the
 // key is missing or bad), `requireApiKey` then refuses callers without a valid key.
 import type { FastifyRequest } from 'fastify'
-import type { Authenticator } from '../api-keys/authenticator.js'
+import type { AuthResult, Authenticator } from '../api-keys/authenticator.js'
 import type { ApiKeyRecord } from '../db/api-key-repository.js'
 import { ApiError } from '../errors.js'
 
@@ -19,12 +19,18 @@ declare module 'fastify' {
   }
 }
 
+function record(request: FastifyRequest, result: AuthResult) {
+  if (result.ok) request.apiKey = result.key
+  else request.authFailure = { missing: result.missing, message: result.message }
+}
+
 export function createAuthHooks(authenticator: Authenticator) {
   return {
-    async identify(request: FastifyRequest) {
-      const result = await authenticator.authenticate(request.headers.authorization)
-      if (result.ok) request.apiKey = result.key
-      else request.authFailure = { missing: result.missing, message: result.message }
+    /** Synchronous when the authenticator answers at once (a cached key): no promise then. */
+    identify(request: FastifyRequest): void | Promise<void> {
+      const result = authenticator.authenticate(request.headers.authorization)
+      if (result instanceof Promise) return result.then((settled) => record(request, settled))
+      record(request, result)
     },
 
     /** Throws the 401 for a caller without a valid key. Synchronous: it never waits, so no promise. */

@@ -8,14 +8,19 @@ import { ApiError } from '../errors.js'
 import type { RateLimitDecision, RateLimiter } from '../rate-limit/limiter.js'
 
 export function createRateLimitHook(limiter: RateLimiter) {
-  return async function rateLimit(request: FastifyRequest, reply: FastifyReply) {
+  /** Counts the request, sets the headers and throws the 429. Synchronous when the limiter is (counters in memory). */
+  return function rateLimit(request: FastifyRequest, reply: FastifyReply): void | Promise<void> {
     const key = request.apiKey
-    const decision = key
-      ? await limiter.check(`key:${key.id}`, key.limits)
-      : await limiter.check(`ip:${request.ip}`, PLAN_LIMITS.free)
-    reply.headers(decision.headers)
-    if (decision.outcome !== 'served') throw refusal(decision, key ? `the ${key.plan} plan` : 'callers without a valid API key')
+    const decision = key ? limiter.check(`key:${key.id}`, key.limits) : limiter.check(`ip:${request.ip}`, PLAN_LIMITS.free)
+    if (decision instanceof Promise) return decision.then((decided) => answer(request, reply, decided))
+    answer(request, reply, decision)
   }
+}
+
+function answer(request: FastifyRequest, reply: FastifyReply, decision: RateLimitDecision) {
+  reply.headers(decision.headers)
+  const key = request.apiKey
+  if (decision.outcome !== 'served') throw refusal(decision, key ? `the ${key.plan} plan` : 'callers without a valid API key')
 }
 
 function refusal(decision: RateLimitDecision, who: string): ApiError {

@@ -33,7 +33,8 @@ export interface HitResult {
 }
 
 export interface CounterStore {
-  hit(request: HitRequest): Promise<HitResult>
+  /** In memory the answer comes at once, without a promise (the hot path); from Redis, with one. */
+  hit(request: HitRequest): HitResult | Promise<HitResult>
   close?(): Promise<void>
 }
 

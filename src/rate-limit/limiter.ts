@@ -51,9 +51,10 @@ export function createRateLimiter({ store, banAfter, banSeconds, backend = 'memo
     },
     ping,
     ready,
-    async check(identity: string, limits: Limits): Promise<RateLimitDecision> {
-      const hit = await store.hit({ identity, limits, banAfter, banMs: banSeconds * 1000 })
-      return decide(hit, limits)
+    /** Synchronous when the store is (counters in memory): no promise on the hot path. */
+    check(identity: string, limits: Limits): RateLimitDecision | Promise<RateLimitDecision> {
+      const hit = store.hit({ identity, limits, banAfter, banMs: banSeconds * 1000 })
+      return hit instanceof Promise ? hit.then((counted) => decide(counted, limits)) : decide(hit, limits)
     },
     close: () => store.close?.() ?? Promise.resolve(),
   }

@@ -27,7 +27,7 @@ export function createMemoryCounterStore(clock: Clock): CounterStore {
   }
 
   return {
-    async hit({ identity, limits, banAfter, banMs }: HitRequest): Promise<HitResult> {
+    hit({ identity, limits, banAfter, banMs }: HitRequest): HitResult {
       const now = clock.now()
       const minute = Math.floor(now / MINUTE_MS)
       const day = Math.floor(now / DAY_MS)
