@@ -72,6 +72,8 @@ export function createSqlitePetRepository({ db, writer, file, maxCachedPages = 1
   let pagesVersion: unknown
   const coalesced = createReadCoalescer<unknown>()
   const readVersion = async () => dataVersion.get()
+  const coalescedRows = createReadCoalescer<PetRow | undefined>()
+  const readById = (id: number) => async () => byId.get(id) as PetRow | undefined
 
   // BEGIN IMMEDIATE: take the write lock up front, so that two processes never both
   // read, then both try to upgrade (which SQLite answers with SQLITE_BUSY at once).
@@ -152,7 +154,8 @@ export function createSqlitePetRepository({ db, writer, file, maxCachedPages = 1
     },
 
     async findById(id: number): Promise<Pet | undefined> {
-      const row = byId.get(id) as PetRow | undefined
+      // Deferred like list's version check, so that a turn's reads answer together.
+      const row = await coalescedRows(`id:${id}`, readById(id))
       return row && toPet(row)
     },
 
