@@ -19,9 +19,10 @@
 // as well as other processes (PETSTORE_WORKERS, the CLI). Every list call waits for a
 // read of it made after the call arrived, and drops every cached page when it moved,
 // so no page older than a commit its caller could have known about is ever served.
-// The read is coalesced (read-coalescer.ts): one per event-loop turn, shared by all
-// the list calls of that turn, since the native call costs as much as the rest of a
-// cache hit.
+// The read is coalesced (read-coalescer.ts): one per event-loop turn, in setImmediate,
+// shared by all the list calls of that turn. So a turn's list calls answer together,
+// which measured far cheaper than one native call each, answered between socket
+// reads (bench/results.md, third pass). findById is deferred the same way.
 //
 // A cached page is handed out as it is, frozen, to every caller: the same array for
 // as long as it is cached, so a caller may keep what it derives from the page (the
@@ -70,9 +71,9 @@ export function createSqlitePetRepository({ db, writer, file, maxCachedPages = 1
 
   const pages = new Map<string, readonly Pet[]>()
   let pagesVersion: unknown
-  const coalesced = createReadCoalescer<unknown>()
+  const versionOfTurn = createReadCoalescer<unknown>()
   const readVersion = async () => dataVersion.get()
-  const coalescedRows = createReadCoalescer<PetRow | undefined>()
+  const rowOfTurn = createReadCoalescer<PetRow | undefined>()
   const readById = (id: number) => async () => byId.get(id) as PetRow | undefined
 
   // BEGIN IMMEDIATE: take the write lock up front, so that two processes never both
@@ -128,7 +129,7 @@ export function createSqlitePetRepository({ db, writer, file, maxCachedPages = 1
     async list({ status, afterId, limit }: ListPetsQuery): Promise<readonly Pet[]> {
       // Read the version before the rows: a commit in between makes the next call
       // see a new version and drop this page, never the other way round.
-      const version = await coalesced('data_version', readVersion)
+      const version = await versionOfTurn('data_version', readVersion)
       if (version !== pagesVersion) {
         pages.clear()
         pagesVersion = version
@@ -155,7 +156,7 @@ export function createSqlitePetRepository({ db, writer, file, maxCachedPages = 1
 
     async findById(id: number): Promise<Pet | undefined> {
       // Deferred like list's version check, so that a turn's reads answer together.
-      const row = await coalescedRows(`id:${id}`, readById(id))
+      const row = await rowOfTurn(`id:${id}`, readById(id))
       return row && toPet(row)
     },
 
