@@ -14,18 +14,17 @@ import type { PetsTable } from './schema.js'
 import type { NewPet, Pet } from '../schemas/pet.js'
 
 type PetRow = Pick<Selectable<PetsTable>, 'id' | 'name' | 'category_id' | 'status'>
-const COLUMNS = PET_COLUMNS
 
 // Statement names are per connection; the prefix keeps them apart from anyone else's.
-const LIST_ALL = { name: 'petstore_pets_list', text: `SELECT ${COLUMNS} FROM pets WHERE id > $1 ORDER BY id LIMIT $2` }
+const LIST_ALL = { name: 'petstore_pets_list', text: `SELECT ${PET_COLUMNS} FROM pets WHERE id > $1 ORDER BY id LIMIT $2` }
 const LIST_BY_STATUS = {
   name: 'petstore_pets_list_by_status',
-  text: `SELECT ${COLUMNS} FROM pets WHERE status = $1 AND id > $2 ORDER BY id LIMIT $3`,
+  text: `SELECT ${PET_COLUMNS} FROM pets WHERE status = $1 AND id > $2 ORDER BY id LIMIT $3`,
 }
-const BY_ID = { name: 'petstore_pets_by_id', text: `SELECT ${COLUMNS} FROM pets WHERE id = $1` }
+const BY_ID = { name: 'petstore_pets_by_id', text: `SELECT ${PET_COLUMNS} FROM pets WHERE id = $1` }
 const INSERT = {
   name: 'petstore_pets_insert',
-  text: `INSERT INTO pets (name, category_id, status, created_at) VALUES ($1, $2, $3, $4) RETURNING ${COLUMNS}`,
+  text: `INSERT INTO pets (name, category_id, status, created_at) VALUES ($1, $2, $3, $4) RETURNING ${PET_COLUMNS}`,
 }
 
 export function createPostgresPetRepository(pool: pg.Pool): PetRepository {

@@ -54,8 +54,6 @@ interface PendingInsert {
   reject: (error: unknown) => void
 }
 
-const COLUMNS = PET_COLUMNS
-
 export function createSqlitePetRepository({ db, writer, file, maxCachedPages = 1_000 }: SqlitePetRepositoryOptions): PetRepository & {
   close(): void
 } {
@@ -64,9 +62,9 @@ export function createSqlitePetRepository({ db, writer, file, maxCachedPages = 1
 
   // Raw rows (arrays) are cheaper to build than objects; toPet maps them by position.
   const dataVersion = reader.prepare('PRAGMA data_version').pluck()
-  const listAll = reader.prepare(`SELECT ${COLUMNS} FROM pets WHERE id > ? ORDER BY id LIMIT ?`).raw()
-  const listByStatus = reader.prepare(`SELECT ${COLUMNS} FROM pets WHERE status = ? AND id > ? ORDER BY id LIMIT ?`).raw()
-  const byId = reader.prepare(`SELECT ${COLUMNS} FROM pets WHERE id = ?`).raw()
+  const listAll = reader.prepare(`SELECT ${PET_COLUMNS} FROM pets WHERE id > ? ORDER BY id LIMIT ?`).raw()
+  const listByStatus = reader.prepare(`SELECT ${PET_COLUMNS} FROM pets WHERE status = ? AND id > ? ORDER BY id LIMIT ?`).raw()
+  const byId = reader.prepare(`SELECT ${PET_COLUMNS} FROM pets WHERE id = ?`).raw()
   const insertOne = writer.prepare('INSERT INTO pets (name, category_id, status, created_at) VALUES (?, ?, ?, ?)')
 
   const pages = new Map<string, readonly Pet[]>()

@@ -154,11 +154,9 @@ export async function petRoutes(app: FastifyInstance, { store, clock }: PetRoute
           throw new ApiError('idempotency_key_reused', 'This Idempotency-Key was already used with a different body; send a new key to add another animal.')
         case 'in_flight':
           throw inUse()
-        case 'replay': {
-          const pet = claim.response.body as Pet
-          // Only 201s are stored: a request that failed frees its key instead.
-          return reply.code(claim.response.status as 201).header('location', `/v1/pets/${pet.id}`).header('idempotent-replayed', 'true').send(pet)
-        }
+        case 'replay':
+          // Only 201s are stored (insertPetOnce): a request that failed frees its key instead.
+          return created(reply.header('idempotent-replayed', 'true'), claim.response.body as Pet)
       }
       try {
         return created(reply, await store.insertPetOnce(claim.claim, request.body, now))
