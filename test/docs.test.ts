@@ -9,6 +9,7 @@ import { chromium, type Browser, type Page, type Request } from 'playwright-core
 import { ERROR_CODES } from '../src/errors.js'
 import type { Pet } from '../src/schemas/pet.js'
 import { startTestServer, type TestServer } from './helpers/server.js'
+import { runOrSkip } from './helpers/services.js'
 
 const CHROMIUM = '/usr/bin/chromium'
 // Without the background-networking flags Chromium calls Google's hosts on its own.
@@ -22,14 +23,6 @@ const CHROMIUM_ARGS = [
   '--disable-component-update',
   '--disable-sync',
 ]
-
-/** As helpers/services.ts does for PostgreSQL and Redis: under CI=true a missing browser fails. */
-function chromiumInstalled(suite: string): boolean {
-  if (existsSync(CHROMIUM)) return true
-  if (process.env.CI === 'true') throw new Error(`${suite}: chromium is not installed at ${CHROMIUM}, and CI=true requires it`)
-  console.error(`# skipped "${suite}": chromium is not installed at ${CHROMIUM}`)
-  return false
-}
 
 describe('GET /docs over HTTP', () => {
   let server: TestServer
@@ -74,7 +67,7 @@ describe('GET /docs over HTTP', () => {
 
 const BROWSER_SUITE = 'the docs page in a browser'
 
-describe(BROWSER_SUITE, { skip: !chromiumInstalled(BROWSER_SUITE) }, () => {
+describe(BROWSER_SUITE, { skip: !runOrSkip(existsSync(CHROMIUM), BROWSER_SUITE, `chromium is not installed at ${CHROMIUM}`) }, () => {
   let server: TestServer
   let browser: Browser
   let page: Page

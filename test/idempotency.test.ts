@@ -3,7 +3,6 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
-import { hashApiKey } from '../src/api-keys/key-format.js'
 import { createManualClock } from '../src/clock.js'
 import type { ErrorBody } from '../src/errors.js'
 import { fingerprint, IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS } from '../src/routes/v1/idempotency-key.js'
@@ -40,7 +39,6 @@ for (const store of STORES) describe(`Idempotency-Key on POST /v1/pets (${store}
     }
     return all.filter((p) => p.name === name)
   }
-  const apiKeyId = async (secret: string) => (await server.store.apiKeys.findByHash(hashApiKey(secret)))!.id
 
   it('replays the first 201, body and Location, with Idempotent-Replayed, and creates nothing more', async () => {
     const idem = randomUUID()
@@ -96,7 +94,7 @@ for (const store of STORES) describe(`Idempotency-Key on POST /v1/pets (${store}
     const idem = randomUUID()
     // A request that holds the key and has not finished: its claim, as the handler makes it.
     const claim = await server.store.idempotency.claim(
-      { apiKeyId: await apiKeyId(key), key: idem },
+      { apiKeyId: await server.keyId(key), key: idem },
       { fingerprint: fingerprint({ name: 'Waiting', categoryId: 1 }), now: clock.now(), ttlMs: IDEMPOTENCY_TTL_MS, leaseMs: IDEMPOTENCY_LEASE_MS },
     )
     assert.equal(claim.outcome, 'claimed')
@@ -109,7 +107,7 @@ for (const store of STORES) describe(`Idempotency-Key on POST /v1/pets (${store}
   it('lets a retry take over a claim whose request never finished, once its lease has run out', async () => {
     const idem = randomUUID()
     await server.store.idempotency.claim(
-      { apiKeyId: await apiKeyId(key), key: idem },
+      { apiKeyId: await server.keyId(key), key: idem },
       { fingerprint: 'died mid-request', now: clock.now(), ttlMs: IDEMPOTENCY_TTL_MS, leaseMs: IDEMPOTENCY_LEASE_MS },
     )
     clock.advance(IDEMPOTENCY_LEASE_MS)
@@ -119,7 +117,7 @@ for (const store of STORES) describe(`Idempotency-Key on POST /v1/pets (${store}
   })
 
   it('lets a slow first request neither complete nor free a claim that a retry took over', async () => {
-    const scope = { apiKeyId: await apiKeyId(key), key: randomUUID() }
+    const scope = { apiKeyId: await server.keyId(key), key: randomUUID() }
     const pet = { name: 'Slowpoke', categoryId: 1 }
     const options = () => ({ fingerprint: fingerprint(pet), now: clock.now(), ttlMs: IDEMPOTENCY_TTL_MS, leaseMs: IDEMPOTENCY_LEASE_MS })
     const slow = await server.store.idempotency.claim(scope, options())
@@ -149,7 +147,7 @@ for (const store of STORES) describe(`Idempotency-Key on POST /v1/pets (${store}
     clock.advance(IDEMPOTENCY_TTL_MS)
     assert.ok((await server.store.idempotency.purgeExpired(clock.now())) >= 1)
     const fresh = await server.store.idempotency.claim(
-      { apiKeyId: await apiKeyId(key), key: idem },
+      { apiKeyId: await server.keyId(key), key: idem },
       { fingerprint: 'new', now: clock.now(), ttlMs: IDEMPOTENCY_TTL_MS, leaseMs: IDEMPOTENCY_LEASE_MS },
     )
     assert.equal(fresh.outcome, 'claimed')

@@ -5,10 +5,9 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { Ajv } from 'ajv'
-import { hashApiKey } from '../src/api-keys/key-format.js'
 import { createManualClock } from '../src/clock.js'
 import { ERROR_CODES } from '../src/errors.js'
-import { fingerprint } from '../src/routes/v1/idempotency-key.js'
+import { fingerprint, IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS } from '../src/routes/v1/idempotency-key.js'
 import type { Pet } from '../src/schemas/pet.js'
 import { STORES, startTestServer, type Reply, type TestServer } from './helpers/server.js'
 
@@ -97,8 +96,8 @@ for (const store of STORES) describe(`the OpenAPI document (${store})`, () => {
       409: async () => {
         // The first request with this key is still running: its claim is in the store.
         const json = { name: 'In flight', categoryId: 2 }
-        const apiKeyId = (await server.store.apiKeys.findByHash(hashApiKey(key)))!.id
-        await server.store.idempotency.claim({ apiKeyId, key: 'scenario-409' }, { fingerprint: fingerprint(json), now: clock.now(), ttlMs: 60_000, leaseMs: 60_000 })
+        const options = { fingerprint: fingerprint(json), now: clock.now(), ttlMs: IDEMPOTENCY_TTL_MS, leaseMs: IDEMPOTENCY_LEASE_MS }
+        await server.store.idempotency.claim({ apiKeyId: await server.keyId(key), key: 'scenario-409' }, options)
         return server.request('/v1/pets', { method: 'POST', key, json, headers: { 'idempotency-key': 'scenario-409' } })
       },
       422: async () => {

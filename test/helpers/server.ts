@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import type { AddressInfo } from 'node:net'
 import { buildApp } from '../../src/app.js'
 import { issueApiKey } from '../../src/api-keys/issue-key.js'
-import { keyEnvironmentFor } from '../../src/api-keys/key-format.js'
+import { hashApiKey, keyEnvironmentFor } from '../../src/api-keys/key-format.js'
 import { checkPlan, type Limits } from '../../src/api-keys/plans.js'
 import { systemClock, type Clock } from '../../src/clock.js'
 import { loadConfig } from '../../src/config.js'
@@ -81,6 +81,12 @@ export async function startTestServer(options: TestServerOptions = {}) {
         environment: keyEnvironmentFor(config.environment),
       })
       return secret
+    },
+    /** The store's id of a key made by createKey (Idempotency-Key records are scoped by it). */
+    async keyId(secret: string): Promise<number> {
+      const record = await store.apiKeys.findByHash(hashApiKey(secret))
+      if (!record) throw new Error('no such key in the store')
+      return record.id
     },
     async close() {
       await app.close()

@@ -40,10 +40,14 @@ export async function needs(service: 'postgres' | 'redis', suite: string): Promi
             redis.disconnect()
           }
         })
-  if (ok) return true
-  const where = service === 'postgres' ? '127.0.0.1:5432' : '127.0.0.1:6379'
-  if (process.env.CI === 'true') throw new Error(`${suite}: ${service} is not reachable at ${where}, and CI=true requires it`)
-  console.error(`# skipped "${suite}": ${service} is not reachable at ${where}`)
+  return runOrSkip(ok, suite, `${service} is not reachable at ${service === 'postgres' ? '127.0.0.1:5432' : '127.0.0.1:6379'}`)
+}
+
+/** True to run; false to skip, with a line on stderr saying why. Under CI=true a missing dependency throws instead. */
+export function runOrSkip(available: boolean, suite: string, missing: string): boolean {
+  if (available) return true
+  if (process.env.CI === 'true') throw new Error(`${suite}: ${missing}, and CI=true requires it`)
+  console.error(`# skipped "${suite}": ${missing}`)
   return false
 }
 
