@@ -6,8 +6,18 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { main } from '../src/cli/main.js'
+import type { Pet } from '../src/schemas/pet.js'
+import { startTestServer, type TestServer } from './helpers/server.js'
 
 const run = promisify(execFile)
+
+/** Runs the command line in this process, collecting what it prints, a line per entry. */
+async function runCli(argv: string[], env: Record<string, string>) {
+  const out: string[] = []
+  const err: string[] = []
+  const code = await main(argv, { out: (l) => out.push(...l.split('\n')), err: (l) => err.push(l) }, env)
+  return { code, out, err, json: <T = unknown>() => JSON.parse(out.join('\n')) as T }
+}
 
 describe('petstore command line', () => {
   let dir: string
@@ -18,12 +28,7 @@ describe('petstore command line', () => {
   })
   after(() => rmSync(dir, { recursive: true, force: true }))
 
-  async function cli(...argv: string[]) {
-    const out: string[] = []
-    const err: string[] = []
-    const code = await main(argv, { out: (l) => out.push(...l.split('\n')), err: (l) => err.push(l) }, env)
-    return { code, out, err, json: () => JSON.parse(out.join('\n')) as unknown }
-  }
+  const cli = (...argv: string[]) => runCli(argv, env)
 
   it('keys create works on a fresh database and prints the key alone on the first line', async () => {
     const res = await cli('keys', 'create', '--plan', 'free', '--name', 'first')
@@ -106,5 +111,101 @@ describe('petstore command line', () => {
       env: { ...process.env, ...env },
     })
     assert.match(stdout.split('\n')[0]!, /^ps_test_/)
+  })
+})
+
+describe('petstore pets …', () => {
+  let server: TestServer
+  let env: Record<string, string>
+  before(async () => {
+    server = await startTestServer()
+    // A DATABASE_URL the store would refuse: the pets commands must not read it.
+    env = { PETSTORE_URL: server.url, PETSTORE_API_KEY: await server.createKey('pro'), DATABASE_URL: 'mysql://nowhere' }
+  })
+  after(() => server.close())
+
+  const cli = (argv: string[], environment: Record<string, string> = env) => runCli(argv, environment)
+
+  it('pets create prints the created pet as JSON', async () => {
+    const res = await cli(['pets', 'create', '--name', 'Rex', '--category-id', '4', '--status', 'sold', '--idempotency-key', 'cli-1'])
+    assert.equal(res.code, 0, res.err.join('\n'))
+    const pet = res.json<Pet>()
+    assert.deepEqual(pet, { id: pet.id, name: 'Rex', categoryId: 4, status: 'sold' })
+  })
+
+  it('pets list prints the array, the next cursor on stderr, and follows every page with --all', async () => {
+    await cli(['pets', 'create', '--name', 'Bella', '--category-id', '4', '--status', 'sold'])
+    const first = await cli(['pets', 'list', '--status', 'sold', '--limit', '1'])
+    assert.equal(first.code, 0)
+    assert.deepEqual(
+      first.json<Pet[]>().map((pet) => pet.name),
+      ['Rex'],
+    )
+    const cursor = /--cursor (\S+)/.exec(first.err.join('\n'))?.[1]
+    assert.ok(cursor, first.err.join('\n'))
+    const second = await cli(['pets', 'list', '--status', 'sold', '--limit', '1', '--cursor', cursor])
+    assert.deepEqual(
+      second.json<Pet[]>().map((pet) => pet.name),
+      ['Bella'],
+    )
+    assert.deepEqual(second.err, []) // the last page
+    const all = await cli(['pets', 'list', '--status', 'sold', '--limit', '1', '--all'])
+    assert.deepEqual(
+      all.json<Pet[]>().map((pet) => pet.name),
+      ['Rex', 'Bella'],
+    )
+  })
+
+  it('pets get ID prints the pet', async () => {
+    const pet = (await cli(['pets', 'create', '--name', 'Solo', '--category-id', '2'])).json<Pet>()
+    const res = await cli(['pets', 'get', String(pet.id)])
+    assert.equal(res.code, 0)
+    assert.deepEqual(res.json<Pet>(), pet)
+  })
+
+  it('prints "petstore: <status> <code>: <message>" for an API error and exits 1', async () => {
+    const missing = await cli(['pets', 'get', '999999'])
+    assert.equal(missing.code, 1)
+    assert.deepEqual(missing.err, ['petstore: 404 not_found: There is no pet with id 999999.'])
+    const unauthorized = await cli(['pets', 'list'], { ...env, PETSTORE_API_KEY: 'ps_test_wrong' })
+    assert.equal(unauthorized.code, 1)
+    assert.match(unauthorized.err[0]!, /^petstore: 401 unauthorized: /)
+    const tooMany = await cli(['pets', 'list', '--limit', '101'])
+    assert.equal(tooMany.code, 1)
+    assert.match(tooMany.err[0]!, /^petstore: 400 invalid_parameter: .*limit/)
+  })
+
+  const mistakes: [string, string[], RegExp][] = [
+    ['pets without a command', ['pets'], /pets needs a command/],
+    ['an unknown pets command', ['pets', 'fly'], /unknown pets command "fly"/],
+    ['create without --category-id', ['pets', 'create', '--name', 'Rex'], /usage: petstore pets create/],
+    ['a category id that is not a number', ['pets', 'create', '--name', 'Rex', '--category-id', 'one'], /--category-id must be a positive integer/],
+    ['an unknown status', ['pets', 'list', '--status', 'lost'], /--status must be one of available, pending, sold/],
+    ['a limit that is not a number', ['pets', 'list', '--limit', 'ten'], /--limit/],
+    ['an unknown flag', ['pets', 'list', '--colour'], /colour/],
+    ['get without an id', ['pets', 'get'], /usage: petstore pets get ID/],
+    ['get with an id that is not a number', ['pets', 'get', 'abc'], /ID must be a positive integer/],
+  ]
+  for (const [what, argv, message] of mistakes) {
+    it(`exits 2 with one line on stderr for ${what}`, async () => {
+      const res = await cli(argv)
+      assert.equal(res.code, 2)
+      assert.equal(res.err.length, 1)
+      assert.match(res.err[0]!, message)
+    })
+  }
+
+  it('exits 2 naming PETSTORE_API_KEY when it is not set', async () => {
+    const res = await cli(['pets', 'list'], { PETSTORE_URL: server.url })
+    assert.equal(res.code, 2)
+    assert.match(res.err[0]!, /PETSTORE_API_KEY/)
+  })
+
+  it('runs as an installed command: bin/petstore.js pets list', async () => {
+    const { stdout } = await run(process.execPath, ['bin/petstore.js', 'pets', 'list', '--status', 'sold'], { env: { ...process.env, ...env } })
+    assert.deepEqual(
+      (JSON.parse(stdout) as Pet[]).map((pet) => pet.name),
+      ['Rex', 'Bella'],
+    )
   })
 })

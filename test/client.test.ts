@@ -1,17 +1,16 @@
-// The typed client (`petstore/client`) and `petstore pets …`, against a real server.
+// The typed client (`petstore/client`), against a real server.
 // Retries are proved with an injected fetch that fails on purpose, or a tiny
 // scripted node:http server; waits go through an injected sleep, never a timer.
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { createServer, type IncomingHttpHeaders } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { promisify } from 'node:util'
-import { main } from '../src/cli/main.js'
 import { createClient, PetstoreError, PetstoreNetworkError, type ClientOptions, type Pet } from '../src/client/index.js'
 import { normalizeBaseUrl } from '../src/client/base-url.js'
 import { createManualClock } from '../src/clock.js'
@@ -462,17 +461,9 @@ describe('typed client: retries', () => {
   })
 })
 
-/**
- * `npm test` builds dist/ before the tests. Run alone, this file builds it when
- * dist/client or dist/cli is missing or older than its sources. tsc's exit code is
- * not the test's concern (`npm run typecheck` is): type errors elsewhere still emit.
- */
-async function ensureBuilt() {
-  const newest = (dir: string) => Math.max(...readdirSync(join(ROOT, dir)).map((file) => statSync(join(ROOT, dir, file)).mtimeMs))
-  const built = (file: string) => (existsSync(join(ROOT, file)) ? statSync(join(ROOT, file)).mtimeMs : 0)
-  const stale = built('dist/client/index.js') < newest('src/client') || built('dist/cli/main.js') < Math.max(newest('src/cli'), newest('src/client'))
-  if (stale) await run(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: ROOT }).catch(() => {})
-  assert.ok(existsSync(join(ROOT, 'dist/client/index.js')), 'dist/client/index.js was not built')
+/** `npm test` builds dist/ first; run alone, this file needs `npm run build` before it. */
+function assertBuilt() {
+  assert.ok(existsSync(join(ROOT, 'dist/client/index.js')), 'dist/ is not built: run `npm run build` (npm test does) before this file')
 }
 
 describe('petstore/client as an installed package', () => {
@@ -480,7 +471,7 @@ describe('petstore/client as an installed package', () => {
   let key: string
   let project: string
   before(async () => {
-    await ensureBuilt()
+    assertBuilt()
     server = await startTestServer()
     key = await server.createKey('free')
     project = mkdtempSync(join(tmpdir(), 'petstore-consumer-'))
@@ -561,107 +552,5 @@ export { page, id, incomplete, wrong, name, describe }
       const specifiers = [...source.matchAll(/(?:\bfrom\s*|\bimport\s*\(?\s*)['"]([^'"]+)['"]/g)].map((match) => match[1])
       for (const specifier of specifiers) assert.match(specifier!, /^\.\/[a-z-]+\.js$/, `${file} imports ${specifier}`)
     }
-  })
-})
-
-describe('petstore pets …', () => {
-  let server: TestServer
-  let env: Record<string, string>
-  before(async () => {
-    server = await startTestServer()
-    // A DATABASE_URL the store would refuse: the pets commands must not read it.
-    env = { PETSTORE_URL: server.url, PETSTORE_API_KEY: await server.createKey('pro'), DATABASE_URL: 'mysql://nowhere' }
-  })
-  after(() => server.close())
-
-  async function cli(argv: string[], environment: Record<string, string> = env) {
-    const out: string[] = []
-    const err: string[] = []
-    const code = await main(argv, { out: (l) => out.push(l), err: (l) => err.push(l) }, environment)
-    return { code, out, err, json: <T>() => JSON.parse(out.join('\n')) as T }
-  }
-
-  it('pets create prints the created pet as JSON', async () => {
-    const res = await cli(['pets', 'create', '--name', 'Rex', '--category-id', '4', '--status', 'sold', '--idempotency-key', 'cli-1'])
-    assert.equal(res.code, 0, res.err.join('\n'))
-    const pet = res.json<Pet>()
-    assert.deepEqual(pet, { id: pet.id, name: 'Rex', categoryId: 4, status: 'sold' })
-  })
-
-  it('pets list prints the array, the next cursor on stderr, and follows every page with --all', async () => {
-    await cli(['pets', 'create', '--name', 'Bella', '--category-id', '4', '--status', 'sold'])
-    const first = await cli(['pets', 'list', '--status', 'sold', '--limit', '1'])
-    assert.equal(first.code, 0)
-    assert.deepEqual(
-      first.json<Pet[]>().map((pet) => pet.name),
-      ['Rex'],
-    )
-    const cursor = /--cursor (\S+)/.exec(first.err.join('\n'))?.[1]
-    assert.ok(cursor, first.err.join('\n'))
-    const second = await cli(['pets', 'list', '--status', 'sold', '--limit', '1', '--cursor', cursor])
-    assert.deepEqual(
-      second.json<Pet[]>().map((pet) => pet.name),
-      ['Bella'],
-    )
-    assert.deepEqual(second.err, []) // the last page
-    const all = await cli(['pets', 'list', '--status', 'sold', '--limit', '1', '--all'])
-    assert.deepEqual(
-      all.json<Pet[]>().map((pet) => pet.name),
-      ['Rex', 'Bella'],
-    )
-  })
-
-  it('pets get ID prints the pet', async () => {
-    const pet = (await cli(['pets', 'create', '--name', 'Solo', '--category-id', '2'])).json<Pet>()
-    const res = await cli(['pets', 'get', String(pet.id)])
-    assert.equal(res.code, 0)
-    assert.deepEqual(res.json<Pet>(), pet)
-  })
-
-  it('prints "petstore: <status> <code>: <message>" for an API error and exits 1', async () => {
-    const missing = await cli(['pets', 'get', '999999'])
-    assert.equal(missing.code, 1)
-    assert.deepEqual(missing.err, ['petstore: 404 not_found: There is no pet with id 999999.'])
-    const unauthorized = await cli(['pets', 'list'], { ...env, PETSTORE_API_KEY: 'ps_test_wrong' })
-    assert.equal(unauthorized.code, 1)
-    assert.match(unauthorized.err[0]!, /^petstore: 401 unauthorized: /)
-    const tooMany = await cli(['pets', 'list', '--limit', '101'])
-    assert.equal(tooMany.code, 1)
-    assert.match(tooMany.err[0]!, /^petstore: 400 invalid_parameter: .*limit/)
-  })
-
-  const mistakes: [string, string[], RegExp][] = [
-    ['pets without a command', ['pets'], /pets needs a command/],
-    ['an unknown pets command', ['pets', 'fly'], /unknown pets command "fly"/],
-    ['create without --category-id', ['pets', 'create', '--name', 'Rex'], /usage: petstore pets create/],
-    ['a category id that is not a number', ['pets', 'create', '--name', 'Rex', '--category-id', 'one'], /--category-id must be a positive integer/],
-    ['an unknown status', ['pets', 'list', '--status', 'lost'], /--status must be one of available, pending, sold/],
-    ['a limit that is not a number', ['pets', 'list', '--limit', 'ten'], /--limit/],
-    ['an unknown flag', ['pets', 'list', '--colour'], /colour/],
-    ['get without an id', ['pets', 'get'], /usage: petstore pets get ID/],
-    ['get with an id that is not a number', ['pets', 'get', 'abc'], /ID must be a positive integer/],
-  ]
-  for (const [what, argv, message] of mistakes) {
-    it(`exits 2 with one line on stderr for ${what}`, async () => {
-      const res = await cli(argv)
-      assert.equal(res.code, 2)
-      assert.equal(res.err.length, 1)
-      assert.match(res.err[0]!, message)
-    })
-  }
-
-  it('exits 2 naming PETSTORE_API_KEY when it is not set', async () => {
-    const res = await cli(['pets', 'list'], { PETSTORE_URL: server.url })
-    assert.equal(res.code, 2)
-    assert.match(res.err[0]!, /PETSTORE_API_KEY/)
-  })
-
-  it('runs as an installed command: bin/petstore.js pets list', async () => {
-    await ensureBuilt()
-    const { stdout } = await run(process.execPath, ['bin/petstore.js', 'pets', 'list', '--status', 'sold'], { cwd: ROOT, env: { ...process.env, ...env } })
-    assert.deepEqual(
-      (JSON.parse(stdout) as Pet[]).map((pet) => pet.name),
-      ['Rex', 'Bella'],
-    )
   })
 })
