@@ -34,25 +34,35 @@ const deadline = started + SECONDS * 1000
 const sampler = setInterval(() => samples.push([Math.round((Date.now() - started) / 1000), Math.round(rss())]), 5_000)
 
 const statuses = new Map<number, number>()
-// Per client and UTC minute window as the limiter saw it (X-RateLimit-Reset names the
-// window's end; for every key here the minute is the tighter window): requests the
-// limiter counted, and whether any was refused.
+// Per client and UTC minute window as the limiter saw it: requests the limiter counted,
+// and whether any was refused. The window comes from the RateLimit header's minute
+// policy (`"minute";r=…;t=<seconds to its end>`), not X-RateLimit-Reset, which names
+// the day's end once the day has fewer requests left than the minute.
 const minutes = new Map<string, { client: (typeof clients)[number]; minute: string; counted: number; refused: boolean }>()
 let failures = 0
+
+/** The UTC minute (ISO, to the minute) whose window the answer was counted in. */
+function minuteWindow(ratelimit: string | null): string {
+  const secondsLeft = Number(/"minute";r=\d+;t=(\d+)/.exec(ratelimit ?? '')?.[1])
+  if (!Number.isFinite(secondsLeft)) throw new Error(`no minute policy in RateLimit: ${ratelimit}`)
+  // The window ends on a whole minute; rounding absorbs `t` being whole seconds and the answer's latency.
+  const end = Math.round((Date.now() / 1000 + secondsLeft) / 60) * 60
+  return new Date((end - 60) * 1000).toISOString().slice(0, 16)
+}
+
 async function loop(client: (typeof clients)[number], worker: number) {
   for (let i = 0; Date.now() < deadline; i++) {
     const headers: Record<string, string> = { 'content-type': 'application/json' }
     if (client.key) headers.authorization = `Bearer ${client.key}`
     const kind = i % 4
-    const path = kind === 0 ? '/v1/pets?status=sold&limit=20' : kind === 1 ? `/v1/pets/${1 + (i % 50)}` : '/v1/pets?limit=5'
     try {
       const res =
         kind === 3
           ? await fetch(server.url + '/v1/pets', { method: 'POST', headers, body: JSON.stringify({ name: `soak ${worker}-${i}`, categoryId: 1 + (i % 9), status: 'sold' }) })
-          : await fetch(server.url + path, { headers })
+          : await fetch(server.url + (kind === 0 ? '/v1/pets?status=sold&limit=20' : kind === 1 ? `/v1/pets/${1 + (i % 50)}` : '/v1/pets?limit=5'), { headers })
       await res.arrayBuffer()
       statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1)
-      const minute = new Date((Number(res.headers.get('x-ratelimit-reset')) - 60) * 1000).toISOString().slice(0, 16)
+      const minute = minuteWindow(res.headers.get('ratelimit'))
       const entry = minutes.get(`${client.name} ${minute}`) ?? { client, minute, counted: 0, refused: false }
       minutes.set(`${client.name} ${minute}`, entry)
       // Every answer but a 429 counts against the limit (a 401 too, per client address).
