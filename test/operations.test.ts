@@ -26,6 +26,23 @@ describe('operations', () => {
   const logs = new PassThrough()
   const lines: string[] = []
   logs.on('data', (chunk: Buffer) => lines.push(...chunk.toString().split('\n').filter(Boolean)))
+  /** Resolves once a log line carries this request id; fails after 5 s. */
+  const loggedRequest = (reqId: string) =>
+    new Promise<void>((resolve, reject) => {
+      const seen = () => lines.some((line) => (JSON.parse(line) as { reqId?: string }).reqId === reqId)
+      if (seen()) return resolve()
+      const timer = setTimeout(() => {
+        logs.off('data', check)
+        reject(new Error(`no log line for request ${reqId} within 5 s`))
+      }, 5_000)
+      const check = () => {
+        if (!seen()) return
+        clearTimeout(timer)
+        logs.off('data', check)
+        resolve()
+      }
+      logs.on('data', check)
+    })
   let server: TestServer
   let key: string
   before(async () => {
@@ -65,7 +82,10 @@ describe('operations', () => {
     lines.length = 0
     const res = await server.request('/v1/pets', { key, headers: { 'x-request-id': 'trace-abc.123' } })
     assert.equal(res.headers.get('x-request-id'), 'trace-abc.123')
-    await new Promise((r) => setTimeout(r, 50))
+    // A line is written once the response is sent, so it may come after the client
+    // has read it; a later request's line comes after every line of this one.
+    await server.request('/healthz', { headers: { 'x-request-id': 'after-trace-abc.123' } })
+    await loggedRequest('after-trace-abc.123')
     const entries = lines.map((l) => JSON.parse(l) as Record<string, unknown>)
     assert.equal(entries.filter((e) => e.reqId === 'trace-abc.123').length, 1)
     assert.ok(lines.length > 0)
