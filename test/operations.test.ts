@@ -1,26 +1,13 @@
 // What operators rely on: health, readiness, metrics, logs, and answers to broken HTTP.
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { connect } from 'node:net'
 import { PassThrough } from 'node:stream'
 import { systemClock } from '../src/clock.js'
 import { loadConfig } from '../src/config.js'
 import { createRateLimiterFromConfig } from '../src/rate-limit/from-config.js'
+import { rawHttp as raw } from './helpers/raw-http.js'
 import { startTestServer, type TestServer } from './helpers/server.js'
 import { freePort } from './helpers/services.js'
-
-/** Sends raw bytes and returns the raw answer. */
-function raw(url: string, bytes: string): Promise<string> {
-  const { port } = new URL(url)
-  return new Promise((resolve, reject) => {
-    const socket = connect(Number(port), '127.0.0.1')
-    let answer = ''
-    socket.on('data', (chunk) => (answer += chunk.toString()))
-    socket.on('end', () => resolve(answer))
-    socket.on('error', reject)
-    socket.end(bytes)
-  })
-}
 
 describe('operations', () => {
   const logs = new PassThrough()
