@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto'
 import { createManualClock } from '../src/clock.js'
 import { generateApiKey } from '../src/api-keys/key-format.js'
 import { main } from '../src/cli/main.js'
+import { V1_OPERATIONS } from './helpers/operations.js'
 import { rawRows } from './helpers/raw-rows.js'
 import { STORES, startTestServer, type Reply, type TestServer } from './helpers/server.js'
 
@@ -25,9 +26,9 @@ for (const store of STORES) describe(`authentication (${store})`, () => {
   })
   after(() => server.close())
 
-  for (const [method, path] of [['GET', '/v1/pets'], ['POST', '/v1/pets'], ['GET', '/v1/pets/1']] as const) {
-    it(`${method} ${path} answers 401 with WWW-Authenticate: Bearer when the key is missing`, async () => {
-      assertUnauthorized(await server.request(path, { method }), /Missing API key/, 'Bearer realm="petstore"')
+  for (const { operationId, method, example, body } of V1_OPERATIONS) {
+    it(`${operationId} (${method} ${example}) answers 401 with WWW-Authenticate: Bearer when the key is missing`, async () => {
+      assertUnauthorized(await server.request(example, { method, json: body }), /Missing API key/, 'Bearer realm="petstore"')
     })
   }
 
