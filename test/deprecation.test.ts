@@ -3,6 +3,7 @@ import assert from 'node:assert/strict'
 import { createManualClock } from '../src/clock.js'
 import type { Pet } from '../src/schemas/pet.js'
 import { V1_OPERATIONS } from './helpers/operations.js'
+import { UNLIMITED } from './helpers/keys.js'
 import { STORES, startTestServer, type Reply, type TestServer } from './helpers/server.js'
 
 function assertDeprecationHeaders(res: Reply) {
@@ -19,7 +20,7 @@ for (const store of STORES) describe(`the deprecated GET /v1/pets/{petId} (${sto
   let pet: Pet
   before(async () => {
     server = await startTestServer({ store, clock })
-    key = await server.createKey('enterprise', { perMinute: 10_000, perDay: 100_000 })
+    key = await server.createKey('enterprise', UNLIMITED)
     pet = (await server.request<Pet>('/v1/pets', { method: 'POST', key, json: { name: 'Old', categoryId: 1 } })).body
   })
   after(() => server.close())

@@ -3,6 +3,7 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { parseRawAnswer, rawHttp } from './helpers/raw-http.js'
+import { UNLIMITED } from './helpers/keys.js'
 import { STORES, startTestServer, type Reply, type TestServer } from './helpers/server.js'
 
 function assertError(res: Reply, status: number, code: string, mentions?: RegExp) {
@@ -21,7 +22,7 @@ for (const store of STORES) describe(`errors (${store})`, () => {
   let key: string
   before(async () => {
     server = await startTestServer({ store })
-    key = await server.createKey('enterprise', { perMinute: 100_000, perDay: 1_000_000 })
+    key = await server.createKey('enterprise', UNLIMITED)
   })
   after(() => server.close())
 

@@ -2,6 +2,7 @@ import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { encodeCursor } from '../src/routes/v1/cursor.js'
 import type { Pet } from '../src/schemas/pet.js'
+import { UNLIMITED } from './helpers/keys.js'
 import { STORES, startTestServer, type TestServer } from './helpers/server.js'
 
 for (const store of STORES) describe(`pets (${store})`, () => {
@@ -9,7 +10,7 @@ for (const store of STORES) describe(`pets (${store})`, () => {
   let key: string
   before(async () => {
     server = await startTestServer({ store })
-    key = await server.createKey('enterprise', { perMinute: 100_000, perDay: 1_000_000 })
+    key = await server.createKey('enterprise', UNLIMITED)
   })
   after(() => server.close())
 
@@ -71,7 +72,7 @@ for (const store of STORES) describe(`listing pets (${store})`, () => {
   const ids: Record<string, number[]> = { available: [], pending: [], sold: [] }
   before(async () => {
     server = await startTestServer({ store })
-    key = await server.createKey('enterprise', { perMinute: 100_000, perDay: 1_000_000 })
+    key = await server.createKey('enterprise', UNLIMITED)
     const statuses = ['available', 'pending', 'sold'] as const
     for (let i = 0; i < 45; i++) {
       const status = statuses[i % 3]!
