@@ -58,7 +58,7 @@ for (const store of STORES) describe(`the deprecated GET /v1/pets/{petId} (${sto
   for (const { operationId, method, example, body } of V1_OPERATIONS.filter((op) => !op.deprecated)) {
     it(`${operationId} carries no deprecation headers`, async () => {
       const res = await server.request(example, { method, key, json: body })
-      assert.ok(res.status < 300, res.text)
+      assert.notEqual(res.status, 401, res.text) // answered by the operation, not refused before it
       for (const name of ['deprecation', 'sunset']) assert.equal(res.headers.get(name), null, name)
     })
   }

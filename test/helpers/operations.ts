@@ -6,7 +6,7 @@ export interface V1Operation {
   method: 'GET' | 'POST'
   /** The path as the OpenAPI document names it, with /v1 in front. */
   path: string
-  /** A request path to send: path parameters filled in with 1. */
+  /** A request path to send: path parameters filled in with 1 (it may name nothing: a 404 is an answer too). */
   example: string
   /** A valid JSON body, for operations that take one. */
   body?: unknown
