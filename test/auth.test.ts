@@ -1,8 +1,11 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
+import { createHash } from 'node:crypto'
 import { createManualClock } from '../src/clock.js'
 import { generateApiKey } from '../src/api-keys/key-format.js'
 import { main } from '../src/cli/main.js'
+import { V1_OPERATIONS } from './helpers/operations.js'
+import { rawRows } from './helpers/raw-rows.js'
 import { STORES, startTestServer, type Reply, type TestServer } from './helpers/server.js'
 
 function assertUnauthorized(res: Reply, message: RegExp, challenge = 'Bearer realm="petstore", error="invalid_token"') {
@@ -23,9 +26,9 @@ for (const store of STORES) describe(`authentication (${store})`, () => {
   })
   after(() => server.close())
 
-  for (const [method, path] of [['GET', '/v1/pets'], ['POST', '/v1/pets'], ['GET', '/v1/pets/1']] as const) {
-    it(`${method} ${path} answers 401 with WWW-Authenticate: Bearer when the key is missing`, async () => {
-      assertUnauthorized(await server.request(path, { method }), /Missing API key/, 'Bearer realm="petstore"')
+  for (const { operationId, method, example, body } of V1_OPERATIONS) {
+    it(`${operationId} (${method} ${example}) answers 401 with WWW-Authenticate: Bearer when the key is missing`, async () => {
+      assertUnauthorized(await server.request(example, { method, json: body }), /Missing API key/, 'Bearer realm="petstore"')
     })
   }
 
@@ -65,11 +68,16 @@ for (const store of STORES) describe(`authentication (${store})`, () => {
     assertUnauthorized(await server.request('/v1/pets', { key: doomed }), /revoked/)
   })
 
-  it('stores only a hash of each key, never the key itself', async () => {
-    const records = await server.store.apiKeys.list()
-    assert.ok(records.length > 0)
-    for (const record of records) assert.ok(!JSON.stringify(record).includes(key))
-    assert.ok(records.some((r) => key.startsWith(r.prefix)))
+  it('stores only the SHA-256 of each key and its display prefix, never the key itself', async () => {
+    const rows = await rawRows(server.config.databaseUrl, 'api_keys')
+    const row = rows.find((r) => r.key_hash === createHash('sha256').update(key).digest('hex'))
+    assert.ok(row, 'a row holds the SHA-256 (hex) of the key')
+    assert.ok(key.startsWith(String(row.prefix)), 'the prefix is the start of the key')
+    const secretPart = key.slice(String(row.prefix).length)
+    assert.ok(secretPart.length >= 32, 'the prefix gives away at most a few characters of the secret')
+    for (const r of rows) {
+      for (const [column, value] of Object.entries(r)) assert.ok(!String(value).includes(secretPart), `column ${column} holds none of the key past its prefix`)
+    }
   })
 })
 

@@ -14,6 +14,7 @@ import { promisify } from 'node:util'
 import { createClient, PetstoreError, PetstoreNetworkError, type ClientOptions, type Pet } from '../src/client/index.js'
 import { normalizeBaseUrl } from '../src/client/base-url.js'
 import { createManualClock } from '../src/clock.js'
+import { UNLIMITED } from './helpers/keys.js'
 import { startTestServer, type TestServer } from './helpers/server.js'
 
 const run = promisify(execFile)
@@ -104,7 +105,7 @@ describe('typed client: operations', () => {
   let options: ClientOptions
   before(async () => {
     server = await startTestServer()
-    key = await server.createKey('enterprise', { perMinute: 10_000, perDay: 100_000 })
+    key = await server.createKey('enterprise', UNLIMITED)
     options = { baseUrl: server.url, apiKey: key }
   })
   after(() => server.close())
@@ -116,7 +117,7 @@ describe('typed client: operations', () => {
     const page = await client.listPets({ status: 'sold', limit: 100 })
     assert.ok(page.pets.some((pet) => pet.id === created.id))
     assert.equal(page.nextCursor, undefined)
-    assert.equal(page.rateLimit?.limit, 10_000)
+    assert.equal(page.rateLimit?.limit, UNLIMITED.perMinute)
     assert.equal(typeof page.rateLimit?.remaining, 'number')
     assert.ok(page.rateLimit!.reset > Date.now() / 1000)
     assert.ok(page.requestId)
@@ -181,7 +182,7 @@ describe('typed client: operations', () => {
     assert.equal(error.code, 'invalid_field')
     assert.match(error.message, /name/)
     assert.ok(error.details?.some((detail) => detail.field === 'name'))
-    assert.equal(error.rateLimit?.limit, 10_000)
+    assert.equal(error.rateLimit?.limit, UNLIMITED.perMinute)
     assert.equal(traced.seen.length, 1)
     const badLimit = await rejectsWith(client.listPets({ limit: 0 }), PetstoreError)
     assert.equal(badLimit.code, 'invalid_parameter')
@@ -292,7 +293,7 @@ describe('typed client: retries', () => {
   let options: ClientOptions
   before(async () => {
     server = await startTestServer()
-    options = { baseUrl: server.url, apiKey: await server.createKey('enterprise', { perMinute: 10_000, perDay: 100_000 }) }
+    options = { baseUrl: server.url, apiKey: await server.createKey('enterprise', UNLIMITED) }
   })
   after(() => server.close())
 

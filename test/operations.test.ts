@@ -1,31 +1,35 @@
 // What operators rely on: health, readiness, metrics, logs, and answers to broken HTTP.
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { connect } from 'node:net'
 import { PassThrough } from 'node:stream'
 import { systemClock } from '../src/clock.js'
 import { loadConfig } from '../src/config.js'
 import { createRateLimiterFromConfig } from '../src/rate-limit/from-config.js'
+import { rawHttp as raw } from './helpers/raw-http.js'
 import { startTestServer, type TestServer } from './helpers/server.js'
 import { freePort } from './helpers/services.js'
-
-/** Sends raw bytes and returns the raw answer. */
-function raw(url: string, bytes: string): Promise<string> {
-  const { port } = new URL(url)
-  return new Promise((resolve, reject) => {
-    const socket = connect(Number(port), '127.0.0.1')
-    let answer = ''
-    socket.on('data', (chunk) => (answer += chunk.toString()))
-    socket.on('end', () => resolve(answer))
-    socket.on('error', reject)
-    socket.end(bytes)
-  })
-}
 
 describe('operations', () => {
   const logs = new PassThrough()
   const lines: string[] = []
   logs.on('data', (chunk: Buffer) => lines.push(...chunk.toString().split('\n').filter(Boolean)))
+  /** Resolves once a log line carries this request id; fails after 5 s. */
+  const loggedRequest = (reqId: string) =>
+    new Promise<void>((resolve, reject) => {
+      const seen = () => lines.some((line) => (JSON.parse(line) as { reqId?: string }).reqId === reqId)
+      if (seen()) return resolve()
+      const timer = setTimeout(() => {
+        logs.off('data', check)
+        reject(new Error(`no log line for request ${reqId} within 5 s`))
+      }, 5_000)
+      const check = () => {
+        if (!seen()) return
+        clearTimeout(timer)
+        logs.off('data', check)
+        resolve()
+      }
+      logs.on('data', check)
+    })
   let server: TestServer
   let key: string
   before(async () => {
@@ -65,7 +69,10 @@ describe('operations', () => {
     lines.length = 0
     const res = await server.request('/v1/pets', { key, headers: { 'x-request-id': 'trace-abc.123' } })
     assert.equal(res.headers.get('x-request-id'), 'trace-abc.123')
-    await new Promise((r) => setTimeout(r, 50))
+    // A line is written once the response is sent, so it may come after the client
+    // has read it; a later request's line comes after every line of this one.
+    await server.request('/healthz', { headers: { 'x-request-id': 'after-trace-abc.123' } })
+    await loggedRequest('after-trace-abc.123')
     const entries = lines.map((l) => JSON.parse(l) as Record<string, unknown>)
     assert.equal(entries.filter((e) => e.reqId === 'trace-abc.123').length, 1)
     assert.ok(lines.length > 0)

@@ -2,6 +2,7 @@ import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { encodeCursor } from '../src/routes/v1/cursor.js'
 import type { Pet } from '../src/schemas/pet.js'
+import { UNLIMITED } from './helpers/keys.js'
 import { STORES, startTestServer, type TestServer } from './helpers/server.js'
 
 for (const store of STORES) describe(`pets (${store})`, () => {
@@ -9,7 +10,7 @@ for (const store of STORES) describe(`pets (${store})`, () => {
   let key: string
   before(async () => {
     server = await startTestServer({ store })
-    key = await server.createKey('enterprise', { perMinute: 100_000, perDay: 1_000_000 })
+    key = await server.createKey('enterprise', UNLIMITED)
   })
   after(() => server.close())
 
@@ -71,7 +72,7 @@ for (const store of STORES) describe(`listing pets (${store})`, () => {
   const ids: Record<string, number[]> = { available: [], pending: [], sold: [] }
   before(async () => {
     server = await startTestServer({ store })
-    key = await server.createKey('enterprise', { perMinute: 100_000, perDay: 1_000_000 })
+    key = await server.createKey('enterprise', UNLIMITED)
     const statuses = ['available', 'pending', 'sold'] as const
     for (let i = 0; i < 45; i++) {
       const status = statuses[i % 3]!
@@ -93,9 +94,13 @@ for (const store of STORES) describe(`listing pets (${store})`, () => {
     )
   })
 
-  it('honours limit from 1 to 100', async () => {
-    assert.equal((await server.request<Pet[]>('/v1/pets?limit=1', { key })).body.length, 1)
-    assert.equal((await server.request<Pet[]>('/v1/pets?limit=100', { key })).body.length, 45)
+  it('honours limit=1, linking the next page', async () => {
+    const res = await server.request<Pet[]>('/v1/pets?limit=1', { key })
+    assert.deepEqual(
+      res.body.map((p) => p.id),
+      all().slice(0, 1),
+    )
+    assert.match(res.headers.get('link') ?? '', /rel="next"$/)
   })
 
   it('filters by status', async () => {
@@ -151,5 +156,26 @@ for (const store of STORES) describe(`listing pets (${store})`, () => {
     const res = await server.request<Pet[]>('/v1/pets?status=sold&limit=100', { key })
     assert.equal(res.body.at(-1)?.id, created.body.id)
     ids.sold!.push(created.body.id)
+  })
+
+  // Last: it adds pets the tests above do not expect.
+  it('answers limit=100 with exactly 100 pets and a link to the rest when more match', async () => {
+    // Straight through the store, at once: 101 POSTs would only make the test slow.
+    const added = await Promise.all(Array.from({ length: 120 - all().length }, (_, i) => server.store.pets.insert({ name: `bulk ${i}`, categoryId: 1 }, Date.now())))
+    ids.available!.push(...added.map((pet) => pet.id))
+    assert.equal(all().length, 120)
+    const first = await server.request<Pet[]>('/v1/pets?limit=100', { key })
+    assert.deepEqual(
+      first.body.map((p) => p.id),
+      all().slice(0, 100),
+    )
+    const next = /^<([^>]+)>; rel="next"$/.exec(first.headers.get('link') ?? '')?.[1]
+    assert.ok(next, 'a next link')
+    const rest = await server.request<Pet[]>(next, { key })
+    assert.deepEqual(
+      rest.body.map((p) => p.id),
+      all().slice(100),
+    )
+    assert.equal(rest.headers.get('link'), null)
   })
 })

@@ -1,5 +1,5 @@
 // Table types as Kysely sees them. Times are Unix milliseconds; int8 columns come
-// back from PostgreSQL as numbers (see postgres.ts), as from SQLite.
+// back from PostgreSQL as numbers (database.ts sets the parser), as from SQLite.
 import type { Generated } from 'kysely'
 
 export interface PetsTable {

@@ -4,13 +4,13 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { AddressInfo } from 'node:net'
 import { buildApp } from '../../src/app.js'
-import { issueApiKey } from '../../src/api-keys/issue-key.js'
 import { hashApiKey, keyEnvironmentFor } from '../../src/api-keys/key-format.js'
-import { checkPlan, type Limits } from '../../src/api-keys/plans.js'
+import type { Limits } from '../../src/api-keys/plans.js'
 import { systemClock, type Clock } from '../../src/clock.js'
 import { loadConfig } from '../../src/config.js'
 import { openStore } from '../../src/db/store.js'
 import type { RateLimiter } from '../../src/rate-limit/limiter.js'
+import { issueTestKey } from './keys.js'
 import { createTestDatabase, needs } from './services.js'
 
 export type StoreKind = 'sqlite' | 'postgres'
@@ -74,13 +74,7 @@ export async function startTestServer(options: TestServerOptions = {}) {
     request,
     /** Creates a key straight in the store, as `petstore keys create` does. */
     async createKey(plan = 'free', custom: Partial<Limits> = {}): Promise<string> {
-      const checked = checkPlan(plan, custom)
-      const { secret } = await issueApiKey(store.apiKeys, clock, {
-        name: 'test',
-        ...checked,
-        environment: keyEnvironmentFor(config.environment),
-      })
-      return secret
+      return (await issueTestKey(store.apiKeys, { plan, custom, clock, environment: keyEnvironmentFor(config.environment) })).secret
     },
     /** The store's id of a key made by createKey (Idempotency-Key records are scoped by it). */
     async keyId(secret: string): Promise<number> {

@@ -105,6 +105,7 @@ describe('SQLite pet repository', () => {
 
   it('never lists a pet of a transaction that is still open or rolled back, and inserts wait for that transaction', async () => {
     const listed = (await everything()).length
+    const order: string[] = []
     let release = () => {}
     const held = new Promise<void>((resolve) => (release = resolve))
     const transaction = handle.db
@@ -114,20 +115,24 @@ describe('SQLite pet repository', () => {
         await held
         throw new Error('roll back')
       })
-      .catch(() => 'rolled back')
+      .catch(() => {
+        order.push('transaction ended')
+        return 'rolled back'
+      })
 
     await new Promise((resolve) => setImmediate(resolve))
     assert.equal((await everything()).length, listed, 'an uncommitted pet is not listed')
-    let insertDone = false
     const waiting = pets.insert({ name: 'after the transaction', categoryId: 5 }, 1_000).then((pet) => {
-      insertDone = true
+      order.push('insert committed')
       return pet
     })
-    await new Promise((resolve) => setTimeout(resolve, 20))
-    assert.equal(insertDone, false, 'the insert waits for the open transaction')
+    // The group commit starts in the setImmediate the insert queued, before this one:
+    // from here on the insert either waits for the transaction's lock or is done.
+    await new Promise((resolve) => setImmediate(resolve))
     release()
     assert.equal(await transaction, 'rolled back')
     const pet = await waiting
+    assert.deepEqual(order, ['transaction ended', 'insert committed'], 'the insert waits for the open transaction')
     const names = (await everything()).map((p) => p.name)
     assert.ok(!names.includes('doomed'))
     assert.equal((await everything()).at(-1)?.id, pet.id)

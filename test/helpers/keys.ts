@@ -1,0 +1,51 @@
+// API keys made straight in the store, as `petstore keys create` makes them: for
+// the in-process test server (server.createKey) and for stores that a server in
+// another process uses (createKeyIn).
+import { issueApiKey } from '../../src/api-keys/issue-key.js'
+import type { KeyEnvironment } from '../../src/api-keys/key-format.js'
+import { checkPlan, type Limits } from '../../src/api-keys/plans.js'
+import { systemClock, type Clock } from '../../src/clock.js'
+import type { ApiKeyRepository } from '../../src/db/api-key-repository.js'
+import { openStore, type Store } from '../../src/db/store.js'
+
+/** Enterprise limits no test reaches, for tests of anything but rate limiting. */
+export const UNLIMITED: Limits = { perMinute: 1_000_000, perDay: 10_000_000 }
+
+export interface TestKeyOptions {
+  /** A plan name, checked as the command line checks it; free by default. */
+  plan?: string
+  /** An enterprise key's own limits. */
+  custom?: Partial<Limits>
+  environment?: KeyEnvironment
+  name?: string
+  clock?: Clock
+}
+
+export interface TestKey {
+  secret: string
+  /** The store's id of the key. */
+  id: number
+}
+
+export async function issueTestKey(apiKeys: Pick<ApiKeyRepository, 'insert'>, options: TestKeyOptions = {}): Promise<TestKey> {
+  const { secret, record } = await issueApiKey(apiKeys, options.clock ?? systemClock, {
+    name: options.name ?? 'test',
+    ...checkPlan(options.plan ?? 'free', options.custom ?? {}),
+    environment: options.environment ?? 'test',
+  })
+  return { secret, id: record.id }
+}
+
+/** Opens the store at `databaseUrl` (migrating it), runs `work` on it, and closes it. */
+export async function withStore<T>(databaseUrl: string, work: (store: Store) => Promise<T>): Promise<T> {
+  const store = await openStore(databaseUrl)
+  try {
+    return await work(store)
+  } finally {
+    await store.close()
+  }
+}
+
+/** A key in the store at `databaseUrl`, for a server running in another process. */
+export const createKeyIn = (databaseUrl: string, options: TestKeyOptions = {}): Promise<TestKey> =>
+  withStore(databaseUrl, (store) => issueTestKey(store.apiKeys, options))
