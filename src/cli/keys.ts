@@ -6,7 +6,8 @@ import { checkPlan, PlanError } from '../api-keys/plans.js'
 import { systemClock } from '../clock.js'
 import type { Config } from '../config.js'
 import type { ApiKeyRecord } from '../db/api-key-repository.js'
-import { openStore, type Store } from '../db/store.js'
+import { openStoreFromConfig } from '../db/from-config.js'
+import type { Store } from '../db/store.js'
 import { positiveInteger } from './arguments.js'
 import { CliError } from './cli-error.js'
 import type { Io } from './main.js'
@@ -33,7 +34,7 @@ export async function keysCommand(argv: string[], config: Config, io: Io): Promi
 }
 
 async function withStore(config: Config, run: (store: Store) => Promise<number>): Promise<number> {
-  const store = await openStore(config.databaseUrl)
+  const store = await openStoreFromConfig(config)
   try {
     return await run(store)
   } finally {

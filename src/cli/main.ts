@@ -7,7 +7,7 @@ import { loadConfig, type Config } from '../config.js'
 import { keysCommand } from './keys.js'
 import { DEFAULT_URL, petsCommand } from './pets.js'
 import { CliError } from './cli-error.js'
-import { openStore } from '../db/store.js'
+import { openStoreFromConfig } from '../db/from-config.js'
 
 const USAGE = `Usage: petstore <command>   (petstore <command> --help: that command alone; --version)
 
@@ -103,7 +103,7 @@ export async function main(argv: string[], io: Io = consoleIo, env: NodeJS.Proce
 }
 
 async function migrateCommand(config: Config, io: Io): Promise<number> {
-  const store = await openStore(config.databaseUrl)
+  const store = await openStoreFromConfig(config)
   await store.close()
   io.out(`migrations are up to date (${store.dialect})`)
   return 0
