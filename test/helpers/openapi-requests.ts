@@ -140,7 +140,28 @@ function validText(schema: Schema): fc.Arbitrary<string> {
 }
 
 /** Values a schema refuses, or that sit on its edges: wrong types, out of range, odd text. */
+/** Text that stores and parsers get wrong: NUL, lone surrogates, non-characters, bidi, combining, edges of length. */
+export const edgeText = fc.constantFrom(
+  '\u0000',
+  'a\u0000b',
+  '\ud800',
+  'x\udfff',
+  '\udc00\ud800',
+  '\uffff\ufffe',
+  '\u202eRex',
+  'e\u0301\u0301',
+  '🐕‍🦺',
+  ' ',
+  '\t\n',
+  'x'.repeat(200),
+  'x'.repeat(201),
+  '𝓡'.repeat(200),
+  '%zz',
+  '../1',
+)
+
 export const mutant: fc.Arbitrary<unknown> = fc.oneof(
+  { weight: 3, arbitrary: edgeText },
   fc.string({ unit: 'binary', maxLength: 20 }),
   fc.integer(),
   fc.double(),
@@ -152,5 +173,8 @@ export const mutant: fc.Arbitrary<unknown> = fc.oneof(
 
 /** A concrete path: each `{param}` replaced by the encoded value given. */
 export function fillPath(path: string, values: Record<string, string>): string {
-  return path.replace(/\{([^}]+)\}/g, (_, name: string) => encodeURIComponent(values[name] ?? '1'))
+  return path.replace(/\{([^}]+)\}/g, (_, name: string) => encode(values[name] ?? '1'))
 }
+
+/** encodeURIComponent for any string: a lone surrogate has no UTF-8 form, so it is sent as U+FFFD. */
+export const encode = (value: string) => encodeURIComponent(value.replace(/[\ud800-\udfff]/gu, '\ufffd'))
