@@ -32,22 +32,21 @@ describe('PETSTORE_WORKERS=2', { skip: !withRedis }, () => {
     const lines: string[] = []
     const stderr: string[] = []
     createInterface({ input: child.stderr! }).on('line', (line) => stderr.push(line))
-    const waiters: { test: (line: string) => boolean; resolve: () => void }[] = []
+    let changed = () => {}
     createInterface({ input: child.stdout! }).on('line', (line) => {
       lines.push(line)
-      for (const waiter of waiters.splice(0)) if (waiter.test(line)) waiter.resolve()
-        else waiters.push(waiter)
+      changed()
     })
+    /** Resolves once `count` lines pass `test`; fails after 20 s with what was printed. */
     const until = (count: number, test: (line: string) => boolean) =>
       new Promise<void>((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`timed out; stdout:\n${lines.join('\n')}\nstderr:\n${stderr.join('\n')}`)), 20_000)
-        const check = () => {
-          if (lines.filter(test).length >= count) {
-            clearTimeout(timer)
-            resolve()
-          } else waiters.push({ test, resolve: check })
+        changed = () => {
+          if (lines.filter(test).length < count) return
+          clearTimeout(timer)
+          resolve()
         }
-        check()
+        changed()
       })
     const listening = (line: string) => line.includes('listening at')
     try {
