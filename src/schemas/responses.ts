@@ -20,14 +20,14 @@ export function errorResponse(description: string, codes: ErrorCode[], headers: 
 /** A response header, sent on every answer of that status (`required: true` in the document). */
 export const header = (description: string, schema: TSchema = Type.String()) => ({ ...schema, description })
 
-/** Marks a header the document lists as not always sent; openapi.ts turns the mark into `required: false`. */
+/** Marks a header the document lists as not always sent; openapi-responses.ts turns the mark into `required: false`. */
 export const OPTIONAL_HEADER = 'x-petstore-optional'
 export const optionalHeader = (description: string, schema: TSchema = Type.String()) => ({ ...header(description, schema), [OPTIONAL_HEADER]: true })
 
 const integer = Type.Integer()
 
 // Decision D7: every /v1 response carries the rate-limit state, errors included.
-export const COMMON_HEADERS: Headers = {
+const COMMON_HEADERS: Headers = {
   'X-Request-Id': header('The request id: the one the client sent, when it was sane, or a generated one. It is in the log line of this request.'),
   'X-RateLimit-Limit': header('The limit of the window with the fewest requests left (per minute or per day).', integer),
   'X-RateLimit-Remaining': header('Requests left in that window after this one.', integer),
