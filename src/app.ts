@@ -19,6 +19,7 @@ import health from './plugins/health.js'
 import { answerClientError } from './plugins/client-errors.js'
 import metricsPlugin, { createMetrics } from './plugins/metrics.js'
 import { v1Routes } from './routes/v1/index.js'
+import { MAX_PARAM_LENGTH, routablePath } from './routes/request-path.js'
 import { SHARED_SCHEMAS } from './schemas/shared.js'
 
 const IDEMPOTENCY_PURGE_EVERY_MS = 10 * 60 * 1000
@@ -40,6 +41,9 @@ export async function buildApp({ config, store, clock = systemClock, limiter, lo
     logController: new LogController({ disableRequestLogging: true }),
     // Errors the router raises before any route or hook runs (a malformed URL).
     frameworkErrors: answerFrameworkError,
+    // No path reaches frameworkErrors for its length or encoding: see request-path.ts.
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    rewriteUrl: routablePath,
     genReqId: requestId,
     bodyLimit: BODY_LIMIT,
     trustProxy: config.trustProxy,

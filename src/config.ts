@@ -107,6 +107,13 @@ function databaseUrl(env: Env): string {
     if (raw.length === 'sqlite:'.length) throw new ConfigError('DATABASE_URL sqlite: needs a file path, e.g. sqlite:./data/petstore.db')
     return raw
   }
+  const scheme = /^[a-z][a-z0-9+.-]*:/i.exec(raw)?.[0]
+  if (scheme !== 'postgres:' && scheme !== 'postgresql:') {
+    // Only the scheme is echoed: the rest may hold a password.
+    throw new ConfigError(
+      `DATABASE_URL must be sqlite:PATH (e.g. sqlite:./data/petstore.db) or postgres://USER@HOST:5432/DB, got ${scheme ? `a ${scheme} URL` : 'no URL scheme'}`,
+    )
+  }
   return url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']) ?? raw
 }
 

@@ -4,12 +4,12 @@ import { pathToFileURL } from 'node:url'
 import { buildApp } from './app.js'
 import { isPrimaryOf, runPrimary } from './cluster.js'
 import { loadConfig, type Config } from './config.js'
-import { openStore } from './db/store.js'
+import { openStoreFromConfig } from './db/from-config.js'
 
 export async function startServer(config: Config) {
   // Until the app (and its logger) exists, a lost connection goes to stderr.
   const connectionLost = { report: (error: Error) => console.error(`petstore: database connection lost: ${error.message}`) }
-  const store = await openStore(config.databaseUrl, { onConnectionError: (error) => connectionLost.report(error) })
+  const store = await openStoreFromConfig(config, { onConnectionError: (error) => connectionLost.report(error) })
   const app = await buildApp({ config, store })
   connectionLost.report = (error) => app.log.warn({ err: error }, 'a database connection was lost; the pool opens a new one')
   app.addHook('onClose', async () => store.close())

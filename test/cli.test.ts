@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
@@ -88,6 +88,10 @@ describe('petstore command line', () => {
     ['revoke without an id', ['keys', 'revoke'], /usage/],
     ['revoke of a key that does not exist', ['keys', 'revoke', '999'], /no key with id 999/],
     ['set-plan without a plan', ['keys', 'set-plan', '2'], /usage/],
+    // One integer reader for every command: positive, plain decimal, exact (at most 2^53-1).
+    ['a key id beyond 2^53-1', ['keys', 'revoke', '9007199254740993'], /ID must be a positive integer .*"9007199254740993"/],
+    ['a key id of 0', ['keys', 'revoke', '0'], /ID must be a positive integer/],
+    ['a limit beyond 2^53-1', ['keys', 'create', '--plan', 'enterprise', '--per-minute', '99999999999999999', '--per-day', '10'], /--per-minute must be a positive integer/],
   ]
   for (const [what, argv, message] of mistakes) {
     it(`exits non-zero with one line on stderr for ${what}`, async () => {
@@ -100,6 +104,25 @@ describe('petstore command line', () => {
       }
     })
   }
+
+  for (const argv of [['keys', '--help'], ['keys', 'create', '--help'], ['pets', '--help'], ['pets', 'list', '-h'], ['serve', '--help'], ['migrate', '--help']]) {
+    it(`prints the usage of the command for ${argv.join(' ')} and exits 0`, async () => {
+      const res = await cli(...argv)
+      assert.equal(res.code, 0, res.err.join('\n'))
+      assert.deepEqual(res.err, [])
+      assert.match(res.out[0]!, /^Usage: petstore/)
+      assert.ok(res.out.some((line) => line.startsWith(`  ${argv[0]}`)), res.out.join('\n'))
+    })
+  }
+
+  it('prints the package version for --version', async () => {
+    const { version } = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }
+    for (const flag of ['--version', '-V']) {
+      const res = await cli(flag)
+      assert.equal(res.code, 0)
+      assert.deepEqual(res.out, [version])
+    }
+  })
 
   it('fails naming the variable when the environment is wrong', async () => {
     const code = await main(['keys', 'list'], { out: () => {}, err: (l) => assert.match(l, /PETSTORE_ENV/) }, { PETSTORE_ENV: 'moon' })
@@ -185,6 +208,8 @@ describe('petstore pets …', () => {
     ['an unknown flag', ['pets', 'list', '--colour'], /colour/],
     ['get without an id', ['pets', 'get'], /usage: petstore pets get ID/],
     ['get with an id that is not a number', ['pets', 'get', 'abc'], /ID must be a positive integer/],
+    ['a category id beyond 2^53-1', ['pets', 'create', '--name', 'Rex', '--category-id', '9007199254740993'], /--category-id must be a positive integer/],
+    ['a limit in exponent form', ['pets', 'list', '--limit', '1e1'], /--limit must be a positive integer/],
   ]
   for (const [what, argv, message] of mistakes) {
     it(`exits 2 with one line on stderr for ${what}`, async () => {

@@ -6,7 +6,9 @@ import { checkPlan, PlanError } from '../api-keys/plans.js'
 import { systemClock } from '../clock.js'
 import type { Config } from '../config.js'
 import type { ApiKeyRecord } from '../db/api-key-repository.js'
-import { openStore, type Store } from '../db/store.js'
+import { openStoreFromConfig } from '../db/from-config.js'
+import type { Store } from '../db/store.js'
+import { positiveInteger } from './arguments.js'
 import { CliError } from './cli-error.js'
 import type { Io } from './main.js'
 
@@ -32,7 +34,7 @@ export async function keysCommand(argv: string[], config: Config, io: Io): Promi
 }
 
 async function withStore(config: Config, run: (store: Store) => Promise<number>): Promise<number> {
-  const store = await openStore(config.databaseUrl)
+  const store = await openStoreFromConfig(config)
   try {
     return await run(store)
   } finally {
@@ -119,14 +121,11 @@ function parsePlan(plan: string, values: { 'per-minute'?: string | undefined; 'p
 }
 
 function count(value: string | undefined, flag: string): number | undefined {
-  if (value === undefined) return undefined
-  if (!/^[1-9][0-9]{0,14}$/.test(value)) throw new CliError(`${flag} must be a positive integer, got "${value}"`)
-  return Number(value)
+  return value === undefined ? undefined : positiveInteger(value, flag)
 }
 
 function keyId(positionals: string[], usage: string): number {
   const [raw] = positionals
   if (positionals.length !== 1 || raw === undefined) throw new CliError(`usage: petstore ${usage}`)
-  if (!/^[1-9][0-9]{0,14}$/.test(raw)) throw new CliError(`a key id is a positive integer (see "petstore keys list"), got "${raw}"`)
-  return Number(raw)
+  return positiveInteger(raw, 'ID', ' (the id "petstore keys list" shows)')
 }

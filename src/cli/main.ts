@@ -1,14 +1,15 @@
 // `petstore <command>`: the command line, reading the same environment as the server.
 // Every command that touches the store applies pending migrations first; `pets` is
 // a client of a running service and touches no store.
+import { readFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import { loadConfig, type Config } from '../config.js'
 import { keysCommand } from './keys.js'
 import { DEFAULT_URL, petsCommand } from './pets.js'
 import { CliError } from './cli-error.js'
-import { openStore } from '../db/store.js'
+import { openStoreFromConfig } from '../db/from-config.js'
 
-const USAGE = `Usage: petstore <command>
+const USAGE = `Usage: petstore <command>   (petstore <command> --help: that command alone; --version)
 
 Commands:
   serve                                      start the server (HOST, PORT, DATABASE_URL, …)
@@ -36,15 +37,46 @@ export interface Io {
   err: (line: string) => void
 }
 
+const HELP = new Set(['--help', '-h', 'help'])
+const VERSION = new Set(['--version', '-V', 'version'])
+
+/** The usage lines of one command (`petstore keys --help`), or all of them. */
+function usageOf(command: string): string {
+  const lines = USAGE.split('\n')
+  const first = lines.findIndex((line) => line.startsWith(`  ${command}`))
+  if (first === -1) return USAGE
+  const own: string[] = []
+  for (const line of lines.slice(first)) {
+    // A command's line, and the indented line that continues it.
+    if (line.startsWith(`  ${command}`) || (own.length > 0 && /^ {20,}\S/.test(line))) own.push(line)
+    else if (line.startsWith('  ') || line === '') break
+  }
+  return ['Usage: petstore <command>', '', ...own].join('\n')
+}
+
+/** The package's version, from the package.json beside src/ and dist/. */
+function version(): string {
+  return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version
+}
+
 const consoleIo: Io = { out: (line) => console.log(line), err: (line) => console.error(line) }
 
 /** Runs one command; returns the process exit code. */
 export async function main(argv: string[], io: Io = consoleIo, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   try {
     const [command, ...rest] = argv
-    if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
+    if (command === undefined || HELP.has(command)) {
       io.out(USAGE)
       return command === undefined ? 2 : 0
+    }
+    if (VERSION.has(command)) {
+      io.out(version())
+      return 0
+    }
+    // `petstore keys --help`, `petstore pets list -h`: help, wherever it is asked for.
+    if (rest.some((arg) => arg === '--help' || arg === '-h')) {
+      io.out(usageOf(command))
+      return 0
     }
     // Before loadConfig: a client of the service must not fail on the server's settings.
     if (command === 'pets') return await petsCommand(rest, env, io)
@@ -71,7 +103,7 @@ export async function main(argv: string[], io: Io = consoleIo, env: NodeJS.Proce
 }
 
 async function migrateCommand(config: Config, io: Io): Promise<number> {
-  const store = await openStore(config.databaseUrl)
+  const store = await openStoreFromConfig(config)
   await store.close()
   io.out(`migrations are up to date (${store.dialect})`)
   return 0

@@ -5,6 +5,7 @@ import fp from 'fastify-plugin'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { isStoreUnavailable } from '../db/database.js'
 import { ApiError } from '../errors.js'
+import { emptyBody } from './json-body.js'
 import { validationError } from './validation.js'
 
 // Fastify's own error codes (fastify/lib/errors.js), translated to ours.
@@ -12,8 +13,7 @@ const FRAMEWORK_ERRORS: Record<string, () => ApiError> = {
   FST_ERR_CTP_INVALID_MEDIA_TYPE: () =>
     new ApiError('unsupported_media_type', 'The request body must be sent with Content-Type: application/json.'),
   FST_ERR_CTP_BODY_TOO_LARGE: () => new ApiError('payload_too_large', 'The request body is larger than the 64 KiB allowed.'),
-  FST_ERR_CTP_EMPTY_JSON_BODY: () =>
-    new ApiError('invalid_body', 'The request body is empty; send a JSON object, e.g. {"name": "Rex", "categoryId": 1}.'),
+  FST_ERR_CTP_EMPTY_JSON_BODY: emptyBody,
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: () =>
     new ApiError('invalid_body', 'The Content-Length header does not match the body that was sent.'),
   FST_ERR_BAD_URL: () => new ApiError('invalid_parameter', 'The request path is not a valid URL (check its percent-encoding).'),
@@ -51,6 +51,15 @@ export function sendError(reply: FastifyReply, error: ApiError) {
   return reply.type('application/json').send(error.toBody())
 }
 
+/**
+ * The one answer to an unknown route. Registered here for the whole app and again
+ * by the /v1 scope, whose copy runs after the scope's hooks (key check, rate limit).
+ */
+export function answerNotFound(request: FastifyRequest, reply: FastifyReply) {
+  // originalUrl: the path as sent, before request-path.ts escaped it for the router.
+  return sendError(reply, new ApiError('not_found', `There is no route ${request.method} ${request.originalUrl.split('?')[0]}.`))
+}
+
 /** For Fastify's `frameworkErrors` option: router errors that never reach setErrorHandler. */
 export function answerFrameworkError(error: FastifyError, _request: FastifyRequest, reply: FastifyReply) {
   return sendError(reply, toApiError(error) ?? new ApiError('invalid_parameter', error.message))
@@ -73,9 +82,7 @@ export default fp(
       return sendError(reply, new ApiError('internal_error', 'Something went wrong on our side; the error has been logged.'))
     })
 
-    app.setNotFoundHandler((request, reply) =>
-      sendError(reply, new ApiError('not_found', `There is no route ${request.method} ${request.url.split('?')[0]}.`)),
-    )
+    app.setNotFoundHandler(answerNotFound)
   },
   { name: 'error-handler' },
 )

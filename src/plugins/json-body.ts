@@ -1,5 +1,6 @@
-// Bodies are JSON only (415 otherwise), at most 64 KiB (413), without prototype
-// keys and without deep nesting (400). secure-json-parse is the parser Fastify
+// Bodies are JSON only (415 otherwise), at most 64 KiB (413), valid UTF-8 (400:
+// decoding would put U+FFFD in place of the bytes, and decision D3 stores exactly
+// what was sent), without prototype keys and without deep nesting (400). secure-json-parse is the parser Fastify
 // itself uses; calling it here lets each refusal say what was wrong.
 import fp from 'fastify-plugin'
 import sjson from 'secure-json-parse'
@@ -7,13 +8,17 @@ import { ApiError } from '../errors.js'
 
 export const BODY_LIMIT = 64 * 1024
 const MAX_DEPTH = 32
+const utf8 = new TextDecoder('utf-8', { fatal: true })
+
+/** The one answer to an empty body, from this parser or from Fastify's (FST_ERR_CTP_EMPTY_JSON_BODY). */
+export const emptyBody = () => new ApiError('invalid_body', 'The request body is empty; send a JSON object, e.g. {"name": "Rex", "categoryId": 1}.')
 
 export default fp(
   async (app) => {
     app.removeAllContentTypeParsers()
-    app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: BODY_LIMIT }, (_request, body, done) => {
+    app.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: BODY_LIMIT }, (_request, body, done) => {
       try {
-        done(null, parseJsonBody(body as string))
+        done(null, parseJsonBody(decodeUtf8(body as Buffer)))
       } catch (error) {
         done(error as ApiError, undefined)
       }
@@ -22,10 +27,16 @@ export default fp(
   { name: 'json-body' },
 )
 
-export function parseJsonBody(text: string): unknown {
-  if (text.trim() === '') {
-    throw new ApiError('invalid_body', 'The request body is empty; send a JSON object, e.g. {"name": "Rex", "categoryId": 1}.')
+export function decodeUtf8(bytes: Uint8Array): string {
+  try {
+    return utf8.decode(bytes)
+  } catch {
+    throw new ApiError('invalid_body', 'The request body is not valid UTF-8; send JSON text encoded in UTF-8.')
   }
+}
+
+export function parseJsonBody(text: string): unknown {
+  if (text.trim() === '') throw emptyBody()
   if (nestingDepth(text) > MAX_DEPTH) {
     throw new ApiError('invalid_body', `The request body is nested more than ${MAX_DEPTH} levels deep.`)
   }

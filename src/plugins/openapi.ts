@@ -5,6 +5,7 @@ import fp from 'fastify-plugin'
 import swagger from '@fastify/swagger'
 import type { Config } from '../config.js'
 import { ERROR_STATUS } from '../errors.js'
+import { completeResponses } from './openapi-responses.js'
 
 const DESCRIPTION = `Browse and add animals available for adoption.
 
@@ -36,6 +37,10 @@ valid key are limited per client address with the free plan's numbers.
 
 ## Errors
 
+Besides the answers listed on each operation, a method a path does not support
+answers 405 \`method_not_allowed\` with an \`Allow\` header, and an unknown path 404
+\`not_found\` (after the key check, so 401 without a key).
+
 Errors always have the \`Error\` body \`{code, message, status}\`; \`code\` is one of:
 ${Object.entries(ERROR_STATUS)
   .map(([code, status]) => `\`${code}\` (${status})`)
@@ -46,7 +51,14 @@ export default fp(
     await app.register(swagger, {
       openapi: {
         openapi: '3.1.0',
-        info: { title: 'Pet Store', version: '1.0.0', description: DESCRIPTION },
+        info: {
+          title: 'Pet Store',
+          version: '1.0.0',
+          description: DESCRIPTION,
+          // The reference page this service serves, at the production address.
+          contact: { name: 'Pet Store API', url: `${new URL(config.publicUrl).origin}/docs` },
+          license: { name: 'MIT', identifier: 'MIT' },
+        },
         servers: [
           { url: config.publicUrl, description: 'Production' },
           { url: config.stagingUrl, description: 'Staging' },
@@ -66,6 +78,8 @@ export default fp(
       hideUntagged: true,
       // Server URLs end in /v1, so paths are written without it.
       transform: ({ schema, url }) => ({ schema, url: url.replace(/^\/v1(?=\/)/, '') }),
+      // Answers every operation can give (408, 431, 500, 503…), and which headers are always sent.
+      transformObject: (document) => ('openapiObject' in document ? completeResponses(document.openapiObject) : document.swaggerObject),
       refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
     })
   },

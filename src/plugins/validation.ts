@@ -1,7 +1,8 @@
 // Request validation: bodies are checked exactly as sent (no coercion, unknown
 // fields refused); query strings and path parameters are text by nature and are
 // parsed to numbers, but only when they are plain decimal integers ("0x10", "1e3"
-// and " 5" are refused, where Ajv's coercion would accept them).
+// and " 5" are refused, where Ajv's coercion would accept them), and each is given
+// once.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
 import type { FastifySchemaValidationError, FastifySchema } from 'fastify'
 import type { TSchema } from 'typebox'
@@ -24,35 +25,53 @@ export function createValidatorCompiler(sharedSchemas: TSchema[]) {
     httpPart === 'body' ? bodyAjv.compile(schema) : decimalIntegersOnly(schema, textAjv.compile(schema))
 }
 
-const DECIMAL_INTEGER = /^(0|[1-9][0-9]{0,15})$/
+const INTEGER = /^-?(0|[1-9][0-9]*)$/
+// Longer than this, a decimal is beyond 2^53 and Number() would round it.
+const MAX_SAFE_DIGITS = 16
 
-/** Wraps a query or path validator: integer-typed properties must be written in plain decimal. */
+type ParameterSchema = { type?: string; minimum?: number; maximum?: number }
+
+/**
+ * Wraps a query or path validator with the rules of text parameters: each is given
+ * at most once (a repeated one arrives as an array, whatever its type), and an
+ * integer is plain decimal within its bounds. An integer out of bounds, of any size
+ * or sign, says the bounds: "must be an integer from 1 to 100".
+ */
 function decimalIntegersOnly(schema: FastifySchema, validate: ValidateFunction): ValidateFunction {
-  const properties = (schema as { properties?: Record<string, { type?: string }> }).properties ?? {}
-  const integers = Object.keys(properties).filter((key) => properties[key]?.type === 'integer')
-  if (integers.length === 0) return validate
+  const properties = (schema as { properties?: Record<string, ParameterSchema> }).properties ?? {}
+  const names = Object.keys(properties)
+  if (names.length === 0) return validate
 
   const wrapped = ((data: Record<string, unknown> | undefined) => {
-    for (const key of integers) {
-      const value = data?.[key]
-      if (value !== undefined && !(typeof value === 'string' && DECIMAL_INTEGER.test(value))) {
-        wrapped.errors = [
-          {
-            instancePath: `/${key}`,
-            schemaPath: `#/properties/${key}/type`,
-            keyword: Array.isArray(value) ? 'single' : 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
-          },
-        ]
-        return false
+    const errors: ErrorObject[] = []
+    for (const name of names) {
+      const value = data?.[name]
+      if (value === undefined) continue
+      const property = properties[name]!
+      if (Array.isArray(value)) errors.push(parameterError(name, 'single', {}))
+      else if (property.type === 'integer' && !isIntegerWithin(value, property)) {
+        errors.push(parameterError(name, 'integer', { minimum: property.minimum, maximum: property.maximum }))
       }
+    }
+    if (errors.length > 0) {
+      wrapped.errors = errors
+      return false
     }
     const valid = validate(data)
     wrapped.errors = validate.errors
     return valid
   }) as ValidateFunction
   return wrapped
+}
+
+function isIntegerWithin(value: unknown, { minimum = -Infinity, maximum = Infinity }: ParameterSchema): boolean {
+  if (typeof value !== 'string' || !INTEGER.test(value) || value.replace('-', '').length > MAX_SAFE_DIGITS) return false
+  const number = Number(value)
+  return number >= minimum && number <= maximum
+}
+
+function parameterError(name: string, keyword: string, params: Record<string, unknown>): ErrorObject {
+  return { instancePath: `/${name}`, schemaPath: `#/properties/${name}`, keyword, params, message: keyword }
 }
 
 const MAX_DETAILS = 20
@@ -89,7 +108,14 @@ function describe(error: ErrorObject, where: 'field' | 'parameter'): ErrorDetail
     case 'additionalProperties':
       return { field: name, message: `unknown ${where} "${name}"` }
     case 'single':
-      return { field: name, message: `${subject} must be given once, as a decimal integer` }
+      return { field: name, message: `${subject} must be given once` }
+    case 'integer': {
+      const { minimum, maximum } = params as { minimum?: number; maximum?: number }
+      const range = minimum !== undefined && maximum !== undefined ? ` from ${minimum} to ${maximum}` : ''
+      return { field: name, message: `${subject} must be an integer${range}` }
+    }
+    case 'not':
+      return { field: name, message: `${subject} must be valid Unicode without U+0000 or lone surrogates` }
     case 'type':
       return { field: name, message: `${subject} must be ${article(String(params.type))}` }
     case 'minimum':

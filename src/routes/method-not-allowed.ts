@@ -2,9 +2,17 @@
 // with an Allow header, not 404.
 import type { FastifyInstance, HTTPMethods } from 'fastify'
 import { ApiError } from '../errors.js'
+import { answerNotFound } from '../plugins/error-handler.js'
 
 const METHODS: HTTPMethods[] = ['DELETE', 'GET', 'HEAD', 'PATCH', 'POST', 'PUT', 'OPTIONS']
 
+/**
+ * Answers 405 for the methods `url` does not allow. When `url` ends in a path
+ * parameter (`/pets/:petId`), its parent with a trailing slash (`/pets/`) is
+ * claimed too, as an unknown route: the router would otherwise match it with an
+ * empty parameter, and `GET /v1/pets/` would answer as getPet. Like Stripe and
+ * GitHub, a trailing slash names another resource (RFC 3986), here none: 404.
+ */
 export function refuseOtherMethods(app: FastifyInstance, url: string, allowed: HTTPMethods[], config: { public?: boolean } = {}) {
   const allow = allowed.includes('GET') && !allowed.includes('HEAD') ? [...allowed, 'HEAD'] : allowed
   const others = METHODS.filter((m) => !allow.includes(m))
@@ -14,9 +22,13 @@ export function refuseOtherMethods(app: FastifyInstance, url: string, allowed: H
     schema: { hide: true },
     config,
     handler: async (request) => {
-      throw new ApiError('method_not_allowed', `${request.method} is not allowed on ${request.url.split('?')[0]}; it answers ${allow.join(', ')}.`, {
+      throw new ApiError('method_not_allowed', `${request.method} is not allowed on ${request.originalUrl.split('?')[0]}; it answers ${allow.join(', ')}.`, {
         headers: { allow: allow.join(', ') },
       })
     },
   })
+  const emptyParameter = /\/:[^/]+$/.exec(url)
+  if (emptyParameter) {
+    app.route({ method: METHODS, url: `${url.slice(0, emptyParameter.index)}/`, schema: { hide: true }, config, handler: answerNotFound })
+  }
 }

@@ -9,7 +9,7 @@ export type PetStatus = (typeof PET_STATUSES)[number]
 export const MAX_SAFE_ID = Number.MAX_SAFE_INTEGER
 
 const description = {
-  name: 'The animal\'s name: 1 to 200 characters, not only white space.',
+  name: 'The animal\'s name: 1 to 200 characters, not only white space, valid Unicode without U+0000 (no lone surrogates). Stored and returned exactly as sent.',
   categoryId: 'Identifier of the category the animal belongs to: an integer from 1 to 2^53-1.',
   status: 'Availability: `available`, `pending` or `sold`.',
 }
@@ -17,14 +17,26 @@ const description = {
 export const PetStatusSchema = (options: { description?: string; default?: PetStatus } = {}) =>
   Type.Unsafe<PetStatus>({ type: 'string', enum: [...PET_STATUSES], description: description.status, ...options })
 
-const name = Type.String({ minLength: 1, maxLength: 200, pattern: '\\S', description: description.name, examples: ['Rex'] })
+// Decision D3: a NUL or a lone surrogate is refused, not altered: PostgreSQL cannot
+// store U+0000 and no store keeps a lone surrogate (both would read back otherwise).
+// (Ajv compiles patterns with the u flag, so a paired surrogate is one code point.)
+const name = Type.String({
+  minLength: 1,
+  maxLength: 200,
+  pattern: '\\S',
+  not: { type: 'string', pattern: '[\\u0000\\uD800-\\uDFFF]' },
+  description: description.name,
+  examples: ['Rex'],
+})
 const categoryId = Type.Integer({ minimum: 1, maximum: MAX_SAFE_ID, format: 'int64', description: description.categoryId, examples: [1] })
 
 export const NewPet = Type.Object(
   {
     name,
     categoryId,
-    status: Type.Optional(PetStatusSchema({ description: `${description.status} Defaults to \`available\`.`, default: 'available' })),
+    // "Defaults to available" in words only: generators (openapi-typescript) read a
+    // schema `default` as "always present" and would make clients send status.
+    status: Type.Optional(PetStatusSchema({ description: `${description.status} Optional: \`available\` when omitted.` })),
   },
   {
     $id: 'NewPet',

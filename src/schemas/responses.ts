@@ -17,7 +17,12 @@ export function errorResponse(description: string, codes: ErrorCode[], headers: 
   return response(`${description} Codes: ${codes.map((c) => `\`${c}\``).join(', ')}.`, ref(ErrorSchema), headers)
 }
 
+/** A response header, sent on every answer of that status (`required: true` in the document). */
 export const header = (description: string, schema: TSchema = Type.String()) => ({ ...schema, description })
+
+/** Marks a header the document lists as not always sent; openapi-responses.ts turns the mark into `required: false`. */
+export const OPTIONAL_HEADER = 'x-petstore-optional'
+export const optionalHeader = (description: string, schema: TSchema = Type.String()) => ({ ...header(description, schema), [OPTIONAL_HEADER]: true })
 
 const integer = Type.Integer()
 

@@ -1,6 +1,6 @@
 // Schemas with an $id are shared: added once to Fastify (and so to the OpenAPI
 // document's components) and referenced by routes with ref().
-import { Type, type Static, type TSchema } from 'typebox'
+import { Type, type Static, type TObject, type TSchema } from 'typebox'
 import { ErrorSchema } from './error.js'
 import { NewPet, Pet } from './pet.js'
 
@@ -11,4 +11,15 @@ export function ref<T extends TSchema>(schema: T) {
   const id = (schema as { $id?: string }).$id
   if (!id) throw new Error('ref() takes a shared schema, one with an $id')
   return Type.Unsafe<Static<T>>({ $ref: `${id}#` })
+}
+
+/**
+ * Query or path parameters whose properties with a `default` are optional to the
+ * caller (not in `required`, so the OpenAPI document says so) while the handler's
+ * type keeps them: the validator fills the default in (Ajv `useDefaults`).
+ */
+export function parametersWithDefaults<T extends TObject>(schema: T): T {
+  const properties = schema.properties as Record<string, { default?: unknown }>
+  const required = (schema.required ?? []).filter((name) => properties[name]?.default === undefined)
+  return { ...schema, required }
 }

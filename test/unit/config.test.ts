@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { ConfigError, loadConfig } from '../../src/config.js'
+import { openStoreFromConfig } from '../../src/db/from-config.js'
 
 describe('config', () => {
   it('defaults to 127.0.0.1:8080, SQLite in ./data, development, in-memory limits', () => {
@@ -49,5 +50,22 @@ describe('config', () => {
       const name = Object.keys(env)[0]!
       assert.throws(() => loadConfig(env), (e: unknown) => e instanceof ConfigError && e.message.includes(name), name)
     }
+  })
+
+  it('names both accepted forms of DATABASE_URL, and echoes only the scheme of a wrong one', () => {
+    for (const raw of ['mysql://root:hunter2@db/pets', 'pets.db', './data/petstore.db']) {
+      assert.throws(
+        () => loadConfig({ DATABASE_URL: raw }),
+        (e: unknown) => e instanceof ConfigError && /sqlite:PATH/.test(e.message) && /postgres:\/\//.test(e.message) && !e.message.includes('hunter2'),
+        raw,
+      )
+    }
+  })
+
+  it('names DATABASE_URL, without its password, when the store cannot be opened at start', async () => {
+    await assert.rejects(
+      openStoreFromConfig({ databaseUrl: 'postgres://postgres:hunter2@127.0.0.1:1/petstore' }),
+      (e: unknown) => e instanceof Error && /^DATABASE_URL=postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:1\/petstore: cannot open the store: .*ECONNREFUSED/.test(e.message),
+    )
   })
 })

@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { nestingDepth, parseJsonBody } from '../../src/plugins/json-body.js'
+import { decodeUtf8, emptyBody, nestingDepth, parseJsonBody } from '../../src/plugins/json-body.js'
+import { toApiError } from '../../src/plugins/error-handler.js'
 import { ApiError } from '../../src/errors.js'
 
 describe('JSON body parsing', () => {
@@ -28,5 +29,22 @@ describe('JSON body parsing', () => {
     refused('{"constructor": {"prototype": {}}}', /__proto__/)
     refused('', /empty/)
     refused('{"name": ', /not valid JSON/)
+  })
+
+  it('decodes UTF-8 exactly, and refuses bytes that are not UTF-8 instead of replacing them', () => {
+    assert.equal(decodeUtf8(Buffer.from('{"name":"𝓡ex\uffff"}')), '{"name":"𝓡ex\uffff"}')
+    for (const bytes of [[0xff], [0xc3, 0x28], [0xed, 0xa0, 0x80] /* an encoded surrogate */, [0xe2, 0x82]]) {
+      assert.throws(
+        () => decodeUtf8(Buffer.from([0x22, ...bytes, 0x22])),
+        (e: unknown) => e instanceof ApiError && e.code === 'invalid_body' && /UTF-8/.test(e.message),
+        JSON.stringify(bytes),
+      )
+    }
+  })
+
+  it('answers an empty body with one message, from this parser or from Fastify', () => {
+    const fromFastify = toApiError(Object.assign(new Error('empty'), { code: 'FST_ERR_CTP_EMPTY_JSON_BODY' }))
+    assert.equal(fromFastify?.message, emptyBody().message)
+    assert.throws(() => parseJsonBody('  '), (e: unknown) => e instanceof ApiError && e.message === emptyBody().message)
   })
 })

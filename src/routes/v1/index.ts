@@ -5,11 +5,10 @@ import type { FastifyInstance } from 'fastify'
 import type { Authenticator } from '../../api-keys/authenticator.js'
 import type { Clock } from '../../clock.js'
 import type { Store } from '../../db/store.js'
-import { ApiError } from '../../errors.js'
 import { createAuthHooks } from '../../plugins/authenticate.js'
 import { createRateLimitHook } from '../../plugins/rate-limit.js'
 import type { RateLimiter } from '../../rate-limit/limiter.js'
-import { sendError } from '../../plugins/error-handler.js'
+import { answerNotFound } from '../../plugins/error-handler.js'
 import { refuseOtherMethods } from '../method-not-allowed.js'
 import { petRoutes } from './pets.js'
 
@@ -53,7 +52,5 @@ export async function v1Routes(app: FastifyInstance, { authenticator, limiter, s
   refuseOtherMethods(app, '/pets/:petId', ['GET'])
 
   // Unknown /v1 routes (orders included, decision D10) are 404, after authentication.
-  app.setNotFoundHandler((request, reply) =>
-    sendError(reply, new ApiError('not_found', `There is no route ${request.method} ${request.url.split('?')[0]}.`)),
-  )
+  app.setNotFoundHandler(answerNotFound)
 }

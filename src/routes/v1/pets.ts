@@ -7,8 +7,8 @@ import { ClaimLostError } from '../../db/idempotency-repository.js'
 import type { Store } from '../../db/store.js'
 import { ApiError } from '../../errors.js'
 import { MAX_SAFE_ID, NewPet, Pet, PetStatusSchema } from '../../schemas/pet.js'
-import { errorResponse, header, response, TOO_MANY_REQUESTS, UNAUTHORIZED } from '../../schemas/responses.js'
-import { ref } from '../../schemas/shared.js'
+import { errorResponse, header, optionalHeader, response, TOO_MANY_REQUESTS, UNAUTHORIZED } from '../../schemas/responses.js'
+import { parametersWithDefaults, ref } from '../../schemas/shared.js'
 import { decodeCursor } from './cursor.js'
 import { createListPageAnswers } from './list-page-answer.js'
 import { fingerprint, IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS, MAX_IDEMPOTENCY_KEY_LENGTH, parseIdempotencyKey } from './idempotency-key.js'
@@ -41,13 +41,13 @@ function serializePage(reply: FastifyReply, pets: readonly Pet[]): string {
 export const DEFAULT_LIMIT = 20
 export const MAX_LIMIT = 100
 
-const ListQuery = Type.Object({
+const ListQuery = parametersWithDefaults(Type.Object({
   limit: Type.Integer({ minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT, description: 'Maximum number of animals to return.' }),
   status: Type.Optional(PetStatusSchema({ description: 'Only animals with this status.' })),
   cursor: Type.Optional(
     Type.String({ description: 'Where the page starts: an opaque token from the `Link: rel="next"` header of the previous page.' }),
   ),
-})
+}))
 
 const PetIdParams = Type.Object({
   petId: Type.Integer({ minimum: 1, maximum: MAX_SAFE_ID, format: 'int64', description: 'Identifier of the animal to retrieve.' }),
@@ -89,7 +89,7 @@ export async function petRoutes(app: FastifyInstance, { store, clock }: PetRoute
         querystring: ListQuery,
         response: {
           200: response('A page of animals.', Type.Array(ref(Pet)), {
-            Link: header('`</v1/pets?…&cursor=…>; rel="next"` (RFC 8288) when more animals match.'),
+            Link: optionalHeader('`</v1/pets?…&cursor=…>; rel="next"` (RFC 8288) when more animals match.'),
           }),
           400: errorResponse('A query parameter is invalid.', ['invalid_parameter']),
           401: UNAUTHORIZED,

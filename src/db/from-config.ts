@@ -1,0 +1,29 @@
+// Opens the store DATABASE_URL names. A store that cannot be opened at start
+// (PostgreSQL unreachable, a wrong password, a SQLite path that cannot be created)
+// stops the process with a message naming the variable to fix, never its password.
+import type { Config } from '../config.js'
+import { openStore, type Store, type StoreOptions } from './store.js'
+
+export class StoreOpenError extends Error {
+  override name = 'StoreOpenError'
+}
+
+export async function openStoreFromConfig(config: Pick<Config, 'databaseUrl'>, options: StoreOptions = {}): Promise<Store> {
+  try {
+    return await openStore(config.databaseUrl, options)
+  } catch (error) {
+    const reason = error instanceof Error ? error.message.split('\n')[0] : String(error)
+    throw new StoreOpenError(`DATABASE_URL=${redacted(config.databaseUrl)}: cannot open the store: ${reason}`, { cause: error })
+  }
+}
+
+function redacted(url: string): string {
+  if (url.startsWith('sqlite:')) return url
+  try {
+    const parsed = new URL(url)
+    if (parsed.password) parsed.password = '***'
+    return parsed.toString()
+  } catch {
+    return url.split(':')[0] + ':…'
+  }
+}
