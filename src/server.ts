@@ -5,6 +5,7 @@ import { buildApp } from './app.js'
 import { isPrimaryOf, runPrimary } from './cluster.js'
 import { loadConfig, type Config } from './config.js'
 import { openStoreFromConfig } from './db/from-config.js'
+import { unsupportedNodeMessage } from './node-support.js'
 
 export async function startServer(config: Config) {
   // Until the app (and its logger) exists, a lost connection goes to stderr.
@@ -41,6 +42,11 @@ export async function serve(config: Config): Promise<void> {
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const unsupported = unsupportedNodeMessage()
+  if (unsupported) {
+    console.error(`petstore: ${unsupported}`)
+    process.exit(1)
+  }
   Promise.resolve()
     .then(() => serve(loadConfig()))
     .catch((error: unknown) => {
