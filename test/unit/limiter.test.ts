@@ -1,22 +1,32 @@
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { createManualClock } from '../../src/clock.js'
+import { rateLimitHeaders } from '../../src/plugins/v1-guard.js'
 import { createRateLimiter } from '../../src/rate-limit/limiter.js'
 import { createMemoryCounterStore } from '../../src/rate-limit/memory-store.js'
+import type { Limits } from '../../src/api-keys/plans.js'
 
 const FREE = { perMinute: 60, perDay: 1000 }
 
 function setup(start = '2026-11-22T10:00:00.000Z', options = { banAfter: 20, banSeconds: 900 }) {
   const clock = createManualClock(start)
   const limiter = createRateLimiter({ store: createMemoryCounterStore(clock), ...options })
-  const hit = (limits = FREE, identity = 'key:1') => limiter.check(identity, limits)
+  // What the /v1 guard answers: the limiter's count and the headers made of it.
+  const hit = async (limits: Limits = FREE, identity = 'key:1') => {
+    const counted = await limiter.check(identity, limits)
+    assert.notEqual(counted.outcome, 'unavailable')
+    if (counted.outcome === 'unavailable') throw new Error('memory counters are always available')
+    const headers = rateLimitHeaders(counted)
+    const retryAfter = headers['retry-after'] === undefined ? undefined : Number(headers['retry-after'])
+    return { ...counted, headers, retryAfter, refusedBy: counted.outcome === 'limited' ? counted.reported.name : undefined }
+  }
   const hits = async (n: number, limits = FREE, identity = 'key:1') => {
     for (let i = 0; i < n; i++) await hit(limits, identity)
   }
   return { clock, limiter, hit, hits }
 }
 
-describe('rate limiter', () => {
+describe('rate limiter and its headers', () => {
   it('serves the limit and refuses the next request in the same UTC minute', async () => {
     const { hit, hits } = setup('2026-11-22T10:00:30.000Z')
     await hits(59)
