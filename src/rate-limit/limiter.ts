@@ -83,9 +83,12 @@ export function count(hit: HitResult, limits: Limits): RateLimitCount {
   const ends = windowEnds(hit.now)
   const minute: WindowState = { name: 'minute', limit: limits.perMinute, remaining: Math.max(0, limits.perMinute - hit.minuteCount), resetsAt: ends.minute }
   const day: WindowState = { name: 'day', limit: limits.perDay, remaining: Math.max(0, limits.perDay - hit.dayCount), resetsAt: ends.day }
-  const base = { limits, now: hit.now, minute, day }
-  if (hit.outcome === 'served') return { ...base, outcome: 'served', reported: day.remaining < minute.remaining ? day : minute }
-  if (hit.outcome === 'banned') return { ...base, outcome: 'banned', reported: day.remaining < minute.remaining ? day : minute, retryAt: hit.bannedUntil, bannedUntil: hit.bannedUntil }
-  const refusedBy = day.remaining === 0 ? day : minute
-  return { ...base, outcome: 'limited', reported: refusedBy, retryAt: refusedBy.resetsAt }
+  const { outcome, now } = hit
+  if (outcome === 'limited') {
+    const refusedBy = day.remaining === 0 ? day : minute
+    return { outcome, limits, now, minute, day, reported: refusedBy, retryAt: refusedBy.resetsAt }
+  }
+  const reported = day.remaining < minute.remaining ? day : minute
+  if (outcome === 'served') return { outcome, limits, now, minute, day, reported }
+  return { outcome, limits, now, minute, day, reported, retryAt: hit.bannedUntil, bannedUntil: hit.bannedUntil }
 }
