@@ -35,6 +35,7 @@ export default fp(
 
     app.addHook('onRequest', (request, reply, done) => {
       const known = authenticator.peek(request.headers.authorization)
+      // Nothing to wait for: the key was known without the store, the counters are here.
       if (known && limiter.checkNow) {
         try {
           admit(request, reply, known, limiter.checkNow(identityOf(request, known), limitsOf(known)))
