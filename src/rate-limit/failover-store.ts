@@ -44,12 +44,12 @@ export function createFailoverCounterStore({ primary, fallback, mode, onTransiti
   let closed = false
   let probing: NodeJS.Timeout | undefined
 
-  function setDegraded(now: boolean, error?: unknown) {
-    if (now === degraded || closed) return
-    degraded = now
-    if (now) probing = setInterval(() => probe().catch(() => {}), probeEveryMs).unref()
+  function setDegraded(next: boolean, error?: unknown) {
+    if (next === degraded || closed) return
+    degraded = next
+    if (next) probing = setInterval(() => probe().catch(() => {}), probeEveryMs).unref()
     else clearInterval(probing)
-    onTransition(now, error)
+    onTransition(next, error)
   }
 
   async function probe() {
