@@ -78,19 +78,27 @@ export function createAuthenticator({
     return { ok: true, key }
   }
 
+  /** The Bearer token, or the answer for a request without a usable one. */
+  function tokenOf(header: string | undefined): string | AuthResult {
+    if (!header) return { ok: false, missing: true, message: 'Missing API key: send it as "Authorization: Bearer <key>".' }
+    return BEARER.exec(header)?.[1] ?? { ok: false, missing: false, message: 'The Authorization header must be "Bearer <key>".' }
+  }
+
   return {
-    /** Synchronous when the answer needs no store lookup (a cached key, a bad header): no promise on the hot path. */
-    authenticate(header: string | undefined): AuthResult | Promise<AuthResult> {
-      if (!header) {
-        return { ok: false, missing: true, message: 'Missing API key: send it as "Authorization: Bearer <key>".' }
-      }
-      const token = BEARER.exec(header)?.[1]
-      if (!token) {
-        return { ok: false, missing: false, message: 'The Authorization header must be "Bearer <key>".' }
-      }
+    /** The answer when it needs no store lookup (no key, a malformed header, a cached key); undefined otherwise. */
+    peek(header: string | undefined): AuthResult | undefined {
+      const token = tokenOf(header)
+      if (typeof token !== 'string') return token
       const now = clock.now()
       const hit = cached(token, now)
-      return hit ? verdict(hit, now) : checkAndLookup(token, now).then((key) => verdict(key, now))
+      return hit && verdict(hit, now)
+    },
+    /** The answer, looking the key up in the store when it is not cached. */
+    async authenticate(header: string | undefined): Promise<AuthResult> {
+      const token = tokenOf(header)
+      if (typeof token !== 'string') return token
+      const now = clock.now()
+      return verdict(cached(token, now) ?? (await checkAndLookup(token, now)), now)
     },
   }
 }

@@ -74,9 +74,10 @@ function openPostgres(url: string, onIdleError: (error: Error) => void) {
 }
 
 // PostgreSQL SQLSTATEs for a lost or refused connection (class 08, admin shutdown,
-// crash shutdown, cannot connect now), Node's socket errors, and SQLite's busy/locked.
+// crash shutdown, cannot connect now), Node's socket errors, SQLite's busy/locked,
+// and Kysely's answer once the store is closed (an instance shutting down).
 const UNAVAILABLE_CODES = new Set(['57P01', '57P02', '57P03', 'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'SQLITE_BUSY', 'SQLITE_LOCKED'])
-const UNAVAILABLE_MESSAGES = /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Query read timeout|Connection closed/
+const UNAVAILABLE_MESSAGES = /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Query read timeout|Connection closed|driver has already been destroyed/
 
 /** True for errors that mean the database cannot be reached right now, not a bug: answered 503. */
 export function isStoreUnavailable(error: unknown): boolean {

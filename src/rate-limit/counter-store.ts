@@ -33,9 +33,23 @@ export interface HitResult {
 }
 
 export interface CounterStore {
-  /** In memory the answer comes at once, without a promise (the hot path); from Redis, with one. */
-  hit(request: HitRequest): HitResult | Promise<HitResult>
-  close?(): Promise<void>
+  hit(request: HitRequest): Promise<HitResult>
+  close(): Promise<void>
+}
+
+/** Counters in this process's memory: the same count is also available at once. */
+export interface LocalCounterStore extends CounterStore {
+  hitNow(request: HitRequest): HitResult
+}
+
+/** Counters shared by every instance, over the network: they can be unreachable. */
+export interface SharedCounterStore extends CounterStore {
+  /** Resolves when the store answers now (Redis PING); rejects saying why not. */
+  ping(): Promise<void>
+  /** Calls `listener(true)` each time the connection is (re)established, `listener(false)` each time it is lost. */
+  onConnectionChange(listener: (up: boolean) => void): void
+  /** Resolves once connected, or once the first attempt gave up: a server starting while Redis is down still starts. */
+  ready(): Promise<void>
 }
 
 /** Fixed UTC windows: the minute and the day that `now` falls in end at these times. */

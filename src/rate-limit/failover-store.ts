@@ -1,50 +1,91 @@
-// Redis first; while it cannot be reached, either keep serving on this instance's
-// own counters (fail open, the default) or refuse with 503 (fail closed). Each
-// request tries Redis again, so service returns to Redis on its own; a down Redis
-// costs no wait, because its client refuses at once while disconnected.
-import { ApiError } from '../errors.js'
-import type { CounterStore, HitRequest, HitResult } from './counter-store.js'
+// Shared counters first; while they cannot be reached, either count on this
+// instance's own (fail open, the default) or answer that the limiter is unavailable
+// (fail closed: the caller refuses the request). A down Redis costs no wait: its
+// client refuses at once while disconnected.
+//
+// The way back does not wait for a request: the Redis client's 'ready' event, or a
+// probe every second while degraded, returns to the shared counters. An instance
+// that a load balancer took out of rotation gets no requests, and must still recover.
+import type { CounterStore, HitRequest, HitResult, SharedCounterStore } from './counter-store.js'
 
 export type RedisFailureMode = 'open' | 'closed'
 
-export interface FailoverOptions {
-  primary: CounterStore
-  fallback: CounterStore
-  mode: RedisFailureMode
-  /** Called once per change: true when falling back, false when Redis answers again. */
-  onTransition: (degraded: boolean, error?: unknown) => void
+/** The shared counters could not be reached and the mode is 'closed': nothing was counted. */
+export interface Unavailable {
+  outcome: 'unavailable'
+  reason: string
 }
 
-export function createFailoverCounterStore({ primary, fallback, mode, onTransition }: FailoverOptions) {
+export interface FailoverOptions {
+  primary: SharedCounterStore
+  fallback: CounterStore
+  mode: RedisFailureMode
+  /** Called once per change: true when falling back, false when the shared counters answer again. */
+  onTransition: (degraded: boolean, error?: unknown) => void
+  /** How often a degraded store asks the shared one whether it answers again. */
+  probeEveryMs?: number
+}
+
+export interface FailoverCounterStore {
+  hit(request: HitRequest): Promise<HitResult | Unavailable>
+  /** True while the shared counters cannot be reached. */
+  readonly degraded: boolean
+  readonly mode: RedisFailureMode
+  /** Asks the shared counters now (PING); resolves or rejects with why, and updates `degraded` either way. */
+  probe(): Promise<void>
+  ready(): Promise<void>
+  close(): Promise<void>
+}
+
+const reasonOf = (error: unknown) => (error instanceof Error && error.message ? error.message : String(error ?? 'connection lost'))
+
+export function createFailoverCounterStore({ primary, fallback, mode, onTransition, probeEveryMs = 1_000 }: FailoverOptions): FailoverCounterStore {
   let degraded = false
+  let closed = false
+  let probing: NodeJS.Timeout | undefined
+
+  function setDegraded(next: boolean, error?: unknown) {
+    if (next === degraded || closed) return
+    degraded = next
+    if (next) probing = setInterval(() => probe().catch(() => {}), probeEveryMs).unref()
+    else clearInterval(probing)
+    onTransition(next, error)
+  }
+
+  async function probe() {
+    try {
+      await primary.ping()
+    } catch (error) {
+      setDegraded(true, error)
+      throw error
+    }
+    setDegraded(false)
+  }
+
+  primary.onConnectionChange((up) => setDegraded(!up, up ? undefined : new Error('connection to Redis lost')))
+
   return {
-    get degraded() {
-      return degraded
-    },
-    async hit(request: HitRequest): Promise<HitResult> {
+    async hit(request) {
       try {
         const result = await primary.hit(request)
-        if (degraded) {
-          degraded = false
-          onTransition(false)
-        }
+        setDegraded(false)
         return result
       } catch (error) {
-        if (!degraded) {
-          degraded = true
-          onTransition(true, error)
-        }
-        if (mode === 'closed') {
-          throw new ApiError('service_unavailable', 'The rate limiter is unavailable; retry shortly.', {
-            headers: { 'retry-after': '1' },
-            dependency: 'redis',
-          })
-        }
+        setDegraded(true, error)
+        if (mode === 'closed') return { outcome: 'unavailable', reason: reasonOf(error) }
         return fallback.hit(request)
       }
     },
-    async close() {
-      await Promise.all([primary.close?.(), fallback.close?.()])
+    get degraded() {
+      return degraded
     },
-  } satisfies CounterStore & { degraded: boolean }
+    mode,
+    probe,
+    ready: () => primary.ready(),
+    async close() {
+      closed = true
+      clearInterval(probing)
+      await Promise.all([primary.close(), fallback.close()])
+    },
+  }
 }

@@ -15,12 +15,11 @@ export interface LimiterEvents {
 export function createRateLimiterFromConfig(config: Config, clock: Clock, events: LimiterEvents): RateLimiter {
   const limits = { banAfter: config.banAfter, banSeconds: config.banSeconds }
   if (!config.redisUrl) return createRateLimiter({ store: createMemoryCounterStore(clock), ...limits })
-  const redis = createRedisCounterStore({ url: config.redisUrl, prefix: config.redisPrefix })
   const store = createFailoverCounterStore({
-    primary: redis,
+    primary: createRedisCounterStore({ url: config.redisUrl, prefix: config.redisPrefix }),
     fallback: createMemoryCounterStore(clock),
     mode: config.redisFailure,
     onTransition: events.onRedisTransition,
   })
-  return createRateLimiter({ store, ...limits, backend: 'redis', ping: redis.ping, ready: redis.ready })
+  return createRateLimiter({ store, ...limits })
 }

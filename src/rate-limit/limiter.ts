@@ -1,98 +1,94 @@
-// Decision D7 on top of a CounterStore: which window to report, the headers every
-// /v1 response carries, and Retry-After for refusals. No HTTP here beyond names.
+// Decision D7 on top of a counter store: which window a response reports, and when
+// a refused caller may retry. It returns results; the /v1 guard turns them into
+// headers and statuses (src/plugins/v1-guard.ts). No HTTP here.
 import type { Limits } from '../api-keys/plans.js'
-import { windowEnds, type CounterStore, type HitResult } from './counter-store.js'
+import { windowEnds, type HitRequest, type HitResult, type LocalCounterStore } from './counter-store.js'
+import type { FailoverCounterStore } from './failover-store.js'
 
-export interface RateLimitDecision {
-  outcome: HitResult['outcome']
-  /** Header values for the response, whatever its status. */
-  headers: Record<string, string>
-  /** Whole seconds to wait, when refused. */
-  retryAfter?: number
-  /** The window that refused: 'minute' or 'day' (limited), or the ban's end (banned). */
-  refusedBy?: 'minute' | 'day'
+export interface WindowState {
+  name: 'minute' | 'day'
+  limit: number
+  /** Requests left in the window after this one. */
+  remaining: number
+  /** Unix ms when the window ends. */
+  resetsAt: number
+}
+
+export interface RateLimitCount {
+  outcome: 'served' | 'limited' | 'banned'
+  limits: Limits
+  /** The time the counters used, Unix ms. */
+  now: number
+  minute: WindowState
+  day: WindowState
+  /**
+   * The window to report. Served: the one with the fewest requests left (ties: the
+   * minute). Limited: the one that refused; when both are full, the one that frees up
+   * last, since only then can the request succeed.
+   */
+  reported: WindowState
+  /** Unix ms from which a refused caller may try again (the window's end, or the ban's). */
+  retryAt?: number
+  /** Unix ms when the ban ends, when banned. */
   bannedUntil?: number
 }
 
+/** The shared counters could not be reached and PETSTORE_REDIS_FAILURE=closed: nothing was counted. */
+export interface RateLimitUnavailable {
+  outcome: 'unavailable'
+  reason: string
+}
+
+export type RateLimitResult = RateLimitCount | RateLimitUnavailable
+
+export interface RateLimiter {
+  check(identity: string, limits: Limits): Promise<RateLimitResult>
+  /** Present when the counters are in this process: the same check, answered at once. */
+  checkNow: ((identity: string, limits: Limits) => RateLimitCount) | undefined
+  /** True while the shared counters cannot be reached and this instance counts alone (or refuses). */
+  readonly degraded: boolean
+  /** The shared counters, for /readyz: absent when counters are in memory only. */
+  shared: Pick<FailoverCounterStore, 'mode' | 'probe'> | undefined
+  ready(): Promise<void>
+  close(): Promise<void>
+}
+
 export interface RateLimiterOptions {
-  store: CounterStore & { degraded?: boolean }
+  store: LocalCounterStore | FailoverCounterStore
   banAfter: number
   banSeconds: number
-  /** Where the counters live, for /readyz and /metrics. */
-  backend?: 'memory' | 'redis'
-  /** Checks the shared store answers (Redis PING). */
-  ping?: () => Promise<void>
-  /** Resolves when the shared store is connected (or gave up trying for now). */
-  ready?: () => Promise<void>
 }
 
-const seconds = (ms: number) => Math.ceil(ms / 1000)
-
-// The RateLimit-Policy value depends on the limits alone: built once per limits
-// object (the plans' constants, or a key's record while the authenticator caches it),
-// not on every request.
-const policies = new WeakMap<Limits, string>()
-function policyOf(limits: Limits): string {
-  let policy = policies.get(limits)
-  if (policy === undefined) {
-    // draft-ietf-httpapi-ratelimit-headers: the policies.
-    policy = `"minute";q=${limits.perMinute};w=60, "day";q=${limits.perDay};w=86400`
-    policies.set(limits, policy)
-  }
-  return policy
-}
-
-export function createRateLimiter({ store, banAfter, banSeconds, backend = 'memory', ping, ready = async () => {} }: RateLimiterOptions) {
+export function createRateLimiter({ store, banAfter, banSeconds }: RateLimiterOptions): RateLimiter {
+  const request = (identity: string, limits: Limits): HitRequest => ({ identity, limits, banAfter, banMs: banSeconds * 1000 })
+  const local = 'hitNow' in store ? store : undefined
+  const shared = 'probe' in store ? store : undefined
   return {
-    backend,
-    /** True while the shared store is unreachable and this instance counts alone. */
+    async check(identity, limits) {
+      const hit = await store.hit(request(identity, limits))
+      return hit.outcome === 'unavailable' ? hit : count(hit, limits)
+    },
+    checkNow: local && ((identity, limits) => count(local.hitNow(request(identity, limits)), limits)),
     get degraded() {
-      return store.degraded ?? false
+      return shared?.degraded ?? false
     },
-    ping,
-    ready,
-    /** Synchronous when the store is (counters in memory): no promise on the hot path. */
-    check(identity: string, limits: Limits): RateLimitDecision | Promise<RateLimitDecision> {
-      const hit = store.hit({ identity, limits, banAfter, banMs: banSeconds * 1000 })
-      return hit instanceof Promise ? hit.then((counted) => decide(counted, limits)) : decide(hit, limits)
-    },
-    close: () => store.close?.() ?? Promise.resolve(),
+    shared,
+    ready: () => shared?.ready() ?? Promise.resolve(),
+    close: () => store.close(),
   }
 }
 
-export type RateLimiter = ReturnType<typeof createRateLimiter>
-
-/** Turns the counts a store returned into the response's rate-limit headers. */
-export function decide(hit: HitResult, limits: Limits): RateLimitDecision {
+/** Turns the counts a store returned into the windows' state. */
+export function count(hit: HitResult, limits: Limits): RateLimitCount {
   const ends = windowEnds(hit.now)
-  const minute = { name: 'minute' as const, limit: limits.perMinute, remaining: Math.max(0, limits.perMinute - hit.minuteCount), end: ends.minute }
-  const day = { name: 'day' as const, limit: limits.perDay, remaining: Math.max(0, limits.perDay - hit.dayCount), end: ends.day }
-
-  // Served: the window with the fewest requests left after this one (ties: the
-  // minute). Refused: the window that refused; when both are full, the one that
-  // frees up last, since only then can the request succeed.
-  let shown = day.remaining < minute.remaining ? day : minute
-  if (hit.outcome === 'limited') shown = day.remaining === 0 ? day : minute
-
-  const headers: Record<string, string> = {
-    'x-ratelimit-limit': String(shown.limit),
-    'x-ratelimit-remaining': String(shown.remaining),
-    'x-ratelimit-reset': String(seconds(shown.end)),
-    'ratelimit-policy': policyOf(limits),
-    // draft-ietf-httpapi-ratelimit-headers: the state of each policy.
-    ratelimit: `"minute";r=${minute.remaining};t=${seconds(minute.end - hit.now)}, "day";r=${day.remaining};t=${seconds(day.end - hit.now)}`,
+  const minute: WindowState = { name: 'minute', limit: limits.perMinute, remaining: Math.max(0, limits.perMinute - hit.minuteCount), resetsAt: ends.minute }
+  const day: WindowState = { name: 'day', limit: limits.perDay, remaining: Math.max(0, limits.perDay - hit.dayCount), resetsAt: ends.day }
+  const { outcome, now } = hit
+  if (outcome === 'limited') {
+    const refusedBy = day.remaining === 0 ? day : minute
+    return { outcome, limits, now, minute, day, reported: refusedBy, retryAt: refusedBy.resetsAt }
   }
-  if (hit.outcome === 'served') return { outcome: 'served', headers }
-
-  if (hit.outcome === 'banned') {
-    const retryAfter = Math.max(1, seconds(hit.bannedUntil - hit.now))
-    headers['x-ratelimit-remaining'] = '0'
-    headers['x-ratelimit-reset'] = String(seconds(hit.bannedUntil))
-    headers['retry-after'] = String(retryAfter)
-    return { outcome: 'banned', headers, retryAfter, bannedUntil: hit.bannedUntil }
-  }
-  const retryAfter = Math.max(1, seconds(shown.end - hit.now))
-  headers['x-ratelimit-remaining'] = '0'
-  headers['retry-after'] = String(retryAfter)
-  return { outcome: 'limited', headers, retryAfter, refusedBy: shown.name }
+  const reported = day.remaining < minute.remaining ? day : minute
+  if (outcome === 'served') return { outcome, limits, now, minute, day, reported }
+  return { outcome, limits, now, minute, day, reported, retryAt: hit.bannedUntil, bannedUntil: hit.bannedUntil }
 }

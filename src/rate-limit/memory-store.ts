@@ -1,7 +1,7 @@
 // Counters in this process's memory: exact for one instance. Synchronous inside,
 // so concurrent requests cannot interleave between the check and the count.
 import type { Clock } from '../clock.js'
-import { DAY_MS, MINUTE_MS, type CounterStore, type HitRequest, type HitResult } from './counter-store.js'
+import { DAY_MS, MINUTE_MS, type HitRequest, type HitResult, type LocalCounterStore } from './counter-store.js'
 
 interface Counters {
   minute: number
@@ -15,7 +15,7 @@ interface Counters {
 /** Above this many identities, entries whose windows and ban have all passed are dropped. */
 const SWEEP_ABOVE = 10_000
 
-export function createMemoryCounterStore(clock: Clock): CounterStore {
+export function createMemoryCounterStore(clock: Clock): LocalCounterStore {
   const counters = new Map<string, Counters>()
   let sweepAt = SWEEP_ABOVE
 
@@ -26,41 +26,45 @@ export function createMemoryCounterStore(clock: Clock): CounterStore {
     sweepAt = Math.max(SWEEP_ABOVE, counters.size * 2)
   }
 
+  function hitNow({ identity, limits, banAfter, banMs }: HitRequest): HitResult {
+    const now = clock.now()
+    const minute = Math.floor(now / MINUTE_MS)
+    const day = Math.floor(now / DAY_MS)
+    if (counters.size >= sweepAt) sweep(now, minute)
+
+    let c = counters.get(identity)
+    if (!c) {
+      c = { minute, minuteCount: 0, refused: 0, day, dayCount: 0, bannedUntil: 0 }
+      counters.set(identity, c)
+    }
+    if (c.minute !== minute) Object.assign(c, { minute, minuteCount: 0, refused: 0 })
+    if (c.day !== day) Object.assign(c, { day, dayCount: 0 })
+
+    const result = (outcome: HitResult['outcome']): HitResult => ({
+      outcome,
+      now,
+      minuteCount: c.minuteCount,
+      dayCount: c.dayCount,
+      bannedUntil: c.bannedUntil,
+    })
+    if (c.bannedUntil > now) return result('banned')
+    if (c.minuteCount < limits.perMinute && c.dayCount < limits.perDay) {
+      c.minuteCount++
+      c.dayCount++
+      return result('served')
+    }
+    c.refused++
+    if (c.refused > banAfter) {
+      c.bannedUntil = now + banMs
+      c.refused = 0 // a lifted ban starts the count afresh
+      return result('banned')
+    }
+    return result('limited')
+  }
+
   return {
-    hit({ identity, limits, banAfter, banMs }: HitRequest): HitResult {
-      const now = clock.now()
-      const minute = Math.floor(now / MINUTE_MS)
-      const day = Math.floor(now / DAY_MS)
-      if (counters.size >= sweepAt) sweep(now, minute)
-
-      let c = counters.get(identity)
-      if (!c) {
-        c = { minute, minuteCount: 0, refused: 0, day, dayCount: 0, bannedUntil: 0 }
-        counters.set(identity, c)
-      }
-      if (c.minute !== minute) Object.assign(c, { minute, minuteCount: 0, refused: 0 })
-      if (c.day !== day) Object.assign(c, { day, dayCount: 0 })
-
-      const result = (outcome: HitResult['outcome']): HitResult => ({
-        outcome,
-        now,
-        minuteCount: c.minuteCount,
-        dayCount: c.dayCount,
-        bannedUntil: c.bannedUntil,
-      })
-      if (c.bannedUntil > now) return result('banned')
-      if (c.minuteCount < limits.perMinute && c.dayCount < limits.perDay) {
-        c.minuteCount++
-        c.dayCount++
-        return result('served')
-      }
-      c.refused++
-      if (c.refused > banAfter) {
-        c.bannedUntil = now + banMs
-        c.refused = 0 // a lifted ban starts the count afresh
-        return result('banned')
-      }
-      return result('limited')
-    },
+    hitNow,
+    hit: async (request) => hitNow(request),
+    close: async () => counters.clear(),
   }
 }

@@ -3,13 +3,17 @@
 // time from Redis (TIME), so window edges do not depend on each instance's clock.
 // Every key expires with its window.
 import { Redis } from 'ioredis'
-import type { CounterStore, HitRequest, HitResult } from './counter-store.js'
+import type { Clock } from '../clock.js'
+import type { HitRequest, HitResult, SharedCounterStore } from './counter-store.js'
 
 // The keys depend on the time read inside the script, so they cannot be passed in
 // KEYS; all share the identity's hash tag, so they live in one slot.
 const HIT_SCRIPT = `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = tonumber(ARGV[5])
+if now == nil then
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
 local per_minute, per_day = tonumber(ARGV[1]), tonumber(ARGV[2])
 local ban_after, ban_ms = tonumber(ARGV[3]), tonumber(ARGV[4])
 local minute = math.floor(now / 60000)
@@ -30,13 +34,13 @@ if banned_until > now then
 end
 if m < per_minute and d < per_day then
   m = redis.call('INCR', minute_key)
-  redis.call('PEXPIREAT', minute_key, minute_end + 1000)
+  redis.call('PEXPIRE', minute_key, minute_end - now + 1000)
   d = redis.call('INCR', day_key)
-  redis.call('PEXPIREAT', day_key, day_end + 1000)
+  redis.call('PEXPIRE', day_key, day_end - now + 1000)
   return {'served', now, m, d, 0}
 end
 local r = redis.call('INCR', refused_key)
-redis.call('PEXPIREAT', refused_key, minute_end + 1000)
+redis.call('PEXPIRE', refused_key, minute_end - now + 1000)
 if r > ban_after then
   banned_until = now + ban_ms
   redis.call('SET', ban_key, banned_until, 'PX', ban_ms)
@@ -47,7 +51,7 @@ return {'limited', now, m, d, 0}
 `
 
 type ScriptReply = [HitResult['outcome'], number, number, number, number]
-type WithHit = Redis & { petstoreHit(key: string, ...args: number[]): Promise<ScriptReply> }
+type WithHit = Redis & { petstoreHit(key: string, ...args: (number | string)[]): Promise<ScriptReply> }
 
 export interface RedisStoreOptions {
   url: string
@@ -56,6 +60,8 @@ export interface RedisStoreOptions {
   /** Bounds how long a request can wait on Redis. */
   commandTimeoutMs?: number
   connectTimeoutMs?: number
+  /** Tests only: windows follow this clock instead of Redis's TIME. */
+  clock?: Clock
 }
 
 export function createRedisCounterStore({
@@ -63,7 +69,8 @@ export function createRedisCounterStore({
   prefix = 'petstore',
   commandTimeoutMs = 250,
   connectTimeoutMs = 1_000,
-}: RedisStoreOptions): CounterStore & { redis: Redis; ping(): Promise<void>; ready(): Promise<void>; close(): Promise<void> } {
+  clock,
+}: RedisStoreOptions): SharedCounterStore & { redis: Redis } {
   const redis = new Redis(url, {
     connectTimeout: connectTimeoutMs,
     commandTimeout: commandTimeoutMs,
@@ -91,11 +98,17 @@ export function createRedisCounterStore({
         limits.perDay,
         banAfter,
         banMs,
+        clock ? clock.now() : '',
       )
       return { outcome, now, minuteCount, dayCount, bannedUntil }
     },
     async ping() {
       await redis.ping()
+    },
+    onConnectionChange(listener) {
+      redis.on('ready', () => listener(true))
+      // 'close' comes with every lost connection and every failed attempt to reconnect.
+      redis.on('close', () => listener(false))
     },
     /** Resolves once connected, or after the connect timeout: a server starting with Redis down still starts. */
     ready: () =>

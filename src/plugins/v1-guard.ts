@@ -1,0 +1,121 @@
+// The /v1 guard, in the order that matters: identify the caller, count the request,
+// then refuse callers without a valid key, so that even a 401 is counted and
+// carries the rate-limit headers. Callers without a valid key are limited per
+// client address with the free plan's numbers, a guard against key guessing.
+//
+// This is the one place that knows the steps may finish at once: with the key
+// cached and the counters in memory, nothing waits and no promise is made.
+import fp from 'fastify-plugin'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { AuthResult, Authenticator } from '../api-keys/authenticator.js'
+import { PLAN_LIMITS, type Limits } from '../api-keys/plans.js'
+import type { ApiKeyRecord } from '../db/api-key-repository.js'
+import { ApiError } from '../errors.js'
+import type { RateLimitCount, RateLimitResult, RateLimiter } from '../rate-limit/limiter.js'
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** A /v1 route that answers without a key (the OpenAPI document). */
+    public?: boolean
+  }
+  interface FastifyRequest {
+    /** The caller's key, once the guard has accepted it. */
+    apiKey: ApiKeyRecord | null
+  }
+}
+
+export interface V1GuardOptions {
+  authenticator: Authenticator
+  limiter: RateLimiter
+}
+
+export default fp(
+  async (app, { authenticator, limiter }: V1GuardOptions) => {
+    app.decorateRequest('apiKey', null)
+
+    app.addHook('onRequest', (request, reply, done) => {
+      const known = authenticator.peek(request.headers.authorization)
+      // Nothing to wait for: the key was known without the store, the counters are here.
+      if (known && limiter.checkNow) {
+        try {
+          admit(request, reply, known, limiter.checkNow(identityOf(request, known), limitsOf(known)))
+        } catch (error) {
+          return done(error as Error)
+        }
+        return done()
+      }
+      guard(request, reply, known).then(() => done(), done)
+    })
+
+    async function guard(request: FastifyRequest, reply: FastifyReply, known: AuthResult | undefined) {
+      const auth = known ?? (await authenticator.authenticate(request.headers.authorization))
+      admit(request, reply, auth, await limiter.check(identityOf(request, auth), limitsOf(auth)))
+    }
+  },
+  { name: 'v1-guard' },
+)
+
+const identityOf = (request: FastifyRequest, auth: AuthResult) => (auth.ok ? `key:${auth.key.id}` : `ip:${request.ip}`)
+const limitsOf = (auth: AuthResult) => (auth.ok ? auth.key.limits : PLAN_LIMITS.free)
+
+/** Lets the request through, or throws the answer: 503, 429 or 401, in that order. */
+function admit(request: FastifyRequest, reply: FastifyReply, auth: AuthResult, counted: RateLimitResult) {
+  if (auth.ok) request.apiKey = auth.key
+  if (counted.outcome === 'unavailable') {
+    throw new ApiError('service_unavailable', 'The rate limiter is unavailable; retry shortly.', {
+      headers: { 'retry-after': '1' },
+      dependency: 'redis',
+    })
+  }
+  reply.headers(rateLimitHeaders(counted))
+  if (counted.outcome !== 'served') throw refusal(counted, auth.ok ? `the ${auth.key.plan} plan` : 'callers without a valid API key')
+  if (!auth.ok && !request.routeOptions.config.public) {
+    // RFC 6750 §3: a challenge on every 401; error="invalid_token" when one was sent.
+    const challenge = auth.missing ? 'Bearer realm="petstore"' : 'Bearer realm="petstore", error="invalid_token"'
+    throw new ApiError('unauthorized', auth.message, { headers: { 'www-authenticate': challenge } })
+  }
+}
+
+const seconds = (ms: number) => Math.ceil(ms / 1000)
+const retryAfter = (counted: RateLimitCount) => Math.max(1, seconds((counted.retryAt ?? counted.now) - counted.now))
+
+// The RateLimit-Policy value depends on the limits alone: built once per limits
+// object (the plans' constants, or a key's record while the authenticator caches it).
+const policies = new WeakMap<Limits, string>()
+function policyOf(limits: Limits): string {
+  let policy = policies.get(limits)
+  if (policy === undefined) {
+    // draft-ietf-httpapi-ratelimit-headers: the policies.
+    policy = `"minute";q=${limits.perMinute};w=60, "day";q=${limits.perDay};w=86400`
+    policies.set(limits, policy)
+  }
+  return policy
+}
+
+/** Decision D7: the headers every counted /v1 response carries, whatever its status. */
+export function rateLimitHeaders(counted: RateLimitCount): Record<string, string> {
+  const { minute, day, reported, now } = counted
+  const served = counted.outcome === 'served'
+  const headers: Record<string, string> = {
+    'x-ratelimit-limit': String(reported.limit),
+    'x-ratelimit-remaining': served ? String(reported.remaining) : '0',
+    'x-ratelimit-reset': String(seconds(counted.bannedUntil ?? reported.resetsAt)),
+    'ratelimit-policy': policyOf(counted.limits),
+    // draft-ietf-httpapi-ratelimit-headers: the state of each policy.
+    ratelimit: `"minute";r=${minute.remaining};t=${seconds(minute.resetsAt - now)}, "day";r=${day.remaining};t=${seconds(day.resetsAt - now)}`,
+  }
+  if (!served) headers['retry-after'] = String(retryAfter(counted))
+  return headers
+}
+
+function refusal(counted: RateLimitCount, who: string): ApiError {
+  const wait = `Retry after ${retryAfter(counted)} seconds`
+  if (counted.outcome === 'banned') {
+    const until = new Date(counted.bannedUntil ?? 0).toISOString()
+    return new ApiError('key_banned', `Temporarily banned until ${until} for repeated requests while rate limited. ${wait}, then back off exponentially on 429.`)
+  }
+  const limit = counted.reported.limit
+  return counted.reported.name === 'day'
+    ? new ApiError('rate_limited', `Daily quota of ${limit} requests for ${who} is used up; it resets at 00:00 UTC. ${wait}.`)
+    : new ApiError('rate_limited', `Rate limit of ${limit} requests per minute for ${who} exceeded. ${wait}.`)
+}
