@@ -2,18 +2,21 @@
 import { migrate, openDatabase, ping, type DatabaseHandle, type Dialect } from './database.js'
 import { createApiKeyRepository, type ApiKeyRepository } from './api-key-repository.js'
 import { createIdempotencyRepository, type HeldClaim, type IdempotencyRepository } from './idempotency-repository.js'
-import { createPetRepository, type PetRepository } from './pet-repository.js'
-import { createPostgresPetRepository } from './postgres-pet-repository.js'
-import { createSqlitePetRepository } from './sqlite-pet-repository.js'
+import type { PetsStore } from './pets-store.js'
+import { createPostgresPetsStore } from './postgres-pets-store.js'
+import { createSqlitePetsStore } from './sqlite-pets-store.js'
+import { createTransact, type Transact } from './transaction.js'
 import type { NewPet, Pet } from '../schemas/pet.js'
 
 export interface Store {
   dialect: Dialect
-  pets: PetRepository
+  pets: PetsStore
   apiKeys: ApiKeyRepository
   idempotency: IdempotencyRepository
   /** Inserts a pet for a claimed Idempotency-Key: the pet and its stored 201 commit together. */
   insertPetOnce(claim: HeldClaim, pet: NewPet, now: number): Promise<Pet>
+  /** Runs work in one transaction, on either database. */
+  transaction: Transact
   /** Resolves when the database answers a trivial query. */
   ping(): Promise<void>
   close(): Promise<void>
@@ -33,7 +36,8 @@ export async function openStore(url: string, { onConnectionError }: StoreOptions
     await handle.db.destroy()
     throw error
   }
-  const pets = openPetRepository(handle)
+  const pets = openPetsStore(handle)
+  const transaction = createTransact(handle)
   const idempotency = createIdempotencyRepository(handle.db)
   return {
     dialect: handle.dialect,
@@ -41,9 +45,10 @@ export async function openStore(url: string, { onConnectionError }: StoreOptions
     apiKeys: createApiKeyRepository(handle.db),
     idempotency,
     async insertPetOnce(claim, pet, now) {
-      const { body } = await idempotency.complete(claim, async (trx) => ({ status: 201, body: await createPetRepository(trx).insert(pet, now) }))
+      const { body } = await idempotency.complete(claim, async (trx) => ({ status: 201, body: await pets.insertIn(trx, pet, now) }))
       return body
     },
+    transaction,
     ping: () => ping(handle.db),
     close: async () => {
       pets.close()
@@ -52,11 +57,8 @@ export async function openStore(url: string, { onConnectionError }: StoreOptions
   }
 }
 
-/**
- * The pets' hot path has a repository per database: prepared statements, and on
- * SQLite a page cache and group commit. createPetRepository(db) works in transactions.
- */
-function openPetRepository(handle: DatabaseHandle): PetRepository & { close(): void } {
-  if (handle.dialect === 'sqlite') return createSqlitePetRepository({ db: handle.db, writer: handle.sqlite.connection, file: handle.sqlite.file })
-  return { ...createPostgresPetRepository(handle.pool), close: () => {} }
+/** One pets store per database, each fast in its own way. */
+function openPetsStore(handle: DatabaseHandle): PetsStore {
+  if (handle.dialect === 'sqlite') return createSqlitePetsStore({ db: handle.db, writer: handle.sqlite.connection, file: handle.sqlite.file })
+  return createPostgresPetsStore(handle.pool)
 }

@@ -102,12 +102,13 @@ export async function petRoutes(app: FastifyInstance, { store, clock }: PetRoute
       const afterId = cursor === undefined ? 0 : decodeCursor(cursor)
       // One more than asked tells whether a next page exists without counting.
       const page = await pets.list({ status, afterId, limit: limit + 1 })
-      const { body, link } = listPageAnswers.answer(page, { status, limit }, (pets) => serializePage(reply, pets))
-      if (link !== undefined) reply.header('link', link)
+      const answer = listPageAnswers.answer(page, { status, limit }, (pets) => serializePage(reply, pets))
+      if (answer.link !== undefined) reply.header('link', answer.link)
+      // The cast drops readonly: serializing only reads the pets.
+      if (answer.json === undefined) return answer.pets as Pet[]
       // Already JSON: with a JSON content type Fastify sends a string as it is, without
-      // serializing it again. (The cast: the schema-typed handler only knows the pets.)
-      if (typeof body === 'string') reply.header('content-type', JSON_CONTENT_TYPE)
-      return body as Pet[]
+      // serializing it again. (The cast: the schema-typed reply only knows the pets.)
+      return reply.header('content-type', JSON_CONTENT_TYPE).send(answer.json as unknown as Pet[])
     },
   )
 
@@ -201,7 +202,7 @@ export async function petRoutes(app: FastifyInstance, { store, clock }: PetRoute
       },
     },
     async (request) => {
-      const pet = await pets.findById(request.params.petId)
+      const pet = await pets.find(request.params.petId)
       if (!pet) throw new ApiError('not_found', `There is no pet with id ${request.params.petId}.`)
       return pet
     },
