@@ -1,20 +1,18 @@
 // The store: a database with its repositories. The rest of the service sees only this.
 import { migrate, openDatabase, ping, type DatabaseHandle, type Dialect } from './database.js'
 import { createApiKeyRepository, type ApiKeyRepository } from './api-key-repository.js'
-import { createIdempotencyRepository, type HeldClaim, type IdempotencyRepository } from './idempotency-repository.js'
+import { createIdempotencyRepository, type IdempotencyRepository } from './idempotency-repository.js'
 import type { PetsStore } from './pets-store.js'
 import { createPostgresPetsStore } from './postgres-pets-store.js'
 import { createSqlitePetsStore } from './sqlite-pets-store.js'
 import { createTransact, type Transact } from './transaction.js'
-import type { NewPet, Pet } from '../schemas/pet.js'
 
 export interface Store {
   dialect: Dialect
   pets: PetsStore
   apiKeys: ApiKeyRepository
+  /** Idempotency-Key records; requests use them through routes/v1/idempotency.ts. */
   idempotency: IdempotencyRepository
-  /** Inserts a pet for a claimed Idempotency-Key: the pet and its stored 201 commit together. */
-  insertPetOnce(claim: HeldClaim, pet: NewPet, now: number): Promise<Pet>
   /** Runs work in one transaction, on either database. */
   transaction: Transact
   /** Resolves when the database answers a trivial query. */
@@ -38,16 +36,11 @@ export async function openStore(url: string, { onConnectionError }: StoreOptions
   }
   const pets = openPetsStore(handle)
   const transaction = createTransact(handle)
-  const idempotency = createIdempotencyRepository(handle.db)
   return {
     dialect: handle.dialect,
     pets,
     apiKeys: createApiKeyRepository(handle.db),
-    idempotency,
-    async insertPetOnce(claim, pet, now) {
-      const { body } = await idempotency.complete(claim, async (trx) => ({ status: 201, body: await pets.insertIn(trx, pet, now) }))
-      return body
-    },
+    idempotency: createIdempotencyRepository(handle.db, transaction),
     transaction,
     ping: () => ping(handle.db),
     close: async () => {
