@@ -4,6 +4,7 @@
 // the Kysely functions below on the transaction's handle.
 import { type Kysely, type Selectable } from 'kysely'
 import type { Database, PetsTable } from './schema.js'
+import type { Inventory } from '../schemas/order.js'
 import type { NewPet, Pet, PetStatus } from '../schemas/pet.js'
 
 /** The columns a Pet is read from, in the order raw (array) rows use. */
@@ -55,11 +56,7 @@ export async function transitionPet(db: Kysely<Database>, id: number, from: PetS
   return result.numUpdatedRows > 0n
 }
 
-export interface Inventory {
-  available: number
-  pending: number
-  sold: number
-}
+export type { Inventory } from '../schemas/order.js'
 
 /** The inventory from countByStatus rows; a status without pets counts 0. */
 export function toInventory(rows: readonly { status: string; count: number | string | bigint }[]): Inventory {

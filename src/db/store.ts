@@ -3,6 +3,7 @@ import { migrate, openDatabase, ping, type DatabaseHandle, type Dialect } from '
 import { createApiKeyRepository, type ApiKeyRepository } from './api-key-repository.js'
 import { createIdempotencyRepository, type IdempotencyRepository } from './idempotency-repository.js'
 import type { PetsStore } from './pets-store.js'
+import { createOrderRepository, type OrderRepository } from './order-repository.js'
 import { createPostgresPetsStore } from './postgres-pets-store.js'
 import { createSqlitePetsStore } from './sqlite-pets-store.js'
 import { createTransact, type Transact } from './transaction.js'
@@ -10,6 +11,7 @@ import { createTransact, type Transact } from './transaction.js'
 export interface Store {
   dialect: Dialect
   pets: PetsStore
+  orders: OrderRepository
   apiKeys: ApiKeyRepository
   /** Idempotency-Key records; requests use them through routes/v1/idempotency.ts. */
   idempotency: IdempotencyRepository
@@ -39,6 +41,7 @@ export async function openStore(url: string, { onConnectionError }: StoreOptions
   return {
     dialect: handle.dialect,
     pets,
+    orders: createOrderRepository(handle.db, pets),
     apiKeys: createApiKeyRepository(handle.db),
     idempotency: createIdempotencyRepository(handle.db, transaction),
     transaction,
