@@ -93,6 +93,29 @@ describe('SQLite pets store', () => {
     assert.equal((await listed({ status: 'pending', afterId: 0, limit: 1_000 })).at(-1)?.name, 'elsewhere')
   })
 
+  it('shows a status change in a transaction (transition) in the next list call, find and inventory', async () => {
+    const pet = await pets.insert({ name: 'to reserve', categoryId: 7 }, 1_000)
+    const before = await pets.inventory()
+    assert.equal((await listed({ status: 'available', afterId: pet.id - 1, limit: 1 }))[0]?.id, pet.id) // cached now
+    const moved = await createTransact(handle)((trx) => pets.transition(trx, pet.id, 'available', 'pending'))
+    assert.equal(moved, true)
+    assert.equal((await listed({ afterId: pet.id - 1, limit: 1 }))[0]?.status, 'pending')
+    assert.notEqual((await listed({ status: 'available', afterId: pet.id - 1, limit: 1 }))[0]?.id, pet.id)
+    assert.equal((await pets.find(pet.id))?.status, 'pending')
+    assert.deepEqual(await pets.inventory(), { ...before, available: before.available - 1, pending: before.pending + 1 })
+    assert.equal(await createTransact(handle)((trx) => pets.transition(trx, pet.id, 'available', 'pending')), false, 'only from the status it is in')
+  })
+
+  it('shows a status change by another process in the next list call and inventory', async () => {
+    const pet = await pets.insert({ name: 'sold elsewhere', categoryId: 8 }, 1_000)
+    const before = await pets.inventory() // cached now, with the page below
+    assert.equal((await listed({ afterId: pet.id - 1, limit: 1 }))[0]?.status, 'available')
+    const script = `const D = require('better-sqlite3'); new D(process.argv[1]).prepare("UPDATE pets SET status = 'sold' WHERE id = ?").run(Number(process.argv[2]))`
+    execFileSync(process.execPath, ['-e', script, file, String(pet.id)])
+    assert.equal((await listed({ afterId: pet.id - 1, limit: 1 }))[0]?.status, 'sold')
+    assert.deepEqual(await pets.inventory(), { ...before, available: before.available - 1, sold: before.sold + 1 })
+  })
+
   it('checks freshness after each list call arrived, even when calls of one turn share the check', async () => {
     await everything()
     const first = everything()
