@@ -14,14 +14,14 @@ export type DatabaseHandle =
   | {
       dialect: 'sqlite'
       db: Kysely<Database>
-      /** The file and the one connection Kysely runs on, for the pets' hot path (sqlite-pet-repository.ts). */
+      /** The file and the one connection Kysely runs on, for the pets' hot path (sqlite-pets-store.ts). */
       sqlite: { file: string; connection: SqliteDatabase.Database }
       pool?: undefined
     }
   | {
       dialect: 'postgres'
       db: Kysely<Database>
-      /** Kysely's pool, for the pets' hot path (postgres-pet-repository.ts). */
+      /** Kysely's pool, for the pets' hot path (postgres-pets-store.ts). */
       pool: pg.Pool
       sqlite?: undefined
     }
