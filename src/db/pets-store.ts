@@ -35,7 +35,7 @@ export interface PetsStore {
   insertIn(trx: Kysely<Database>, pet: NewPet, now: number): Promise<Pet>
   /** Inside `trx`: moves the pet from `from` to `to` only if it is in `from` now (a conditional UPDATE). True when this call moved it. */
   transition(trx: Kysely<Database>, id: number, from: PetStatus, to: PetStatus): Promise<boolean>
-  /** Inside `trx`, or on the store's own connection: the pet as that transaction sees it. */
+  /** Inside `trx`: the pet as that transaction sees it. */
   findIn(trx: Kysely<Database>, id: number): Promise<Pet | undefined>
   /** Exact counts per status. */
   inventory(): Promise<Inventory>

@@ -2,11 +2,12 @@
 // coalesced per event-loop turn (read-coalescer.ts). No cache: other instances write
 // the same database, and nothing here would learn of it.
 import type pg from 'pg'
+import type { Selectable } from 'kysely'
 import { createReadCoalescer } from './read-coalescer.js'
 import { findPet, insertPet, PET_COLUMNS, petsStatements, toInventory, toPet, transitionPet } from './pets-sql.js'
 import type { PetsTable } from './schema.js'
 import type { PetsStore } from './pets-store.js'
-import type { Selectable } from 'kysely'
+import type { Inventory } from '../schemas/order.js'
 
 type PetRecord = Pick<Selectable<PetsTable>, 'id' | 'name' | 'category_id' | 'status'>
 
@@ -20,6 +21,8 @@ const INSERT = { name: 'petstore_pets_insert', text: `${SQL.insert} RETURNING ${
 export function createPostgresPetsStore(pool: pg.Pool): PetsStore {
   const read = createReadCoalescer<PetRecord[]>()
   const rows = async (query: pg.QueryConfig) => (await pool.query<PetRecord>(query)).rows
+  const counts = createReadCoalescer<Inventory>()
+  const countAll = async () => toInventory((await pool.query<{ status: string; count: string }>(SQL.countByStatus)).rows)
 
   return {
     async list({ status, afterId, limit }) {
@@ -44,7 +47,8 @@ export function createPostgresPetsStore(pool: pg.Pool): PetsStore {
     transition: transitionPet,
     findIn: findPet,
     async inventory() {
-      return toInventory((await pool.query<{ status: string; count: string }>(SQL.countByStatus)).rows)
+      // A full count each time (exact, never cached: other instances write too), shared by the calls of one turn.
+      return { ...(await counts('inventory', countAll)) }
     },
     close() {},
   }
