@@ -6,6 +6,7 @@ import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { sql } from 'kysely'
 import { openDatabase } from '../src/db/database.js'
+import { encodeCursor } from '../src/routes/v1/cursor.js'
 import type { ErrorBody } from '../src/errors.js'
 import type { Inventory, Order } from '../src/schemas/order.js'
 import type { Pet, PetStatus } from '../src/schemas/pet.js'
@@ -43,14 +44,14 @@ for (const store of STORES) describe(`store orders (${store})`, () => {
     server.request(`/v1/store/orders/${orderId}/${action}`, { method: 'POST', key: apiKey })
   /** The pet's status as the list shows it (the first page of pets from its id on): what a client sees. */
   const listedStatus = async (petId: number, server = a): Promise<PetStatus | undefined> => {
-    const before = petId > 1 ? `&cursor=${Buffer.from(`p1:${petId - 1}`).toString('base64url')}` : ''
+    const before = petId > 1 ? `&cursor=${encodeCursor(petId - 1)}` : ''
     const res = await server.request<Pet[]>(`/v1/pets?limit=1${before}`, { key })
     assert.equal(res.status, 200, res.text)
     return res.body[0]?.id === petId ? res.body[0].status : undefined
   }
   /** Whether the status-filtered list shows the pet: the other cached page a client may read. */
   const listedUnder = async (status: PetStatus, petId: number, server = a) => {
-    const res = await server.request<Pet[]>(`/v1/pets?status=${status}&limit=100&cursor=${Buffer.from(`p1:${petId - 1}`).toString('base64url')}`, { key })
+    const res = await server.request<Pet[]>(`/v1/pets?status=${status}&limit=100&cursor=${encodeCursor(petId - 1)}`, { key })
     return res.body.some((p) => p.id === petId)
   }
 

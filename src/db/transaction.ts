@@ -20,7 +20,8 @@ export function createTransact(handle: DatabaseHandle): Transact {
       try {
         result = await work(conn)
       } catch (error) {
-        await sql`rollback`.execute(conn)
+        // Some errors (SQLITE_FULL, SQLITE_IOERR…) end the transaction themselves; the work's error is the one to report.
+        await sql`rollback`.execute(conn).catch(() => {})
         throw error
       }
       await sql`commit`.execute(conn)
