@@ -10,6 +10,7 @@ import { encodeCursor } from '../src/routes/v1/cursor.js'
 import type { ErrorBody } from '../src/errors.js'
 import type { Inventory, Order } from '../src/schemas/order.js'
 import type { Pet, PetStatus } from '../src/schemas/pet.js'
+import { spawnServer, type ServerProcess } from './helpers/process.js'
 import { STORES, startTestServer, type Reply, type TestServer } from './helpers/server.js'
 
 for (const store of STORES) describe(`store orders (${store})`, () => {
@@ -43,15 +44,16 @@ for (const store of STORES) describe(`store orders (${store})`, () => {
   const close = (orderId: number, action: 'complete' | 'cancel', { server = a, apiKey = key } = {}): Promise<Answer<Order>> =>
     server.request(`/v1/store/orders/${orderId}/${action}`, { method: 'POST', key: apiKey })
   /** The pet's status as the list shows it (the first page of pets from its id on): what a client sees. */
+  const from = (petId: number) => (petId > 1 ? `&cursor=${encodeCursor(petId - 1)}` : '')
   const listedStatus = async (petId: number, server = a): Promise<PetStatus | undefined> => {
-    const before = petId > 1 ? `&cursor=${encodeCursor(petId - 1)}` : ''
+    const before = from(petId)
     const res = await server.request<Pet[]>(`/v1/pets?limit=1${before}`, { key })
     assert.equal(res.status, 200, res.text)
     return res.body[0]?.id === petId ? res.body[0].status : undefined
   }
   /** Whether the status-filtered list shows the pet: the other cached page a client may read. */
   const listedUnder = async (status: PetStatus, petId: number, server = a) => {
-    const res = await server.request<Pet[]>(`/v1/pets?status=${status}&limit=100&cursor=${encodeCursor(petId - 1)}`, { key })
+    const res = await server.request<Pet[]>(`/v1/pets?status=${status}&limit=100${from(petId)}`, { key })
     return res.body.some((p) => p.id === petId)
   }
 
@@ -225,6 +227,43 @@ for (const store of STORES) describe(`store orders (${store})`, () => {
       const expected = won[0]!.body.status === 'completed' ? 'sold' : 'available'
       assert.equal(await listedStatus(pet.id, a), expected)
       assert.deepEqual((await b.request(`/v1/store/orders/${order.id}`, { key })).body, won[0]!.body)
+    }
+  })
+
+  it('gives one 201 and one close among racing requests to two server processes on the same database (as PETSTORE_WORKERS)', async () => {
+    const processes: ServerProcess[] = []
+    try {
+      for (let i = 0; i < 2; i++) processes.push(await spawnServer({ DATABASE_URL: a.config.databaseUrl, LOG_LEVEL: 'info' }))
+      const post = async (url: string, path: string, body?: unknown) => {
+        const res = await fetch(url + path, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        })
+        return { status: res.status, body: (await res.json()) as Order & Partial<Omit<ErrorBody, 'status'>> }
+      }
+      const urls = processes.map((p) => p.url)
+      const pet = await newPet()
+      const placed = await Promise.all(Array.from({ length: 24 }, (_, i) => post(urls[i % 2]!, '/v1/store/orders', { petId: pet.id })))
+      const won = placed.filter((res) => res.status === 201)
+      assert.equal(won.length, 1, placed.map((res) => res.status).join(' '))
+      assert.ok(placed.every((res) => res.status === 201 || res.body.code === 'pet_unavailable'))
+      const list = async (url: string) => {
+        const res = await fetch(`${url}/v1/pets?limit=1${from(pet.id)}`, { headers: { authorization: `Bearer ${key}` } })
+        assert.equal(res.status, 200)
+        return ((await res.json()) as Pet[])[0]?.status
+      }
+      assert.equal(await list(urls[1]!), 'pending')
+      const closed = await Promise.all(Array.from({ length: 24 }, (_, i) => post(urls[i % 2]!, `/v1/store/orders/${won[0]!.body.id}/${i % 3 ? 'cancel' : 'complete'}`)))
+      const closedOnce = closed.filter((res) => res.status === 200)
+      assert.equal(closedOnce.length, 1, closed.map((res) => res.status).join(' '))
+      assert.ok(closed.every((res) => res.status === 200 || res.body.code === 'order_closed'))
+      assert.equal(await list(urls[0]!), closedOnce[0]!.body.status === 'completed' ? 'sold' : 'available')
+    } finally {
+      for (const p of processes) {
+        p.child.kill('SIGTERM')
+        await p.exited
+      }
     }
   })
 
