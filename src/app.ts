@@ -20,9 +20,8 @@ import { answerClientError } from './plugins/client-errors.js'
 import metricsPlugin, { createMetrics } from './plugins/metrics.js'
 import { v1Routes } from './routes/v1/index.js'
 import { MAX_PARAM_LENGTH, routablePath } from './routes/request-path.js'
+import { startIdempotencyPurge } from './routes/v1/idempotency.js'
 import { SHARED_SCHEMAS } from './schemas/shared.js'
-
-const IDEMPOTENCY_PURGE_EVERY_MS = 10 * 60 * 1000
 
 export interface AppDependencies {
   config: Config
@@ -101,11 +100,8 @@ export async function buildApp({ config, store, clock = systemClock, limiter, lo
     await own.ready()
     limiter = own
   }
-  // Idempotency-Key records outlive their 24 hours only until the next purge.
-  const purge = setInterval(() => {
-    store.idempotency.purgeExpired(clock.now()).catch((error: unknown) => app.log.warn({ err: error }, 'could not purge expired Idempotency-Keys'))
-  }, IDEMPOTENCY_PURGE_EVERY_MS).unref()
-  app.addHook('onClose', async () => clearInterval(purge))
+  const stopIdempotencyPurge = startIdempotencyPurge(store.idempotency, clock, app.log)
+  app.addHook('onClose', async () => stopIdempotencyPurge())
 
   // Operations endpoints, outside /v1: no key, no rate limit.
   await app.register(metricsPlugin, { metrics, limiter })

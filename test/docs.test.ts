@@ -117,9 +117,9 @@ describe(BROWSER_SUITE, { skip: !runOrSkip(existsSync(CHROMIUM), BROWSER_SUITE, 
     return { response, status: (await status.textContent())?.trim(), body: (await op.locator('.live-responses-table .response-col_description pre').first().textContent()) ?? '' }
   }
 
-  it('shows listPets, createPet and getPet', async () => {
+  it('shows listPets, createPet, getPet and the store operations', async () => {
     const ids = await page.locator('.opblock .opblock-summary-operation-id').allTextContents()
-    assert.deepEqual(ids.sort(), ['createPet', 'getPet', 'listPets'])
+    assert.deepEqual(ids.sort(), ['cancelOrder', 'completeOrder', 'createPet', 'getInventory', 'getOrder', 'getPet', 'listOrders', 'listPets', 'placeOrder'])
   })
 
   it('shows getPet as deprecated, with its sunset date', async () => {

@@ -1,4 +1,5 @@
 // Decision D3: a 201 means the pet is committed durably; it survives kill -9.
+// Decision D10: an order and its pet's status commit together, kill -9 or not.
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -6,7 +7,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { issueApiKey } from '../src/api-keys/issue-key.js'
 import { systemClock } from '../src/clock.js'
+import { openDatabase } from '../src/db/database.js'
 import { openStore } from '../src/db/store.js'
+import type { Order } from '../src/schemas/order.js'
 import { spawnServer } from './helpers/process.js'
 import { STORES } from './helpers/server.js'
 import { createTestDatabase } from './helpers/services.js'
@@ -74,7 +77,7 @@ for (const store of STORES) describe(`durability (${store})`, () => {
 
     const reopened = await openStore(databaseUrl)
     try {
-      for (const id of acknowledged) assert.ok(await reopened.pets.findById(id), `pet ${id} was acknowledged but is gone`)
+      for (const id of acknowledged) assert.ok(await reopened.pets.find(id), `pet ${id} was acknowledged but is gone`)
     } finally {
       await reopened.close()
     }
@@ -90,5 +93,71 @@ for (const store of STORES) describe(`durability (${store})`, () => {
     const { exit, statuses } = await writeUntil('SIGTERM')
     assert.equal(exit, 0)
     assert.deepEqual([...statuses], [201])
+  })
+
+  it('never leaves a pet pending without an open order, nor the reverse, when killed with SIGKILL under order load', async () => {
+    const secret = await createKey()
+    const server = await spawnServer({ DATABASE_URL: databaseUrl })
+    const call = async (path: string, body?: unknown) => {
+      const res = await fetch(`${server.url}${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${secret}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      })
+      return { status: res.status, body: (await res.json()) as Order & { id: number } }
+    }
+    const petIds: number[] = []
+    for (let i = 0; i < 12; i++) petIds.push((await call('/v1/pets', { name: `adoptable ${i}`, categoryId: 1 })).body.id)
+
+    // Acknowledged (2xx) changes, each to be found as answered after the kill.
+    const acknowledged = new Map<number, Order['status']>()
+    let signalled = false
+    const worker = async (n: number) => {
+      for (let i = 0; !signalled; i++) {
+        if (acknowledged.size >= 150) {
+          signalled = true
+          server.child.kill('SIGKILL')
+        }
+        try {
+          const placed = await call('/v1/store/orders', { petId: petIds[(n + i) % petIds.length] })
+          if (placed.status !== 201) continue
+          acknowledged.set(placed.body.id, 'placed')
+          // Mostly cancel, so that pets come back; now and then an adoption, and a new pet in its place.
+          const action = i % 9 === 0 ? 'complete' : 'cancel'
+          const closed = await call(`/v1/store/orders/${placed.body.id}/${action}`)
+          if (closed.status === 200) acknowledged.set(closed.body.id, closed.body.status)
+          if (action === 'complete') petIds.push((await call('/v1/pets', { name: 'newcomer', categoryId: 1 })).body.id)
+        } catch {
+          return // the server has gone
+        }
+      }
+      // Go on until the server is gone, so that the kill lands mid-request.
+      for (;;) {
+        try {
+          await call('/v1/store/orders', { petId: petIds[n % petIds.length] })
+        } catch {
+          return
+        }
+      }
+    }
+    await Promise.all([0, 1, 2, 3, 4, 5, 6, 7].map(worker))
+    assert.equal(await server.exited, 'SIGKILL')
+
+    const handle = openDatabase(databaseUrl)
+    try {
+      const pending = await handle.db.selectFrom('pets').select('id').where('status', '=', 'pending').where('id', 'in', petIds).execute()
+      const open = await handle.db.selectFrom('orders').select('pet_id').where('status', '=', 'placed').execute()
+      assert.deepEqual(open.map((o) => o.pet_id).sort((x, y) => x - y), pending.map((p) => p.id).sort((x, y) => x - y), 'pending pets are exactly the pets of open orders')
+      const sold = await handle.db.selectFrom('pets').select('id').where('status', '=', 'sold').execute()
+      const completed = await handle.db.selectFrom('orders').select('pet_id').where('status', '=', 'completed').execute()
+      assert.deepEqual(completed.map((o) => o.pet_id).sort((x, y) => x - y), sold.map((p) => p.id).sort((x, y) => x - y), 'sold pets are exactly the pets of completed orders')
+      const stored = new Map((await handle.db.selectFrom('orders').select(['id', 'status']).execute()).map((o) => [o.id, o.status]))
+      for (const [id, status] of acknowledged) {
+        const now = stored.get(id)
+        assert.ok(now === status || (status === 'placed' && now !== undefined), `order ${id} was answered ${status}, is ${String(now)}`)
+      }
+    } finally {
+      await handle.db.destroy()
+    }
   })
 })

@@ -15,6 +15,7 @@ import {
   edgeText,
   encode,
   fillPath,
+  DOCUMENT_FORMATS,
   mutant,
   operationsOf,
   resolve,
@@ -167,7 +168,7 @@ for (const store of STORES) describe(`schema-driven fuzzing of every documented 
     server = await startTestServer({ store })
     key = await server.createKey('enterprise', { perMinute: 10_000_000, perDay: 100_000_000 })
     document = (await server.request<Document>('/v1/openapi.json')).body
-    ajv = new Ajv({ strict: false, allErrors: true, formats: { int64: true } })
+    ajv = new Ajv({ strict: false, allErrors: true, formats: DOCUMENT_FORMATS })
     ajv.addSchema({ ...document, $id: 'openapi' })
     for (const name of ['Seed 1', 'Seed 2']) {
       const created = await server.request<{ id: number }>('/v1/pets', { method: 'POST', key, json: { name, categoryId: 1 } })

@@ -9,8 +9,10 @@ import { connect, type Socket } from 'node:net'
 import { createManualClock } from '../src/clock.js'
 import { answerClientError } from '../src/plugins/client-errors.js'
 import { ERROR_CODES } from '../src/errors.js'
-import { fingerprint, IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS } from '../src/routes/v1/idempotency-key.js'
+import { fingerprint, fingerprintOf, IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS } from '../src/routes/v1/idempotency-key.js'
+import type { Order } from '../src/schemas/order.js'
 import type { Pet } from '../src/schemas/pet.js'
+import { DOCUMENT_FORMATS } from './helpers/openapi-requests.js'
 import { STORES, startTestServer, type Reply, type TestServer } from './helpers/server.js'
 
 interface Parameter {
@@ -76,9 +78,19 @@ for (const store of STORES) describe(`the OpenAPI document (${store})`, () => {
     for (const s of doc.servers) assert.match(s.url, /\/v1$/)
   })
 
-  it('has exactly listPets, createPet and the deprecated getPet', () => {
+  it('has exactly listPets, createPet, the deprecated getPet and the store operations (D10)', () => {
     const ops = operations().map(({ path, method, op }) => `${method.toUpperCase()} ${path} ${op.operationId}${op.deprecated ? ' deprecated' : ''}`)
-    assert.deepEqual(ops.sort(), ['GET /pets listPets', 'GET /pets/{petId} getPet deprecated', 'POST /pets createPet'])
+    assert.deepEqual(ops.sort(), [
+      'GET /pets listPets',
+      'GET /pets/{petId} getPet deprecated',
+      'GET /store/inventory getInventory',
+      'GET /store/orders listOrders',
+      'GET /store/orders/{orderId} getOrder',
+      'POST /pets createPet',
+      'POST /store/orders placeOrder',
+      'POST /store/orders/{orderId}/cancel cancelOrder',
+      'POST /store/orders/{orderId}/complete completeOrder',
+    ])
   })
 
   it('requires a bearer key for every operation', () => {
@@ -186,7 +198,64 @@ for (const store of STORES) describe(`the OpenAPI document (${store})`, () => {
     return { status: Number(statusLine.split(' ')[1]), headers, body: JSON.parse(body) as unknown, text }
   }
 
+  /** A fresh available pet, and an order placed for one. */
+  const newPetId = async () => (await server.request<Pet>('/v1/pets', { method: 'POST', key, json: { name: 'Adoptable', categoryId: 1 } })).body.id
+  const newOrder = async () => (await server.request<Order>('/v1/store/orders', { method: 'POST', key, json: { petId: await newPetId() } })).body
+  const closeScenarios = (action: 'complete' | 'cancel') => ({
+    200: async () => server.request(`/v1/store/orders/${(await newOrder()).id}/${action}`, { method: 'POST', key }),
+    400: () => server.request(`/v1/store/orders/zero/${action}`, { method: 'POST', key }),
+    401: () => server.request(`/v1/store/orders/1/${action}`, { method: 'POST' }),
+    404: () => server.request(`/v1/store/orders/987654321/${action}`, { method: 'POST', key }),
+    409: async () => {
+      const order = await newOrder()
+      await server.request(`/v1/store/orders/${order.id}/complete`, { method: 'POST', key })
+      return server.request(`/v1/store/orders/${order.id}/${action}`, { method: 'POST', key })
+    },
+    429: () => overLimit(`/v1/store/orders/1/${action}`, { method: 'POST' }),
+  })
+
   const scenarios: Record<string, Record<string, () => Promise<Reply>>> = {
+    placeOrder: {
+      201: async () => server.request('/v1/store/orders', { method: 'POST', key, json: { petId: await newPetId() } }),
+      400: () => server.request('/v1/store/orders', { method: 'POST', key, json: {} }),
+      401: () => server.request('/v1/store/orders', { method: 'POST', json: { petId: 1 } }),
+      404: () => server.request('/v1/store/orders', { method: 'POST', key, json: { petId: 987654321 } }),
+      409: async () => {
+        // The first request with this key is still running (the declared Retry-After comes with idempotency_key_in_use).
+        const petId = await newPetId()
+        const options = { fingerprint: fingerprintOf('placeOrder', { petId }), now: clock.now(), ttlMs: IDEMPOTENCY_TTL_MS, leaseMs: IDEMPOTENCY_LEASE_MS }
+        await server.store.idempotency.claim({ apiKeyId: await server.keyId(key), key: 'scenario-order-409' }, options)
+        return server.request('/v1/store/orders', { method: 'POST', key, json: { petId }, headers: { 'idempotency-key': 'scenario-order-409' } })
+      },
+      413: () => server.request('/v1/store/orders', { method: 'POST', key, json: { petId: 1, pad: 'x'.repeat(70_000) } }),
+      415: () => server.request('/v1/store/orders', { method: 'POST', key, body: 'petId=1', headers: { 'content-type': 'application/x-www-form-urlencoded' } }),
+      422: async () => {
+        const headers = { 'idempotency-key': 'scenario-order-422' }
+        await server.request('/v1/store/orders', { method: 'POST', key, json: { petId: await newPetId() }, headers })
+        return server.request('/v1/store/orders', { method: 'POST', key, json: { petId: await newPetId() }, headers })
+      },
+      429: () => overLimit('/v1/store/orders', { method: 'POST', json: { petId: 1 } }),
+    },
+    listOrders: {
+      200: () => server.request('/v1/store/orders?limit=1', { key }),
+      400: () => server.request('/v1/store/orders?status=lost', { key }),
+      401: () => server.request('/v1/store/orders'),
+      429: () => overLimit('/v1/store/orders'),
+    },
+    getOrder: {
+      200: async () => server.request(`/v1/store/orders/${(await newOrder()).id}`, { key }),
+      400: () => server.request('/v1/store/orders/zero', { key }),
+      401: () => server.request('/v1/store/orders/1'),
+      404: () => server.request('/v1/store/orders/987654321', { key }),
+      429: () => overLimit('/v1/store/orders/1'),
+    },
+    completeOrder: closeScenarios('complete'),
+    cancelOrder: closeScenarios('cancel'),
+    getInventory: {
+      200: () => server.request('/v1/store/inventory', { key }),
+      401: () => server.request('/v1/store/inventory'),
+      429: () => overLimit('/v1/store/inventory'),
+    },
     listPets: {
       200: () => server.request('/v1/pets?limit=1', { key }),
       400: () => server.request('/v1/pets?limit=0', { key }),
@@ -231,7 +300,7 @@ for (const store of STORES) describe(`the OpenAPI document (${store})`, () => {
   }
 
   it('declares exactly the statuses each operation answers, each with its body and headers', async () => {
-    const ajv = new Ajv({ strict: false, formats: { int64: true } })
+    const ajv = new Ajv({ strict: false, formats: DOCUMENT_FORMATS })
     ajv.addSchema({ ...doc, $id: 'openapi' })
     for (const { path, method, op } of operations()) {
       const declared = Object.keys(op.responses).sort()

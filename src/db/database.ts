@@ -14,14 +14,14 @@ export type DatabaseHandle =
   | {
       dialect: 'sqlite'
       db: Kysely<Database>
-      /** The file and the one connection Kysely runs on, for the pets' hot path (sqlite-pet-repository.ts). */
+      /** The file and the one connection Kysely runs on, for the pets' hot path (sqlite-pets-store.ts). */
       sqlite: { file: string; connection: SqliteDatabase.Database }
       pool?: undefined
     }
   | {
       dialect: 'postgres'
       db: Kysely<Database>
-      /** Kysely's pool, for the pets' hot path (postgres-pet-repository.ts). */
+      /** Kysely's pool, for the pets' hot path (postgres-pets-store.ts). */
       pool: pg.Pool
       sqlite?: undefined
     }
@@ -97,4 +97,10 @@ export async function migrate(handle: DatabaseHandle): Promise<string[]> {
 
 export async function ping(db: Kysely<Database>): Promise<void> {
   await sql`select 1`.execute(db)
+}
+
+/** True for a unique constraint refusing a row (SQLite's SQLITE_CONSTRAINT_UNIQUE, PostgreSQL's 23505). */
+export function isUniqueViolation(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code
+  return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === '23505'
 }

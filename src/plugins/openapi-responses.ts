@@ -37,11 +37,15 @@ const rateLimitIfCounted = (): Record<string, HeaderObject> => ({
   'X-RateLimit-Reset': { description: 'As on every answer, when the request was counted.', required: false, schema: integer },
 })
 
+/** The rate-limit headers on an answer given after the /v1 guard counted the request (a body is read only then). */
+const rateLimitCounted = (): Record<string, HeaderObject> =>
+  Object.fromEntries(Object.entries(rateLimitIfCounted()).map(([name, header]) => [name, { ...header, description: header.description?.replace(', when the request was counted', ''), required: true }]))
+
 /** Shared answers, referenced from each operation: `#/components/responses/…`. */
 const COMMON_RESPONSES: Record<string, [status: string, ResponseObject, bodyOnly?: boolean]> = {
   MalformedBody: [
     '400',
-    { description: 'The body is not JSON, not UTF-8, or empty. Codes: `invalid_body`.', headers: rateLimitIfCounted(), ...error },
+    { description: 'The body is not JSON, not UTF-8, or empty. Codes: `invalid_body`.', headers: rateLimitCounted(), ...error },
     true,
   ],
   RequestTimeout: [
@@ -52,10 +56,10 @@ const COMMON_RESPONSES: Record<string, [status: string, ResponseObject, bodyOnly
       ...error,
     },
   ],
-  PayloadTooLarge: ['413', { description: 'The body is larger than 64 KiB. Codes: `payload_too_large`.', headers: rateLimitIfCounted(), ...error }, true],
+  PayloadTooLarge: ['413', { description: 'The body is larger than 64 KiB. Codes: `payload_too_large`.', headers: rateLimitCounted(), ...error }, true],
   UnsupportedMediaType: [
     '415',
-    { description: 'A body was sent with another Content-Type than application/json. Codes: `unsupported_media_type`.', headers: rateLimitIfCounted(), ...error },
+    { description: 'A body was sent with another Content-Type than application/json. Codes: `unsupported_media_type`.', headers: rateLimitCounted(), ...error },
     true,
   ],
   HeadersTooLarge: [

@@ -63,7 +63,10 @@ export default fp(
           { url: config.publicUrl, description: 'Production' },
           { url: config.stagingUrl, description: 'Staging' },
         ],
-        tags: [{ name: 'pets', description: 'Animals available for adoption.' }],
+        tags: [
+          { name: 'pets', description: 'Animals available for adoption.' },
+          { name: 'store', description: 'Adoption: orders that reserve, then adopt or release an animal, and the inventory by status.' },
+        ],
         components: {
           securitySchemes: {
             apiKey: {

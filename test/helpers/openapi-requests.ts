@@ -178,3 +178,9 @@ export function fillPath(path: string, values: Record<string, string>): string {
 
 /** encodeURIComponent for any string: a lone surrogate has no UTF-8 form, so it is sent as U+FFFD. */
 export const encode = (value: string) => encodeURIComponent(value.replace(/[\ud800-\udfff]/gu, '\ufffd'))
+
+/** The formats the document uses, for Ajv: int64 ids are JSON numbers; date-time is RFC 3339 (placedAt, closedAt). */
+export const DOCUMENT_FORMATS: Record<string, true | ((value: string) => boolean)> = {
+  int64: true,
+  'date-time': (value: string) => /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/.test(value) && !Number.isNaN(Date.parse(value)),
+}
