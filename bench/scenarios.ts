@@ -12,7 +12,7 @@ export type Scenario =
   /**
    * Nine requests in ten GET listPath; the tenth alternately reserves the next pet
    * from firstPetId on, and closes an order it placed: completes it one time,
-   * cancels it the next. So a fifth of the writes complete, a fifth cancel.
+   * cancels it the next. So half the writes reserve, a quarter complete, a quarter cancel.
    */
   | { kind: 'mixed'; firstPetId: number; listPath: string }
 
