@@ -3,9 +3,10 @@
 import { parseArgs } from 'node:util'
 import type { Order, PetstoreClient } from '../client/index.js'
 import { ORDER_STATUSES, type OrderStatus } from '../schemas/order.js'
+import { positiveInteger } from './arguments.js'
 import { CliError } from './cli-error.js'
 import type { Io } from './main.js'
-import { positiveInteger, withClient } from './pets.js'
+import { withClient } from './pets.js'
 
 type Env = Readonly<Record<string, string | undefined>>
 

@@ -4,6 +4,7 @@
 import { parseArgs } from 'node:util'
 import { createClient, PetstoreError, type PetstoreClient } from '../client/index.js'
 import { PET_STATUSES, type PetStatus } from '../schemas/pet.js'
+import { positiveInteger } from './arguments.js'
 import { CliError } from './cli-error.js'
 import type { Io } from './main.js'
 
@@ -95,10 +96,4 @@ async function get(argv: string[], client: PetstoreClient, io: Io): Promise<numb
 function status(value: string): PetStatus {
   if (!(PET_STATUSES as readonly string[]).includes(value)) throw new CliError(`--status must be one of ${PET_STATUSES.join(', ')}, got "${value}"`)
   return value as PetStatus
-}
-
-// Ranges (limit up to 100, ids up to 2^53-1) are the API's to judge; here only the form.
-export function positiveInteger(value: string, name: string): number {
-  if (!/^[1-9][0-9]{0,15}$/.test(value) || !Number.isSafeInteger(Number(value))) throw new CliError(`${name} must be a positive integer, got "${value}"`)
-  return Number(value)
 }
