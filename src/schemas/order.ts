@@ -1,42 +1,41 @@
-// Decision D10: store orders (adoption) and the inventory.
+// Store orders and the inventory (decision D10): one schema per shape, for
+// validation, serialization, the OpenAPI document and the handlers' types.
 import { Type, type Static } from 'typebox'
 import { MAX_SAFE_ID } from './pet.js'
 
 export const ORDER_STATUSES = ['placed', 'completed', 'cancelled'] as const
 export type OrderStatus = (typeof ORDER_STATUSES)[number]
 
-const id = (description: string) => Type.Integer({ minimum: 1, maximum: MAX_SAFE_ID, format: 'int64', description, examples: [1] })
+export const OrderStatusSchema = (description: string) => Type.Unsafe<OrderStatus>({ type: 'string', enum: [...ORDER_STATUSES], description })
 
-export const OrderStatusSchema = (options: { description?: string } = {}) =>
-  Type.Unsafe<OrderStatus>({
-    type: 'string',
-    enum: [...ORDER_STATUSES],
-    description: '`placed` (the pet is reserved: `pending`), `completed` (the pet is `sold`) or `cancelled` (the pet is `available` again).',
-    ...options,
-  })
+const id = (description: string) => Type.Integer({ minimum: 1, maximum: MAX_SAFE_ID, format: 'int64', description, examples: [1] })
+const timestamp = (description: string) =>
+  Type.String({ format: 'date-time', description: `${description} An ISO 8601 date-time in UTC with milliseconds, e.g. \`2026-11-23T10:00:00.000Z\`.` })
 
 export const NewOrder = Type.Object(
-  { petId: id('The pet to reserve: it must be `available`.') },
-  { $id: 'NewOrder', additionalProperties: false, description: 'A reservation of one available pet. Unknown fields are refused, and values are never coerced.' },
+  { petId: id('The animal to reserve: it must be `available`.') },
+  { $id: 'NewOrder', additionalProperties: false, description: 'A reservation to place. Unknown fields are refused, and values are never coerced.' },
 )
 export type NewOrder = Static<typeof NewOrder>
 
 export const Order = Type.Object(
   {
-    id: id('Unique identifier, assigned by the service.'),
-    petId: id('The reserved pet.'),
-    status: OrderStatusSchema(),
-    placedAt: Type.String({ format: 'date-time', description: 'When the order was placed (ISO 8601, UTC).' }),
-    closedAt: Type.Optional(Type.String({ format: 'date-time', description: 'When the order was completed or cancelled (ISO 8601, UTC); absent while it is `placed`.' })),
+    id: id('Unique identifier of the order, assigned by the service: positive and increasing.'),
+    petId: id('The animal reserved.'),
+    status: OrderStatusSchema(
+      '`placed`: the animal is reserved (`pending`); `completed`: adopted (the animal is `sold`); `cancelled`: the reservation was given up (the animal is `available` again).',
+    ),
+    placedAt: timestamp('When the order was placed.'),
+    closedAt: Type.Optional(timestamp('When the order was completed or cancelled; absent while it is `placed`.')),
   },
-  { $id: 'Order', additionalProperties: false, description: 'An adoption: the reservation of one pet by the API key that placed it.' },
+  { $id: 'Order', additionalProperties: false, description: 'The reservation of one animal by the API key that placed it: only that key can see or change it.' },
 )
 export type Order = Static<typeof Order>
 
-const count = (status: string) => Type.Integer({ minimum: 0, description: `Pets whose status is \`${status}\`.` })
+const count = (status: string) => Type.Integer({ minimum: 0, description: `How many animals are \`${status}\`.` })
 
 export const Inventory = Type.Object(
   { available: count('available'), pending: count('pending'), sold: count('sold') },
-  { $id: 'Inventory', additionalProperties: false, description: 'The exact number of pets in each status.' },
+  { $id: 'Inventory', additionalProperties: false, description: 'The exact number of animals in each status, as of this request.' },
 )
 export type Inventory = Static<typeof Inventory>
