@@ -19,9 +19,8 @@ import health from './plugins/health.js'
 import { answerClientError } from './plugins/client-errors.js'
 import metricsPlugin, { createMetrics } from './plugins/metrics.js'
 import { v1Routes } from './routes/v1/index.js'
+import { startIdempotencyPurge } from './routes/v1/idempotency.js'
 import { SHARED_SCHEMAS } from './schemas/shared.js'
-
-const IDEMPOTENCY_PURGE_EVERY_MS = 10 * 60 * 1000
 
 export interface AppDependencies {
   config: Config
@@ -97,11 +96,8 @@ export async function buildApp({ config, store, clock = systemClock, limiter, lo
     await own.ready()
     limiter = own
   }
-  // Idempotency-Key records outlive their 24 hours only until the next purge.
-  const purge = setInterval(() => {
-    store.idempotency.purgeExpired(clock.now()).catch((error: unknown) => app.log.warn({ err: error }, 'could not purge expired Idempotency-Keys'))
-  }, IDEMPOTENCY_PURGE_EVERY_MS).unref()
-  app.addHook('onClose', async () => clearInterval(purge))
+  const stopIdempotencyPurge = startIdempotencyPurge(store.idempotency, clock, app.log)
+  app.addHook('onClose', async () => stopIdempotencyPurge())
 
   // Operations endpoints, outside /v1: no key, no rate limit.
   await app.register(metricsPlugin, { metrics, limiter })

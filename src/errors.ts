@@ -11,6 +11,8 @@ export const ERROR_STATUS = {
   method_not_allowed: 405,
   request_timeout: 408,
   idempotency_key_in_use: 409,
+  pet_unavailable: 409,
+  order_closed: 409,
   gone: 410,
   payload_too_large: 413,
   unsupported_media_type: 415,

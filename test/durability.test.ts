@@ -74,7 +74,7 @@ for (const store of STORES) describe(`durability (${store})`, () => {
 
     const reopened = await openStore(databaseUrl)
     try {
-      for (const id of acknowledged) assert.ok(await reopened.pets.findById(id), `pet ${id} was acknowledged but is gone`)
+      for (const id of acknowledged) assert.ok(await reopened.pets.find(id), `pet ${id} was acknowledged but is gone`)
     } finally {
       await reopened.close()
     }

@@ -127,8 +127,11 @@ for (const store of STORES) describe(`Idempotency-Key on POST /v1/pets (${store}
     assert.equal(retry.outcome, 'claimed')
     if (slow.outcome !== 'claimed' || retry.outcome !== 'claimed') return
     await server.store.idempotency.release(slow.claim) // must not free the retry's claim
-    await assert.rejects(server.store.insertPetOnce(slow.claim, pet, clock.now()), { name: 'ClaimLostError' })
-    const created = await server.store.insertPetOnce(retry.claim, pet, clock.now())
+    // The work as the handler runs it: the pet inserted in the transaction that stores the 201.
+    const insertOnce = async (claim: typeof slow.claim) =>
+      (await server.store.idempotency.complete(claim, async (trx) => ({ status: 201, body: await server.store.pets.insertIn(trx, pet, clock.now()) }))).body
+    await assert.rejects(insertOnce(slow.claim), { name: 'ClaimLostError' })
+    const created = await insertOnce(retry.claim)
     assert.deepEqual(await named('Slowpoke'), [created], 'one pet: the slow request\'s insert was rolled back')
     const replay = await server.store.idempotency.claim(scope, options())
     assert.deepEqual(replay, { outcome: 'replay', response: { status: 201, body: created } })

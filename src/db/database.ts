@@ -97,3 +97,9 @@ export async function migrate(handle: DatabaseHandle): Promise<string[]> {
 export async function ping(db: Kysely<Database>): Promise<void> {
   await sql`select 1`.execute(db)
 }
+
+/** True for a unique constraint refusing a row (SQLite's SQLITE_CONSTRAINT_UNIQUE, PostgreSQL's 23505). */
+export function isUniqueViolation(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code
+  return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === '23505'
+}

@@ -3,6 +3,7 @@
 // transaction as its effect; a retry with the same key replays that response.
 import type { Kysely } from 'kysely'
 import type { Database } from './schema.js'
+import type { Transact } from './transaction.js'
 
 /** Which request a record belongs to: keys are scoped per API key. */
 export interface IdempotencyScope {
@@ -53,7 +54,7 @@ export interface ClaimOptions {
 
 export type IdempotencyRepository = ReturnType<typeof createIdempotencyRepository>
 
-export function createIdempotencyRepository(db: Kysely<Database>) {
+export function createIdempotencyRepository(db: Kysely<Database>, transaction: Transact) {
   const record = (scope: IdempotencyScope) =>
     db
       .selectFrom('idempotency_keys')
@@ -99,7 +100,7 @@ export function createIdempotencyRepository(db: Kysely<Database>) {
      * the effect and its record commit together, or neither does.
      */
     async complete<T>(claim: HeldClaim, work: (trx: Kysely<Database>) => Promise<StoredResponse<T>>): Promise<StoredResponse<T>> {
-      return db.transaction().execute(async (trx) => {
+      return transaction(async (trx) => {
         const response = await work(trx)
         const stored = await trx
           .updateTable('idempotency_keys')

@@ -37,8 +37,18 @@ export interface IdempotencyKeysTable {
   expires_at: number
 }
 
+export interface OrdersTable {
+  id: Generated<number>
+  pet_id: number
+  api_key_id: number
+  status: string
+  placed_at: number
+  closed_at: number | null
+}
+
 export interface Database {
   pets: PetsTable
   api_keys: ApiKeysTable
   idempotency_keys: IdempotencyKeysTable
+  orders: OrdersTable
 }

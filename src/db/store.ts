@@ -1,19 +1,22 @@
 // The store: a database with its repositories. The rest of the service sees only this.
 import { migrate, openDatabase, ping, type DatabaseHandle, type Dialect } from './database.js'
 import { createApiKeyRepository, type ApiKeyRepository } from './api-key-repository.js'
-import { createIdempotencyRepository, type HeldClaim, type IdempotencyRepository } from './idempotency-repository.js'
-import { createPetRepository, type PetRepository } from './pet-repository.js'
-import { createPostgresPetRepository } from './postgres-pet-repository.js'
-import { createSqlitePetRepository } from './sqlite-pet-repository.js'
-import type { NewPet, Pet } from '../schemas/pet.js'
+import { createIdempotencyRepository, type IdempotencyRepository } from './idempotency-repository.js'
+import type { PetsStore } from './pets-store.js'
+import { createOrderRepository, type OrderRepository } from './order-repository.js'
+import { createPostgresPetsStore } from './postgres-pets-store.js'
+import { createSqlitePetsStore } from './sqlite-pets-store.js'
+import { createTransact, type Transact } from './transaction.js'
 
 export interface Store {
   dialect: Dialect
-  pets: PetRepository
+  pets: PetsStore
+  orders: OrderRepository
   apiKeys: ApiKeyRepository
+  /** Idempotency-Key records; requests use them through routes/v1/idempotency.ts. */
   idempotency: IdempotencyRepository
-  /** Inserts a pet for a claimed Idempotency-Key: the pet and its stored 201 commit together. */
-  insertPetOnce(claim: HeldClaim, pet: NewPet, now: number): Promise<Pet>
+  /** Runs work in one transaction, on either database. */
+  transaction: Transact
   /** Resolves when the database answers a trivial query. */
   ping(): Promise<void>
   close(): Promise<void>
@@ -33,17 +36,15 @@ export async function openStore(url: string, { onConnectionError }: StoreOptions
     await handle.db.destroy()
     throw error
   }
-  const pets = openPetRepository(handle)
-  const idempotency = createIdempotencyRepository(handle.db)
+  const pets = openPetsStore(handle)
+  const transaction = createTransact(handle)
   return {
     dialect: handle.dialect,
     pets,
+    orders: createOrderRepository(handle.db, pets),
     apiKeys: createApiKeyRepository(handle.db),
-    idempotency,
-    async insertPetOnce(claim, pet, now) {
-      const { body } = await idempotency.complete(claim, async (trx) => ({ status: 201, body: await createPetRepository(trx).insert(pet, now) }))
-      return body
-    },
+    idempotency: createIdempotencyRepository(handle.db, transaction),
+    transaction,
     ping: () => ping(handle.db),
     close: async () => {
       pets.close()
@@ -52,11 +53,8 @@ export async function openStore(url: string, { onConnectionError }: StoreOptions
   }
 }
 
-/**
- * The pets' hot path has a repository per database: prepared statements, and on
- * SQLite a page cache and group commit. createPetRepository(db) works in transactions.
- */
-function openPetRepository(handle: DatabaseHandle): PetRepository & { close(): void } {
-  if (handle.dialect === 'sqlite') return createSqlitePetRepository({ db: handle.db, writer: handle.sqlite.connection, file: handle.sqlite.file })
-  return { ...createPostgresPetRepository(handle.pool), close: () => {} }
+/** One pets store per database, each fast in its own way. */
+function openPetsStore(handle: DatabaseHandle): PetsStore {
+  if (handle.dialect === 'sqlite') return createSqlitePetsStore({ db: handle.db, writer: handle.sqlite.connection, file: handle.sqlite.file })
+  return createPostgresPetsStore(handle.pool)
 }

@@ -3,8 +3,9 @@
 import { Type, type Static, type TSchema } from 'typebox'
 import { ErrorSchema } from './error.js'
 import { NewPet, Pet } from './pet.js'
+import { Inventory, NewOrder, Order } from './order.js'
 
-export const SHARED_SCHEMAS = [NewPet, Pet, ErrorSchema]
+export const SHARED_SCHEMAS = [NewPet, Pet, NewOrder, Order, Inventory, ErrorSchema]
 
 /** A `$ref` to a shared schema that keeps the schema's static type. */
 export function ref<T extends TSchema>(schema: T) {

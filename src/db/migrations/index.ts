@@ -4,10 +4,12 @@ import type { Migration, MigrationProvider } from 'kysely'
 import type { Dialect } from '../database.js'
 import * as petsAndApiKeys from './2026-11-22-001-pets-and-api-keys.js'
 import * as idempotencyKeys from './2026-11-22-002-idempotency-keys.js'
+import * as orders from './2026-11-23-003-orders.js'
 
 const MIGRATIONS = {
   '2026-11-22-001-pets-and-api-keys': petsAndApiKeys,
   '2026-11-22-002-idempotency-keys': idempotencyKeys,
+  '2026-11-23-003-orders': orders,
 }
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {

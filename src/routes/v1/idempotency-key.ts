@@ -46,3 +46,12 @@ export function fingerprint(pet: NewPet): string {
   const canonical = { categoryId: pet.categoryId, name: pet.name, status: pet.status ?? 'available' }
   return createHash('sha256').update(JSON.stringify(canonical)).digest('hex')
 }
+
+/**
+ * The fingerprint of another create-like operation: its name and its canonical
+ * body (fields in a fixed order, defaults filled in), so that one key sent to two
+ * operations is "another request" (422), never a replay of the other's answer.
+ */
+export function fingerprintOf(operationId: string, canonical: Record<string, unknown>): string {
+  return createHash('sha256').update(JSON.stringify({ operationId, ...canonical })).digest('hex')
+}

@@ -12,6 +12,7 @@ import type { RateLimiter } from '../../rate-limit/limiter.js'
 import { sendError } from '../../plugins/error-handler.js'
 import { refuseOtherMethods } from '../method-not-allowed.js'
 import { petRoutes } from './pets.js'
+import { orderRoutes } from './orders.js'
 
 export interface V1Options {
   authenticator: Authenticator
@@ -51,6 +52,7 @@ export async function v1Routes(app: FastifyInstance, { authenticator, limiter, s
   await app.register(petRoutes, { store, clock })
   refuseOtherMethods(app, '/pets', ['GET', 'POST'])
   refuseOtherMethods(app, '/pets/:petId', ['GET'])
+  await app.register(orderRoutes, { store, clock })
 
   // Unknown /v1 routes (orders included, decision D10) are 404, after authentication.
   app.setNotFoundHandler((request, reply) =>

@@ -3,7 +3,6 @@ import type { FastifyInstance, FastifyReply } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import type { Clock } from '../../clock.js'
-import { ClaimLostError } from '../../db/idempotency-repository.js'
 import type { Store } from '../../db/store.js'
 import { ApiError } from '../../errors.js'
 import { MAX_SAFE_ID, NewPet, Pet, PetStatusSchema } from '../../schemas/pet.js'
@@ -11,10 +10,11 @@ import { errorResponse, header, response, TOO_MANY_REQUESTS, UNAUTHORIZED } from
 import { ref } from '../../schemas/shared.js'
 import { decodeCursor } from './cursor.js'
 import { createListPageAnswers } from './list-page-answer.js'
-import { fingerprint, IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS, MAX_IDEMPOTENCY_KEY_LENGTH, parseIdempotencyKey } from './idempotency-key.js'
+import { createIdempotency } from './idempotency.js'
+import { fingerprint, MAX_IDEMPOTENCY_KEY_LENGTH } from './idempotency-key.js'
 
 export interface PetRoutesOptions {
-  store: Pick<Store, 'pets' | 'idempotency' | 'insertPetOnce'>
+  store: Pick<Store, 'pets' | 'idempotency' | 'transaction'>
   clock: Clock
 }
 
@@ -69,13 +69,9 @@ const CreateHeaders = Type.Object({
 
 export async function petRoutes(app: FastifyInstance, { store, clock }: PetRoutesOptions) {
   const v1 = app.withTypeProvider<TypeBoxTypeProvider>()
-  const { pets, idempotency } = store
+  const { pets } = store
+  const idempotency = createIdempotency({ records: store.idempotency, transaction: store.transaction, clock })
   const listPageAnswers = createListPageAnswers()
-  const created = (reply: FastifyReply, pet: Pet) => reply.code(201).header('location', `/v1/pets/${pet.id}`).send(pet)
-  const inUse = () =>
-    new ApiError('idempotency_key_in_use', 'A request with this Idempotency-Key is still running; retry in a moment to get its answer.', {
-      headers: { 'retry-after': '1' },
-    })
 
   v1.get(
     '/pets',
@@ -102,12 +98,13 @@ export async function petRoutes(app: FastifyInstance, { store, clock }: PetRoute
       const afterId = cursor === undefined ? 0 : decodeCursor(cursor)
       // One more than asked tells whether a next page exists without counting.
       const page = await pets.list({ status, afterId, limit: limit + 1 })
-      const { body, link } = listPageAnswers.answer(page, { status, limit }, (pets) => serializePage(reply, pets))
-      if (link !== undefined) reply.header('link', link)
+      const answer = listPageAnswers.answer(page, { status, limit }, (pets) => serializePage(reply, pets))
+      if (answer.link !== undefined) reply.header('link', answer.link)
+      // The cast drops readonly: serializing only reads the pets.
+      if (answer.json === undefined) return answer.pets as Pet[]
       // Already JSON: with a JSON content type Fastify sends a string as it is, without
-      // serializing it again. (The cast: the schema-typed handler only knows the pets.)
-      if (typeof body === 'string') reply.header('content-type', JSON_CONTENT_TYPE)
-      return body as Pet[]
+      // serializing it again. (The cast: the schema-typed reply only knows the pets.)
+      return reply.header('content-type', JSON_CONTENT_TYPE).send(answer.json as unknown as Pet[])
     },
   )
 
@@ -143,30 +140,14 @@ export async function petRoutes(app: FastifyInstance, { store, clock }: PetRoute
     },
     async (request, reply) => {
       const now = clock.now()
-      const key = parseIdempotencyKey(request.raw.headersDistinct['idempotency-key'])
-      if (key === undefined) return created(reply, await pets.insert(request.body, now))
-
-      // requireApiKey has run: every non-public /v1 route has a key here.
-      const scope = { apiKeyId: request.apiKey!.id, key }
-      const claim = await idempotency.claim(scope, { fingerprint: fingerprint(request.body), now, ttlMs: IDEMPOTENCY_TTL_MS, leaseMs: IDEMPOTENCY_LEASE_MS })
-      switch (claim.outcome) {
-        case 'mismatch':
-          throw new ApiError('idempotency_key_reused', 'This Idempotency-Key was already used with a different body; send a new key to add another animal.')
-        case 'in_flight':
-          throw inUse()
-        case 'replay':
-          // Only 201s are stored (insertPetOnce): a request that failed frees its key instead.
-          return created(reply.header('idempotent-replayed', 'true'), claim.response.body as Pet)
-      }
-      try {
-        return created(reply, await store.insertPetOnce(claim.claim, request.body, now))
-      } catch (error) {
-        // A retry took the key over after the lease: its answer is the one that counts.
-        if (error instanceof ClaimLostError) throw inUse()
-        // Nothing was committed: free the key so that a retry runs afresh.
-        await idempotency.release(claim.claim).catch((releaseError: unknown) => request.log.warn({ err: releaseError }, 'could not release an Idempotency-Key'))
-        throw error
-      }
+      const { body, replayed } = await idempotency.run(request, {
+        fingerprint: fingerprint(request.body),
+        once: (trx) => pets.insertIn(trx, request.body, now),
+        // Without a key, group commit (SQLite): many inserts per transaction.
+        withoutKey: () => pets.insert(request.body, now),
+      })
+      if (replayed) reply.header('idempotent-replayed', 'true')
+      return reply.code(201).header('location', `/v1/pets/${body.id}`).send(body)
     },
   )
 
@@ -201,7 +182,7 @@ export async function petRoutes(app: FastifyInstance, { store, clock }: PetRoute
       },
     },
     async (request) => {
-      const pet = await pets.findById(request.params.petId)
+      const pet = await pets.find(request.params.petId)
       if (!pet) throw new ApiError('not_found', `There is no pet with id ${request.params.petId}.`)
       return pet
     },

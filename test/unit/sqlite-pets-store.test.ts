@@ -7,21 +7,22 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import SqliteDatabase from 'better-sqlite3'
 import { migrate, openDatabase, type DatabaseHandle } from '../../src/db/database.js'
-import { createPetRepository } from '../../src/db/pet-repository.js'
-import { createSqlitePetRepository } from '../../src/db/sqlite-pet-repository.js'
+import type { PetsStore } from '../../src/db/pets-store.js'
+import { createSqlitePetsStore } from '../../src/db/sqlite-pets-store.js'
+import { createTransact } from '../../src/db/transaction.js'
 import type { NewPet, Pet } from '../../src/schemas/pet.js'
 
-describe('SQLite pet repository', () => {
+describe('SQLite pets store', () => {
   let dir: string
   let handle: DatabaseHandle
-  let pets: ReturnType<typeof createSqlitePetRepository>
+  let pets: PetsStore
   let file: string
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'petstore-sqlite-pets-'))
     file = join(dir, 'petstore.db')
     handle = openDatabase(`sqlite:${file}`)
     await migrate(handle)
-    pets = createSqlitePetRepository({ db: handle.db, writer: handle.sqlite!.connection, file })
+    pets = createSqlitePetsStore({ db: handle.db, writer: handle.sqlite!.connection, file })
   })
   after(async () => {
     pets.close()
@@ -39,7 +40,8 @@ describe('SQLite pet repository', () => {
     }
   }
 
-  const everything = () => pets.list({ afterId: 0, limit: 1_000_000 })
+  const everything = async () => (await pets.list({ afterId: 0, limit: 1_000_000 })).pets
+  const listed = async (query: Parameters<PetsStore['list']>[0]) => (await pets.list(query)).pets
 
   it('gives concurrent inserts distinct increasing ids, all committed when they resolve', async () => {
     const before = committedIds().length
@@ -72,12 +74,12 @@ describe('SQLite pet repository', () => {
     await everything() // cached now
     const created = await pets.insert({ name: 'fresh', categoryId: 2, status: 'sold' }, 1_000)
     assert.equal((await everything()).at(-1)?.id, created.id)
-    assert.equal((await pets.list({ status: 'sold', afterId: 0, limit: 1_000 })).at(-1)?.id, created.id)
+    assert.equal((await listed({ status: 'sold', afterId: 0, limit: 1_000 })).at(-1)?.id, created.id)
   })
 
-  it('shows an insert through Kysely (createPetRepository, e.g. in a transaction) in the next list call', async () => {
+  it('shows an insert inside a transaction (insertIn) in the next list call', async () => {
     await everything()
-    const created = await handle.db.transaction().execute((trx) => createPetRepository(trx).insert({ name: 'via kysely', categoryId: 3 }, 1_000))
+    const created = await createTransact(handle)((trx) => pets.insertIn(trx, { name: 'via kysely', categoryId: 3 }, 1_000))
     assert.equal((await everything()).at(-1)?.id, created.id)
   })
 
@@ -88,7 +90,7 @@ describe('SQLite pet repository', () => {
       process.stdout.write(String(db.prepare("INSERT INTO pets (name, category_id, status, created_at) VALUES ('elsewhere', 4, 'pending', 1) RETURNING id").pluck().get()))`
     const id = Number(execFileSync(process.execPath, ['-e', script, file], { encoding: 'utf8' }))
     assert.equal((await everything()).at(-1)?.id, id)
-    assert.equal((await pets.list({ status: 'pending', afterId: 0, limit: 1_000 })).at(-1)?.name, 'elsewhere')
+    assert.equal((await listed({ status: 'pending', afterId: 0, limit: 1_000 })).at(-1)?.name, 'elsewhere')
   })
 
   it('checks freshness after each list call arrived, even when calls of one turn share the check', async () => {
@@ -107,10 +109,8 @@ describe('SQLite pet repository', () => {
     const listed = (await everything()).length
     let release = () => {}
     const held = new Promise<void>((resolve) => (release = resolve))
-    const transaction = handle.db
-      .transaction()
-      .execute(async (trx) => {
-        await createPetRepository(trx).insert({ name: 'doomed', categoryId: 5 }, 1_000)
+    const transaction = createTransact(handle)(async (trx) => {
+        await pets.insertIn(trx, { name: 'doomed', categoryId: 5 }, 1_000)
         await held
         throw new Error('roll back')
       })
@@ -133,11 +133,12 @@ describe('SQLite pet repository', () => {
     assert.equal((await everything()).at(-1)?.id, pet.id)
   })
 
-  it('hands out the cached page frozen, the same array until the next commit', async () => {
+  it('hands out the cached page shared and frozen, the same page until the next commit', async () => {
     const first = await pets.list({ afterId: 0, limit: 3 })
-    assert.ok(Object.isFrozen(first) && first.every((pet) => Object.isFrozen(pet)))
+    assert.equal(first.shared, true)
+    assert.ok(Object.isFrozen(first.pets) && first.pets.every((pet) => Object.isFrozen(pet)))
     assert.throws(() => {
-      ;(first as Pet[]).length = 1
+      ;(first.pets as Pet[]).length = 1
     }, TypeError)
     assert.equal(await pets.list({ afterId: 0, limit: 3 }), first)
     await pets.insert({ name: 'newer', categoryId: 1 }, 1_000)
@@ -148,7 +149,7 @@ describe('SQLite pet repository', () => {
 
   it('finds a pet by id, and nothing for an unknown id', async () => {
     const created = await pets.insert({ name: 'findable', categoryId: 6, status: 'pending' }, 1_000)
-    assert.deepEqual(await pets.findById(created.id), created)
-    assert.equal(await pets.findById(999_999_999), undefined)
+    assert.deepEqual(await pets.find(created.id), created)
+    assert.equal(await pets.find(999_999_999), undefined)
   })
 })

@@ -1,0 +1,43 @@
+// The pets store: what the rest of the service may do with pets. One implementation
+// per database (sqlite-pets-store.ts, postgres-pets-store.ts), each fast in its own
+// way behind this interface; the SQL of both is in pets-sql.ts.
+import type { Kysely } from 'kysely'
+import type { Database } from './schema.js'
+import type { Inventory } from './pets-sql.js'
+import type { NewPet, Pet, PetStatus } from '../schemas/pet.js'
+
+export interface ListPetsQuery {
+  status?: PetStatus | undefined
+  /** Only pets with a larger id (keyset pagination). */
+  afterId: number
+  limit: number
+}
+
+/** A page of pets, and whether the store shares this very object with other callers. */
+export interface PetsPage {
+  /** In ascending id order. Never to be changed: the page may be shared. */
+  pets: readonly Pet[]
+  /**
+   * True when the store hands this same page object to every caller asking for it
+   * until the next commit to the database: what a caller derives from it (the JSON
+   * of the answer) may be kept by the page's identity (a WeakMap), and goes with it.
+   */
+  shared: boolean
+}
+
+export interface PetsStore {
+  /** Pets in ascending id order; cost depends on the page size, not the table's size. Never older than a commit the caller could have known about. */
+  list(query: ListPetsQuery): Promise<PetsPage>
+  find(id: number): Promise<Pet | undefined>
+  /** Adds a pet; resolves once it is committed durably. */
+  insert(pet: NewPet, now: number): Promise<Pet>
+  /** Adds a pet inside the transaction `trx` (it commits with it). */
+  insertIn(trx: Kysely<Database>, pet: NewPet, now: number): Promise<Pet>
+  /** Inside `trx`: moves the pet from `from` to `to` only if it is in `from` now (a conditional UPDATE). True when this call moved it. */
+  transition(trx: Kysely<Database>, id: number, from: PetStatus, to: PetStatus): Promise<boolean>
+  /** Inside `trx`, or on the store's own connection: the pet as that transaction sees it. */
+  findIn(trx: Kysely<Database>, id: number): Promise<Pet | undefined>
+  /** Exact counts per status. */
+  inventory(): Promise<Inventory>
+  close(): void
+}

@@ -1,0 +1,217 @@
+// The store operations (decision D10): place, read, list, complete and cancel
+// orders, and the inventory. An order belongs to the API key that placed it: any
+// other key gets the 404 a missing order gets. State changes are conditional
+// updates in one transaction with the pet's status (db/order-repository.ts).
+import type { FastifyInstance } from 'fastify'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import { Type } from 'typebox'
+import type { Clock } from '../../clock.js'
+import { isUniqueViolation } from '../../db/database.js'
+import type { Store } from '../../db/store.js'
+import { ApiError } from '../../errors.js'
+import { Inventory, NewOrder, Order, OrderStatusSchema } from '../../schemas/order.js'
+import { MAX_SAFE_ID } from '../../schemas/pet.js'
+import { errorResponse, header, response, TOO_MANY_REQUESTS, UNAUTHORIZED } from '../../schemas/responses.js'
+import { ref } from '../../schemas/shared.js'
+import { refuseOtherMethods } from '../method-not-allowed.js'
+import { decodeCursor, encodeCursor } from './cursor.js'
+import { createIdempotency } from './idempotency.js'
+import { fingerprintOf, MAX_IDEMPOTENCY_KEY_LENGTH } from './idempotency-key.js'
+import { DEFAULT_LIMIT, MAX_LIMIT } from './pets.js'
+
+export interface OrderRoutesOptions {
+  store: Pick<Store, 'pets' | 'orders' | 'idempotency' | 'transaction'>
+  clock: Clock
+}
+
+const OrderIdParams = Type.Object({
+  orderId: Type.Integer({ minimum: 1, maximum: MAX_SAFE_ID, format: 'int64', description: 'Identifier of the order.' }),
+})
+
+const ListQuery = Type.Object({
+  limit: Type.Integer({ minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT, description: 'Maximum number of orders to return.' }),
+  status: Type.Optional(OrderStatusSchema('Only orders with this status.')),
+  cursor: Type.Optional(Type.String({ description: 'Where the page starts: an opaque token from the `Link: rel="next"` header of the previous page.' })),
+})
+
+const PlaceHeaders = Type.Object({
+  'Idempotency-Key': Type.Optional(
+    Type.String({
+      description: `Makes a retry safe (IETF draft httpapi-idempotency-key-header): 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} printable ASCII characters, e.g. a UUID, bare or quoted. For 24 hours, the same key (per API key) with the same body answers the first 201 again, with \`Idempotent-Replayed: true\`, and reserves nothing; with another body it answers 422; while the first request is still running, 409. A request that failed (404, 409) does not spend its key.`,
+    }),
+  ),
+})
+
+const orderLocation = { Location: header('`/v1/store/orders/{id}`: where the order can be read.') }
+const NOT_YOURS = errorResponse('There is no order with this id placed with this API key (another key\'s order is answered the same way).', ['not_found'])
+const BAD_ORDER_ID = errorResponse('orderId is not a positive integer.', ['invalid_parameter'])
+
+export async function orderRoutes(app: FastifyInstance, { store, clock }: OrderRoutesOptions) {
+  const v1 = app.withTypeProvider<TypeBoxTypeProvider>()
+  const { orders } = store
+  const idempotency = createIdempotency({ records: store.idempotency, transaction: store.transaction, clock })
+  const noSuchOrder = (orderId: number) => new ApiError('not_found', `There is no order with id ${orderId} placed with this API key.`)
+
+  v1.post(
+    '/store/orders',
+    {
+      schema: {
+        operationId: 'placeOrder',
+        tags: ['store'],
+        summary: 'Reserve an animal',
+        description:
+          'Reserves an `available` animal for the caller: the order is `placed` and the animal becomes `pending`, in one transaction. However many requests race for one animal, on however many instances, exactly one gets the 201; the others get 409 `pet_unavailable`. Send an `Idempotency-Key` to make retries safe.',
+        headers: PlaceHeaders,
+        body: ref(NewOrder),
+        response: {
+          201: response('The animal is reserved; the body is the order.', ref(Order), orderLocation),
+          400: errorResponse(
+            'The body is not a JSON object, or petId is missing, of the wrong type, out of range, or there are unknown fields; or the Idempotency-Key header is malformed.',
+            ['invalid_body', 'invalid_field', 'invalid_parameter'],
+          ),
+          401: UNAUTHORIZED,
+          404: errorResponse('There is no animal with this petId.', ['not_found']),
+          409: errorResponse(
+            'The animal is not `available` (it is `pending` in another order, or `sold`): `pet_unavailable`; or a request with this Idempotency-Key is still running: `idempotency_key_in_use`, retry after `Retry-After` seconds.',
+            ['pet_unavailable', 'idempotency_key_in_use'],
+            { 'Retry-After': header('With `idempotency_key_in_use` only: seconds to wait before retrying.', Type.Integer()) },
+          ),
+          413: errorResponse('The body is larger than 64 KiB.', ['payload_too_large']),
+          415: errorResponse('The body is not sent as application/json.', ['unsupported_media_type']),
+          422: errorResponse('This Idempotency-Key was already used with a different body; use a new key for a new order.', ['idempotency_key_reused']),
+          429: TOO_MANY_REQUESTS,
+        },
+      },
+    },
+    async (request, reply) => {
+      const { petId } = request.body
+      const apiKeyId = request.apiKey!.id
+      const { body, replayed } = await idempotency.run(request, {
+        fingerprint: fingerprintOf('placeOrder', { petId }),
+        once: async (trx) => {
+          let placed
+          try {
+            placed = await orders.place(trx, petId, apiKeyId, clock.now())
+          } catch (error) {
+            // orders_one_open_per_pet: the pet has an open order although its status said otherwise.
+            if (isUniqueViolation(error)) throw unavailable(petId)
+            throw error
+          }
+          // Thrown inside the transaction: nothing of this request is committed.
+          if (placed.outcome === 'no_such_pet') throw new ApiError('not_found', `There is no pet with id ${petId}.`)
+          if (placed.outcome === 'pet_unavailable') throw unavailable(petId)
+          return placed.order
+        },
+      })
+      if (replayed) reply.header('idempotent-replayed', 'true')
+      return reply.code(201).header('location', `/v1/store/orders/${body.id}`).send(body)
+    },
+  )
+
+  v1.get(
+    '/store/orders',
+    {
+      schema: {
+        operationId: 'listOrders',
+        tags: ['store'],
+        summary: 'List your orders',
+        description:
+          'The orders placed with the caller\'s API key, in ascending id order, optionally filtered by status. When more match than were returned, the `Link` header carries the URL of the next page (`rel="next"`); the body stays a bare array.',
+        querystring: ListQuery,
+        response: {
+          200: response('A page of orders.', Type.Array(ref(Order)), {
+            Link: header('`</v1/store/orders?…&cursor=…>; rel="next"` (RFC 8288) when more orders match.'),
+          }),
+          400: errorResponse('A query parameter is invalid.', ['invalid_parameter']),
+          401: UNAUTHORIZED,
+          429: TOO_MANY_REQUESTS,
+        },
+      },
+    },
+    async (request, reply) => {
+      const { limit, status, cursor } = request.query
+      const afterId = cursor === undefined ? 0 : decodeCursor(cursor)
+      // One more than asked tells whether a next page exists without counting.
+      const page = await orders.list({ apiKeyId: request.apiKey!.id, status, afterId, limit: limit + 1 })
+      if (page.length <= limit) return page
+      const statusParam = status ? `&status=${status}` : ''
+      reply.header('link', `</v1/store/orders?limit=${limit}${statusParam}&cursor=${encodeCursor(page[limit - 1]!.id)}>; rel="next"`)
+      return page.slice(0, limit)
+    },
+  )
+
+  v1.get(
+    '/store/orders/:orderId',
+    {
+      schema: {
+        operationId: 'getOrder',
+        tags: ['store'],
+        summary: 'Fetch one of your orders',
+        description: 'An order placed with the caller\'s API key. Another key\'s order is answered 404, exactly like a missing one.',
+        params: OrderIdParams,
+        response: { 200: response('The order.', ref(Order)), 400: BAD_ORDER_ID, 401: UNAUTHORIZED, 404: NOT_YOURS, 429: TOO_MANY_REQUESTS },
+      },
+    },
+    async (request) => {
+      const order = await orders.find(request.params.orderId, request.apiKey!.id)
+      if (!order) throw noSuchOrder(request.params.orderId)
+      return order
+    },
+  )
+
+  for (const [action, to, operationId, summary, effect] of [
+    ['complete', 'completed', 'completeOrder', 'Complete an adoption', 'the order is `completed` and the animal `sold`'],
+    ['cancel', 'cancelled', 'cancelOrder', 'Cancel a reservation', 'the order is `cancelled` and the animal `available` again'],
+  ] as const) {
+    v1.post(
+      `/store/orders/:orderId/${action}`,
+      {
+        schema: {
+          operationId,
+          tags: ['store'],
+          summary,
+          description: `Closes a \`placed\` order of the caller: ${effect}, in one transaction. Takes no body. However many requests race to complete or cancel one order, exactly one gets the 200; the others get 409 \`order_closed\`. Repeating it once the order is closed answers 409 \`order_closed\` too.`,
+          params: OrderIdParams,
+          response: {
+            200: response(`The order, now \`${to}\`, with \`closedAt\`.`, ref(Order)),
+            400: BAD_ORDER_ID,
+            401: UNAUTHORIZED,
+            404: NOT_YOURS,
+            409: errorResponse('The order is not `placed` any more: it was already completed or cancelled.', ['order_closed']),
+            429: TOO_MANY_REQUESTS,
+          },
+        },
+      },
+      async (request) => {
+        const { orderId } = request.params
+        const closed = await store.transaction((trx) => orders.close(trx, orderId, request.apiKey!.id, to, clock.now()))
+        if (closed.outcome === 'no_such_order') throw noSuchOrder(orderId)
+        if (closed.outcome === 'order_closed') throw new ApiError('order_closed', `Order ${orderId} is already completed or cancelled; only a placed order can be ${to}.`)
+        return closed.order
+      },
+    )
+  }
+
+  v1.get(
+    '/store/inventory',
+    {
+      schema: {
+        operationId: 'getInventory',
+        tags: ['store'],
+        summary: 'Count the animals by status',
+        description: 'The exact number of animals in each status, counted when the request is served.',
+        response: { 200: response('The counts.', ref(Inventory)), 401: UNAUTHORIZED, 429: TOO_MANY_REQUESTS },
+      },
+    },
+    async () => store.pets.inventory(),
+  )
+
+  refuseOtherMethods(app, '/store/orders', ['GET', 'POST'])
+  refuseOtherMethods(app, '/store/orders/:orderId', ['GET'])
+  refuseOtherMethods(app, '/store/orders/:orderId/complete', ['POST'])
+  refuseOtherMethods(app, '/store/orders/:orderId/cancel', ['POST'])
+  refuseOtherMethods(app, '/store/inventory', ['GET'])
+}
+
+const unavailable = (petId: number) =>
+  new ApiError('pet_unavailable', `Pet ${petId} is not available: it is reserved in another order, or already sold.`)
