@@ -228,7 +228,8 @@ async function runSuite(options: Options, dir: string, pets: number): Promise<Su
     const peak = peakRss(pinned.pid)
     target.peakRss = reset ? Math.max(target.peakRss, peak) : peak
     if (pinned === service.process) servicePeak = Math.max(servicePeak, peak)
-    log(`${pets.toLocaleString('en')} pets, ${target.title}: ${result.requestsPerS.toFixed(0)} req/s, p99 ${result.p99Ms.toFixed(2)} ms`)
+    const lists = result.listRequestsPerS === undefined ? '' : ` (its lists ${result.listRequestsPerS.toFixed(0)} req/s)`
+    log(`${pets.toLocaleString('en')} pets, ${target.title}: ${result.requestsPerS.toFixed(0)} req/s${lists}, p99 ${result.p99Ms.toFixed(2)} ms`)
   }
 
   const baselineRuns: Measured = { title: 'baseline (node:http, captured answer)', runs: [], peakRss: 0 }
