@@ -10,7 +10,8 @@ import { BASELINE_PATH, captureResponse, startBaseline } from './baseline.js'
 import { detectGenerator, runLoad, type Generator, type LoadSpec } from './load.js'
 import { freePort, killAll, peakRss, resetPeakRss, spawnPinned, stop, waitForPort, type Pinned } from './processes.js'
 import { render, writeResults, type EndpointId, type Measured, type Report, type SuiteResult } from './report.js'
-import { createEnterpriseKey, createTempStore, REDIS_URL, seedInBulk, seedThroughApi, type StoreKind } from './store.js'
+import { ORDERS_PATH, type Scenario } from './scenarios.js'
+import { createEnterpriseKey, createTempStore, REDIS_URL, seedInBulk, seedOrderPool, seedThroughApi, type StoreKind } from './store.js'
 
 const USAGE = `npm run bench -- [options]
   --pets N[,N…]         pets to seed, one suite per size (default 10000)
@@ -19,7 +20,8 @@ const USAGE = `npm run bench -- [options]
   --duration S          seconds per run (default 10)
   --rounds R            B S… rounds; a last baseline run closes them (default 2)
   --connections C       (default 50)
-  --only ID[,ID…]       endpoints to load: list, list-sold, post, get (default all)
+  --only ID[,ID…]       endpoints to load: list, list-sold, post, get, order, inventory,
+                        mixed (default all)
   --seed api|bulk       (default: api up to 10000 pets, bulk above)
   --generator wrk|autocannon   (default: wrk when installed)
   --cpu-prof DIR        run the service with --cpu-prof, writing the profile to DIR
@@ -30,12 +32,39 @@ const GENERATOR_CORE = 1
 const WARMUP_S = 2
 const SEED_THROUGH_API_MAX = 10_000
 const POST_BODY = JSON.stringify({ name: 'Bench', categoryId: 7, status: 'pending' })
+// The order pool's size: enough for the order runs at up to this many reservations per
+// second (POST /v1/pets, a lighter write, peaked near 24,000 here), and the mixed runs
+// at up to this many (one request in twenty reserves). Past the pool, reservations
+// answer 404 and show as non-2xx.
+const ORDER_RATE_MAX = 25_000
+const MIXED_RESERVE_RATE_MAX = 3_000
 
-const ENDPOINTS: Record<EndpointId, { title: string; method: 'GET' | 'POST'; path: (pets: number) => string }> = {
+interface Endpoint {
+  title: string
+  method: 'GET' | 'POST'
+  path: (pets: number) => string
+  /** Requests that differ from one to the next, reserving pets of the order pool. */
+  scenario?: (firstPetId: number) => Scenario
+}
+
+const ENDPOINTS: Record<EndpointId, Endpoint> = {
   list: { title: 'GET /v1/pets?limit=20', method: 'GET', path: () => '/v1/pets?limit=20' },
   'list-sold': { title: `GET ${BASELINE_PATH}`, method: 'GET', path: () => BASELINE_PATH },
   post: { title: 'POST /v1/pets', method: 'POST', path: () => '/v1/pets' },
   get: { title: 'GET /v1/pets/{id}', method: 'GET', path: (pets) => `/v1/pets/${Math.max(1, Math.ceil(pets / 2))}` },
+  order: {
+    title: `POST ${ORDERS_PATH} (a different available pet each)`,
+    method: 'POST',
+    path: () => ORDERS_PATH,
+    scenario: (firstPetId) => ({ kind: 'order', firstPetId }),
+  },
+  inventory: { title: 'GET /v1/store/inventory', method: 'GET', path: () => '/v1/store/inventory' },
+  mixed: {
+    title: `mixed: 9 in 10 GET ${BASELINE_PATH}, 1 in 10 reserve, complete or cancel an order`,
+    method: 'GET',
+    path: () => BASELINE_PATH,
+    scenario: (firstPetId) => ({ kind: 'mixed', firstPetId, listPath: BASELINE_PATH }),
+  },
 }
 
 interface Options {
@@ -116,6 +145,12 @@ async function startService(options: Options, env: NodeJS.ProcessEnv): Promise<{
   return { process: service, url: `http://127.0.0.1:${port}` }
 }
 
+/** Pets the order pool needs for every order and mixed run of a suite, warm-ups included. */
+function orderPoolSize(options: Options): number {
+  const seconds = WARMUP_S + options.durationS * options.rounds
+  return (options.only.includes('order') ? ORDER_RATE_MAX * seconds : 0) + (options.only.includes('mixed') ? MIXED_RESERVE_RATE_MAX * seconds : 0)
+}
+
 async function runSuite(options: Options, dir: string, pets: number): Promise<SuiteResult> {
   const store = await createTempStore(options.store, dir, `n${pets}`)
   cleanups.push(() => store.remove())
@@ -133,9 +168,24 @@ async function runSuite(options: Options, dir: string, pets: number): Promise<Su
   const seed = options.seed ?? (pets <= SEED_THROUGH_API_MAX ? 'api' : 'bulk')
   const seeding = Date.now()
   if (seed === 'bulk') await seedInBulk(store.databaseUrl, pets)
-  const service = await startService(options, env)
+  let service = await startService(options, env)
   if (seed === 'api') await seedThroughApi(service.url, key, pets)
   log(`${pets.toLocaleString('en')} pets seeded ${seed === 'api' ? 'through the API' : 'in bulk'} in ${((Date.now() - seeding) / 1000).toFixed(1)} s`)
+
+  // The order pool goes after the seeded pets, so that the pets the mixed runs sell
+  // never enter the first page of sold pets that they list. It is written while no
+  // service runs: no cache or counter of the service can miss it.
+  const poolSize = orderPoolSize(options)
+  const pool = { next: 1, last: 0 }
+  let seedingPeak = 0 // of the process that served the seeding, when the pool restarts the service
+  if (poolSize > 0) {
+    const pooling = Date.now()
+    seedingPeak = peakRss(service.process.pid)
+    await stop(service.process)
+    Object.assign(pool, await seedOrderPool(store.databaseUrl, poolSize).then(({ first, last }) => ({ next: first, last })))
+    service = await startService(options, env)
+    log(`order pool: ${poolSize.toLocaleString('en')} available pets (ids ${pool.next}–${pool.last}) in ${((Date.now() - pooling) / 1000).toFixed(1)} s`)
+  }
 
   const baseline = await startBaseline(await captureResponse(service.url, key), dir, SERVICE_CORE)
   cleanups.push(() => stop(baseline.process))
@@ -143,6 +193,10 @@ async function runSuite(options: Options, dir: string, pets: number): Promise<Su
   const auth = { authorization: `Bearer ${key}` }
   const spec = (url: string, id: EndpointId | undefined, durationS: number): LoadSpec => {
     const endpoint = id && ENDPOINTS[id]
+    if (endpoint?.scenario) {
+      // A scenario builds its own requests; each of its runs starts where the pool's unused pets do.
+      return { url, method: endpoint.method, headers: auth, connections: options.connections, durationS, scenario: endpoint.scenario(pool.next) }
+    }
     return {
       url: endpoint ? `${url}${endpoint.path(pets)}` : `${url}${BASELINE_PATH}`,
       method: endpoint?.method ?? 'GET',
@@ -152,21 +206,30 @@ async function runSuite(options: Options, dir: string, pets: number): Promise<Su
       durationS,
     }
   }
+  const load = async (url: string, id: EndpointId | undefined, durationS: number) => {
+    const result = await runLoad(options.generator, spec(url, id, durationS), GENERATOR_CORE, dir)
+    if (result.petsReserved !== undefined) {
+      pool.next += result.petsReserved
+      if (pool.next > pool.last + 1) log(`the order pool ran out (${pool.next - pool.last - 1} reservations past it answered 404): raise ORDER_RATE_MAX in bench/run.ts`)
+    }
+    return result
+  }
 
   // Warm-up (JIT, caches) on every target, not counted.
-  await runLoad(options.generator, spec(baseline.url, undefined, WARMUP_S), GENERATOR_CORE, dir)
-  for (const id of options.only) await runLoad(options.generator, spec(service.url, id, WARMUP_S), GENERATOR_CORE, dir)
+  await load(baseline.url, undefined, WARMUP_S)
+  for (const id of options.only) await load(service.url, id, WARMUP_S)
 
-  let servicePeak = peakRss(service.process.pid)
+  let servicePeak = Math.max(seedingPeak, peakRss(service.process.pid))
   const measure = async (target: Measured, pinned: Pinned, url: string) => {
     if (pinned === service.process) servicePeak = Math.max(servicePeak, peakRss(pinned.pid))
     const reset = resetPeakRss(pinned.pid)
-    const result = await runLoad(options.generator, spec(url, target.id, options.durationS), GENERATOR_CORE, dir)
+    const result = await load(url, target.id, options.durationS)
     target.runs.push(result)
     const peak = peakRss(pinned.pid)
     target.peakRss = reset ? Math.max(target.peakRss, peak) : peak
     if (pinned === service.process) servicePeak = Math.max(servicePeak, peak)
-    log(`${pets.toLocaleString('en')} pets, ${target.title}: ${result.requestsPerS.toFixed(0)} req/s, p99 ${result.p99Ms.toFixed(2)} ms`)
+    const lists = result.listRequestsPerS === undefined ? '' : ` (its lists ${result.listRequestsPerS.toFixed(0)} req/s)`
+    log(`${pets.toLocaleString('en')} pets, ${target.title}: ${result.requestsPerS.toFixed(0)} req/s${lists}, p99 ${result.p99Ms.toFixed(2)} ms`)
   }
 
   const baselineRuns: Measured = { title: 'baseline (node:http, captured answer)', runs: [], peakRss: 0 }
@@ -179,7 +242,7 @@ async function runSuite(options: Options, dir: string, pets: number): Promise<Su
 
   await stop(baseline.process)
   await stop(service.process) // SIGTERM: the service drains, and --cpu-prof writes its profile
-  return { pets, seed, baseline: baselineRuns, endpoints, servicePeakRss: servicePeak }
+  return { pets, seed, baseline: baselineRuns, endpoints, servicePeakRss: servicePeak, orderPool: poolSize }
 }
 
 async function main() {

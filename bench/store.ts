@@ -79,7 +79,7 @@ export function seedPet(i: number) {
 }
 
 /** Inserts pets straight through the store's query layer, in multi-row batches. */
-export async function seedInBulk(databaseUrl: string, count: number): Promise<void> {
+export async function seedInBulk(databaseUrl: string, count: number, pet: (i: number) => ReturnType<typeof seedPet> = seedPet): Promise<void> {
   const handle = openDatabase(databaseUrl)
   try {
     await migrate(handle)
@@ -88,8 +88,8 @@ export async function seedInBulk(databaseUrl: string, count: number): Promise<vo
     for (let start = 0; start < count; start += BATCH) {
       const rows = []
       for (let i = start; i < Math.min(count, start + BATCH); i++) {
-        const pet = seedPet(i)
-        rows.push({ name: pet.name, category_id: pet.categoryId, status: pet.status, created_at: now })
+        const { name, categoryId, status } = pet(i)
+        rows.push({ name, category_id: categoryId, status, created_at: now })
       }
       await handle.db.insertInto('pets').values(rows).execute()
     }
@@ -98,6 +98,29 @@ export async function seedInBulk(databaseUrl: string, count: number): Promise<vo
   } finally {
     await handle.db.destroy()
   }
+}
+
+/**
+ * Appends `count` available pets, the pool the order runs reserve from one by one;
+ * run it while no service writes, so that their ids follow each other. Returns the
+ * first and last id.
+ */
+export async function seedOrderPool(databaseUrl: string, count: number): Promise<{ first: number; last: number }> {
+  const maxId = async () => {
+    const handle = openDatabase(databaseUrl)
+    try {
+      await migrate(handle)
+      const row = await handle.db.selectFrom('pets').select((eb) => eb.fn.max('id').as('id')).executeTakeFirst()
+      return Number(row?.id ?? 0)
+    } finally {
+      await handle.db.destroy()
+    }
+  }
+  const before = await maxId()
+  await seedInBulk(databaseUrl, count, (i) => ({ name: `Adoptable ${i + 1}`, categoryId: 1 + (i % 20), status: 'available' }))
+  const last = await maxId()
+  if (last - before !== count) throw new Error(`the order pool's ids are not consecutive: ${count} pets inserted after id ${before}, last id ${last}`)
+  return { first: before + 1, last }
 }
 
 /** Creates pets through the API, as clients would, with a few requests in flight. */

@@ -6,6 +6,7 @@ import { parseArgs } from 'node:util'
 import { loadConfig, type Config } from '../config.js'
 import { keysCommand } from './keys.js'
 import { DEFAULT_URL, petsCommand } from './pets.js'
+import { inventoryCommand, ordersCommand } from './orders.js'
 import { CliError } from './cli-error.js'
 import { openStoreFromConfig } from '../db/from-config.js'
 
@@ -25,12 +26,18 @@ Commands:
   pets create --name NAME --category-id N [--status S] [--idempotency-key K]
                                              add a pet; prints it as JSON
   pets get ID                                print one pet (deprecated by the API: removed 5 Dec 2030)
+  orders place --pet-id N [--idempotency-key K]
+                                             reserve an available pet; prints the order as JSON
+  orders list [--status S] [--limit N] [--cursor C] [--all]
+                                             list this key's orders as JSON
+  orders get ID | complete ID | cancel ID    print, complete (pet sold) or cancel (pet available) an order
+  inventory                                  print the number of pets in each status
 
 Plans: free (60/min, 1000/day), pro (300, 10000), business (1000, 100000),
 enterprise (--per-minute and --per-day set per key).
 
-The pets commands talk to a running service: PETSTORE_URL (default ${DEFAULT_URL})
-and PETSTORE_API_KEY. They need no DATABASE_URL.`
+The pets, orders and inventory commands talk to a running service: PETSTORE_URL
+(default ${DEFAULT_URL}) and PETSTORE_API_KEY. They need no DATABASE_URL.`
 
 export interface Io {
   out: (line: string) => void
@@ -80,6 +87,8 @@ export async function main(argv: string[], io: Io = consoleIo, env: NodeJS.Proce
     }
     // Before loadConfig: a client of the service must not fail on the server's settings.
     if (command === 'pets') return await petsCommand(rest, env, io)
+    if (command === 'orders') return await ordersCommand(rest, env, io)
+    if (command === 'inventory') return await inventoryCommand(rest, env, io)
     const config = loadConfig(env)
     switch (command) {
       case 'serve': {

@@ -16,8 +16,16 @@ export async function petsCommand(argv: string[], env: Readonly<Record<string, s
     throw new CliError(sub ? `unknown pets command "${sub}": use list, create or get` : 'pets needs a command: list, create or get')
   }
   const run = { list, create, get }[sub]
+  return withClient(env, io, (client) => run(rest, client, io))
+}
+
+/**
+ * Runs a command with a client for PETSTORE_URL and PETSTORE_API_KEY (the pets,
+ * orders and inventory commands); an API error is one line on stderr and exit 1.
+ */
+export async function withClient(env: Readonly<Record<string, string | undefined>>, io: Io, run: (client: PetstoreClient) => Promise<number>): Promise<number> {
   const apiKey = env.PETSTORE_API_KEY
-  if (!apiKey) throw new CliError('pets commands need PETSTORE_API_KEY (create one with "petstore keys create --plan free")')
+  if (!apiKey) throw new CliError('this command needs PETSTORE_API_KEY (create one with "petstore keys create --plan free")')
   let client: PetstoreClient
   try {
     client = createClient({ baseUrl: env.PETSTORE_URL || DEFAULT_URL, apiKey })
@@ -25,7 +33,7 @@ export async function petsCommand(argv: string[], env: Readonly<Record<string, s
     throw new CliError(`PETSTORE_URL: ${(error as Error).message}`)
   }
   try {
-    return await run(rest, client, io)
+    return await run(client)
   } catch (error) {
     if (!(error instanceof PetstoreError)) throw error
     io.err(`petstore: ${error.status} ${error.code}: ${error.message}`)

@@ -3,7 +3,16 @@
 // nothing of the server at run time.
 import type { ErrorCode, ErrorDetail } from '../errors.js'
 
-export type OperationId = 'listPets' | 'createPet' | 'getPet'
+export type OperationId =
+  | 'listPets'
+  | 'createPet'
+  | 'getPet'
+  | 'placeOrder'
+  | 'getOrder'
+  | 'listOrders'
+  | 'completeOrder'
+  | 'cancelOrder'
+  | 'getInventory'
 
 /** Decision D7: the `X-RateLimit-*` headers of a response. */
 export interface RateLimitState {

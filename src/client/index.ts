@@ -1,6 +1,7 @@
 // `petstore/client`: a typed client for the Pet Store API. Its types come from the
 // server's own schemas and error catalog (type-only imports, erased at build), so
 // at run time it needs nothing but `fetch`.
+import type { Inventory, Order, OrderStatus } from '../schemas/order.js'
 import type { NewPet, Pet, PetStatus } from '../schemas/pet.js'
 import { normalizeBaseUrl } from './base-url.js'
 import type { RateLimitState } from './errors.js'
@@ -9,6 +10,7 @@ import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry.js'
 import { createTransport } from './transport.js'
 
 export type { NewPet, Pet, PetStatus } from '../schemas/pet.js'
+export type { Inventory, Order, OrderStatus } from '../schemas/order.js'
 export type { ErrorBody, ErrorCode, ErrorDetail } from '../errors.js'
 export { PetstoreError, PetstoreNetworkError, type OperationId, type PetstoreErrorCode, type RateLimitState } from './errors.js'
 export { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry.js'
@@ -58,6 +60,33 @@ export interface CreatePetOptions {
   idempotencyKey?: string | false
 }
 
+export interface ListOrdersOptions {
+  /** 1 to 100; the API's default is 20. */
+  limit?: number
+  status?: OrderStatus
+  /** Where the page starts: a `nextCursor` of a previous page. */
+  cursor?: string
+}
+
+export interface OrderPage {
+  orders: Order[]
+  /** Pass it as `cursor` for the next page; undefined on the last page. */
+  nextCursor: string | undefined
+  rateLimit: RateLimitState | undefined
+  requestId: string | undefined
+}
+
+export interface PlaceOrderOptions {
+  /**
+   * Sent as `Idempotency-Key`, the same on every retry of this call, so that a
+   * retry after a lost answer gets the first order instead of a 409
+   * `pet_unavailable` (the pet is already reserved, by that very order).
+   * Default: a fresh random UUID per call. `false` sends none; a lost answer is
+   * then not retried, only refusals by the rate limit are.
+   */
+  idempotencyKey?: string | false
+}
+
 export interface PetstoreClient {
   /** The normalized base URL, ending in /v1. */
   readonly baseUrl: string
@@ -71,6 +100,37 @@ export interface PetstoreClient {
    * with the status filter. The client warns once per process when it is called.
    */
   getPet(id: number): Promise<Pet>
+  /**
+   * Reserves an available pet (decision D10): the order is `placed` and the pet
+   * `pending`. Throws PetstoreError `not_found` when there is no such pet, and
+   * `pet_unavailable` (409) when it is `pending` or `sold`. Retried like createPet.
+   */
+  placeOrder(petId: number, options?: PlaceOrderOptions): Promise<Order>
+  /** One of this key's orders; another key's order is `not_found`, as a missing one. */
+  getOrder(id: number): Promise<Order>
+  /** One page of this key's orders, in ascending id order. */
+  listOrders(options?: ListOrdersOptions): Promise<OrderPage>
+  /** Every order of this key matching, across all pages: `for await (const order of client.allOrders({ status: 'placed' }))`. */
+  allOrders(options?: ListOrdersOptions): AsyncGenerator<Order, void, undefined>
+  /**
+   * Completes a `placed` order: the order is `completed`, the pet `sold`. Throws
+   * `order_closed` (409) when the order is already completed or cancelled.
+   *
+   * Not retried after a network failure or a 5xx: the order may have been
+   * completed, and a retry would then throw `order_closed` for a call that
+   * worked. Only refusals by the rate limit (429, sent before anything runs) are
+   * retried. After a PetstoreNetworkError, call getOrder to learn the outcome.
+   */
+  completeOrder(id: number): Promise<Order>
+  /**
+   * Cancels a `placed` order: the order is `cancelled`, the pet `available` again.
+   * Throws `order_closed` (409) when the order is already completed or cancelled.
+   * Retried as completeOrder is: only after a 429; after a PetstoreNetworkError,
+   * call getOrder to learn the outcome.
+   */
+  cancelOrder(id: number): Promise<Order>
+  /** The exact number of pets in each status. */
+  getInventory(): Promise<Inventory>
 }
 
 /** A client for one base URL and API key. Methods throw PetstoreError or PetstoreNetworkError. */
@@ -97,42 +157,96 @@ export function createClient(options: ClientOptions): PetstoreClient {
   })
 
   async function listPets({ limit, status, cursor }: ListPetsOptions = {}): Promise<PetPage> {
-    const query = new URLSearchParams()
-    if (limit !== undefined) query.set('limit', String(limit))
-    if (status !== undefined) query.set('status', status)
-    if (cursor !== undefined) query.set('cursor', cursor)
-    const search = query.size > 0 ? `?${query.toString()}` : ''
-    const { body, headers, rateLimit, requestId } = await send({ operation: 'listPets', method: 'GET', path: `/pets${search}`, repeatable: true })
+    const { body, headers, rateLimit, requestId } = await send({ operation: 'listPets', method: 'GET', path: `/pets${search({ limit, status, cursor })}`, repeatable: true })
     return { pets: body as Pet[], nextCursor: nextCursor(headers.get('link')), rateLimit, requestId }
   }
 
-  async function* allPets(listOptions: ListPetsOptions = {}): AsyncGenerator<Pet, void, undefined> {
-    let cursor = listOptions.cursor
-    do {
-      const page = await listPets({ ...listOptions, cursor })
-      yield* page.pets
-      cursor = page.nextCursor
-    } while (cursor !== undefined)
-  }
-
   async function createPet(pet: NewPet, { idempotencyKey }: CreatePetOptions = {}): Promise<Pet> {
-    // One key per call, generated before the first attempt, so every retry carries the same.
-    const key = idempotencyKey === false ? undefined : (idempotencyKey ?? globalThis.crypto.randomUUID())
-    const { body } = await send({
-      operation: 'createPet',
-      method: 'POST',
-      path: '/pets',
-      body: pet,
-      headers: key === undefined ? {} : { 'idempotency-key': key },
-      repeatable: key !== undefined,
-    })
+    const { body } = await send({ operation: 'createPet', method: 'POST', path: '/pets', body: pet, ...idempotent(idempotencyKey) })
     return body as Pet
   }
 
   async function getPet(id: number): Promise<Pet> {
-    const { body } = await send({ operation: 'getPet', method: 'GET', path: `/pets/${encodeURIComponent(String(id))}`, repeatable: true })
+    const { body } = await send({ operation: 'getPet', method: 'GET', path: `/pets/${pathId(id)}`, repeatable: true })
     return body as Pet
   }
 
-  return { baseUrl, listPets, allPets, createPet, getPet }
+  async function placeOrder(petId: number, { idempotencyKey }: PlaceOrderOptions = {}): Promise<Order> {
+    const { body } = await send({ operation: 'placeOrder', method: 'POST', path: '/store/orders', body: { petId }, ...idempotent(idempotencyKey) })
+    return body as Order
+  }
+
+  async function getOrder(id: number): Promise<Order> {
+    const { body } = await send({ operation: 'getOrder', method: 'GET', path: `/store/orders/${pathId(id)}`, repeatable: true })
+    return body as Order
+  }
+
+  async function listOrders({ limit, status, cursor }: ListOrdersOptions = {}): Promise<OrderPage> {
+    const { body, headers, rateLimit, requestId } = await send({
+      operation: 'listOrders',
+      method: 'GET',
+      path: `/store/orders${search({ limit, status, cursor })}`,
+      repeatable: true,
+    })
+    return { orders: body as Order[], nextCursor: nextCursor(headers.get('link')), rateLimit, requestId }
+  }
+
+  // A transition is not repeatable: see completeOrder in PetstoreClient.
+  async function closeOrder(operation: 'completeOrder' | 'cancelOrder', id: number): Promise<Order> {
+    const action = operation === 'completeOrder' ? 'complete' : 'cancel'
+    const { body } = await send({ operation, method: 'POST', path: `/store/orders/${pathId(id)}/${action}`, repeatable: false })
+    return body as Order
+  }
+
+  async function getInventory(): Promise<Inventory> {
+    const { body } = await send({ operation: 'getInventory', method: 'GET', path: '/store/inventory', repeatable: true })
+    return body as Inventory
+  }
+
+  return {
+    baseUrl,
+    listPets,
+    allPets: (listOptions) => every(listPets, (page) => page.pets, listOptions ?? {}),
+    createPet,
+    getPet,
+    placeOrder,
+    getOrder,
+    listOrders,
+    allOrders: (listOptions) => every(listOrders, (page) => page.orders, listOptions ?? {}),
+    completeOrder: (id) => closeOrder('completeOrder', id),
+    cancelOrder: (id) => closeOrder('cancelOrder', id),
+    getInventory,
+  }
+}
+
+/** `?limit=…&status=…&cursor=…` with the options given, in that order; empty when none is. */
+function search(options: Record<string, string | number | undefined>): string {
+  const query = new URLSearchParams()
+  for (const [name, value] of Object.entries(options)) if (value !== undefined) query.set(name, String(value))
+  return query.size > 0 ? `?${query.toString()}` : ''
+}
+
+const pathId = (id: number) => encodeURIComponent(String(id))
+
+/**
+ * The Idempotency-Key of one call, generated before the first attempt so that every
+ * retry carries the same; a POST that carries one may be sent again after a lost answer.
+ */
+function idempotent(idempotencyKey: string | false | undefined): { headers: Record<string, string>; repeatable: boolean } {
+  const key = idempotencyKey === false ? undefined : (idempotencyKey ?? globalThis.crypto.randomUUID())
+  return { headers: key === undefined ? {} : { 'idempotency-key': key }, repeatable: key !== undefined }
+}
+
+/** Every item of every page, following nextCursor from the options' cursor on. */
+async function* every<Options extends { cursor?: string }, Page extends { nextCursor: string | undefined }, Item>(
+  list: (options: Options) => Promise<Page>,
+  items: (page: Page) => Item[],
+  options: Options,
+): AsyncGenerator<Item, void, undefined> {
+  let cursor = options.cursor
+  do {
+    const page = await list({ ...options, cursor })
+    yield* items(page)
+    cursor = page.nextCursor
+  } while (cursor !== undefined)
 }
