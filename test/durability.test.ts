@@ -5,11 +5,9 @@ import assert from 'node:assert/strict'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { issueApiKey } from '../src/api-keys/issue-key.js'
-import { systemClock } from '../src/clock.js'
 import { openDatabase } from '../src/db/database.js'
-import { openStore } from '../src/db/store.js'
 import type { Order } from '../src/schemas/order.js'
+import { createKeyIn, UNLIMITED, withStore } from './helpers/keys.js'
 import { spawnServer } from './helpers/process.js'
 import { STORES } from './helpers/server.js'
 import { createTestDatabase } from './helpers/services.js'
@@ -32,17 +30,7 @@ for (const store of STORES) describe(`durability (${store})`, () => {
     rmSync(dir, { recursive: true, force: true })
   })
 
-  async function createKey(): Promise<string> {
-    const store = await openStore(databaseUrl)
-    const { secret } = await issueApiKey(store.apiKeys, systemClock, {
-      name: 'durability',
-      plan: 'enterprise',
-      custom: { perMinute: 1_000_000, perDay: 10_000_000 },
-      environment: 'test',
-    })
-    await store.close()
-    return secret
-  }
+  const createKey = async () => (await createKeyIn(databaseUrl, { plan: 'enterprise', custom: UNLIMITED })).secret
 
   /** Eight writers POST pets until the server goes away; the signal is sent after 200 acknowledgements. */
   async function writeUntil(signal: NodeJS.Signals) {
@@ -75,12 +63,9 @@ for (const store of STORES) describe(`durability (${store})`, () => {
     const exit = await server.exited
     assert.ok(acknowledged.length >= 200)
 
-    const reopened = await openStore(databaseUrl)
-    try {
+    await withStore(databaseUrl, async (reopened) => {
       for (const id of acknowledged) assert.ok(await reopened.pets.find(id), `pet ${id} was acknowledged but is gone`)
-    } finally {
-      await reopened.close()
-    }
+    })
     return { exit, statuses }
   }
 

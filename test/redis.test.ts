@@ -6,10 +6,9 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { Redis } from 'ioredis'
-import { issueApiKey } from '../src/api-keys/issue-key.js'
 import { createManualClock, systemClock } from '../src/clock.js'
 import { loadConfig } from '../src/config.js'
-import { openStore } from '../src/db/store.js'
+import { createKeyIn, withStore } from './helpers/keys.js'
 import { createRateLimiterFromConfig } from '../src/rate-limit/from-config.js'
 import { createRedisCounterStore } from '../src/rate-limit/redis-store.js'
 import type { HitRequest } from '../src/rate-limit/counter-store.js'
@@ -165,11 +164,8 @@ describe('two instances on PostgreSQL and Redis', async () => {
   let revocable: { secret: string; id: number }
   before(async () => {
     database = await createTestDatabase()
-    const store = await openStore(database.url)
-    key = (await issueApiKey(store.apiKeys, systemClock, { name: 'shared', plan: 'free', custom: null, environment: 'test' })).secret
-    const r = await issueApiKey(store.apiKeys, systemClock, { name: 'doomed', plan: 'free', custom: null, environment: 'test' })
-    revocable = { secret: r.secret, id: r.record.id }
-    await store.close()
+    key = (await createKeyIn(database.url)).secret
+    revocable = await createKeyIn(database.url)
     const env = { DATABASE_URL: database.url, REDIS_URL, PETSTORE_REDIS_PREFIX: uniqueRedisPrefix() }
     servers = await Promise.all([spawnServer(env), spawnServer(env)])
   })
@@ -201,13 +197,7 @@ describe('two instances on PostgreSQL and Redis', async () => {
 
   it('enforces one limit: 100 concurrent requests of a key allowed 60 a day, over both instances, serve exactly 60', async () => {
     // 60 a day as well as a minute: a burst that straddles a minute edge still meets the one limit.
-    const fresh = await (async () => {
-      const store = await openStore(database.url)
-      const custom = { perMinute: 60, perDay: 60 }
-      const { secret } = await issueApiKey(store.apiKeys, systemClock, { name: 'burst', plan: 'enterprise', custom, environment: 'test' })
-      await store.close()
-      return secret
-    })()
+    const fresh = (await createKeyIn(database.url, { plan: 'enterprise', custom: { perMinute: 60, perDay: 60 } })).secret
     const replies = await Promise.all(Array.from({ length: 100 }, (_, i) => call(servers[i % 2]!, '/v1/pets?limit=1', {}, fresh)))
     const ok = replies.filter((r) => r.status === 200)
     assert.equal(ok.length, 60)
@@ -218,9 +208,7 @@ describe('two instances on PostgreSQL and Redis', async () => {
 
   it('refuses a revoked key on every instance within 5 seconds', async () => {
     for (const s of servers) assert.equal((await call(s, '/v1/pets', {}, revocable.secret)).status, 200)
-    const store = await openStore(database.url)
-    await store.apiKeys.revoke(revocable.id, Date.now())
-    await store.close()
+    await withStore(database.url, (store) => store.apiKeys.revoke(revocable.id, Date.now()))
     for (const s of servers) {
       await eventually('the revoked key is refused', 5_500, async () => ((await call(s, '/v1/pets', {}, revocable.secret)).status === 401 ? true : undefined))
     }

@@ -17,4 +17,10 @@ export const V1_OPERATIONS: readonly V1Operation[] = [
   { operationId: 'listPets', method: 'GET', path: '/v1/pets', example: '/v1/pets' },
   { operationId: 'createPet', method: 'POST', path: '/v1/pets', example: '/v1/pets', body: { name: 'Rex', categoryId: 1 } },
   { operationId: 'getPet', method: 'GET', path: '/v1/pets/{petId}', example: '/v1/pets/1', deprecated: true },
+  { operationId: 'placeOrder', method: 'POST', path: '/v1/store/orders', example: '/v1/store/orders', body: { petId: 1 } },
+  { operationId: 'listOrders', method: 'GET', path: '/v1/store/orders', example: '/v1/store/orders' },
+  { operationId: 'getOrder', method: 'GET', path: '/v1/store/orders/{orderId}', example: '/v1/store/orders/1' },
+  { operationId: 'completeOrder', method: 'POST', path: '/v1/store/orders/{orderId}/complete', example: '/v1/store/orders/1/complete' },
+  { operationId: 'cancelOrder', method: 'POST', path: '/v1/store/orders/{orderId}/cancel', example: '/v1/store/orders/1/cancel' },
+  { operationId: 'getInventory', method: 'GET', path: '/v1/store/inventory', example: '/v1/store/inventory' },
 ]
