@@ -114,6 +114,15 @@ for (const store of STORES) describe(`store orders (${store})`, () => {
     assert.notEqual(again.body.id, order.id)
   })
 
+  it('completes and cancels with an empty body sent as application/json, as many HTTP clients send every POST', async () => {
+    for (const action of ['complete', 'cancel'] as const) {
+      const order = (await place((await newPet()).id)).body
+      const res = await a.request<Order>(`/v1/store/orders/${order.id}/${action}`, { method: 'POST', key, body: '', headers: { 'content-type': 'application/json' } })
+      assert.equal(res.status, 200, res.text)
+      assert.equal(res.body.status, action === 'complete' ? 'completed' : 'cancelled')
+    }
+  })
+
   it('keeps orders private: another key cannot read, list, complete or cancel them (404 exactly like a missing order)', async () => {
     const pet = await newPet()
     const order = (await place(pet.id)).body

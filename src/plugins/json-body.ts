@@ -16,7 +16,10 @@ export const emptyBody = () => new ApiError('invalid_body', 'The request body is
 export default fp(
   async (app) => {
     app.removeAllContentTypeParsers()
-    app.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: BODY_LIMIT }, (_request, body, done) => {
+    app.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: BODY_LIMIT }, (request, body, done) => {
+      // Many HTTP clients send Content-Type: application/json on every POST: an operation
+      // that takes no body (completeOrder, cancelOrder) accepts an empty one.
+      if ((body as Buffer).length === 0 && request.routeOptions.schema?.body === undefined) return done(null, undefined)
       try {
         done(null, parseJsonBody(decodeUtf8(body as Buffer)))
       } catch (error) {
