@@ -11,7 +11,7 @@ const MAX_DEPTH = 32
 const utf8 = new TextDecoder('utf-8', { fatal: true })
 
 /** The one answer to an empty body, from this parser or from Fastify's (FST_ERR_CTP_EMPTY_JSON_BODY). */
-export const emptyBody = () => new ApiError('invalid_body', 'The request body is empty; send a JSON object, e.g. {"name": "Rex", "categoryId": 1}.')
+export const emptyBody = () => new ApiError('invalid_body', 'The request body is empty; send a JSON object, as this operation\'s schema in /v1/openapi.json describes.')
 
 export default fp(
   async (app) => {

@@ -84,7 +84,7 @@ export function validationError(
   const where = context === 'body' ? 'field' : 'parameter'
   const root = errors.find((e) => e.instancePath === '' && (e.keyword === 'type' || e.keyword === 'nullable'))
   if (context === 'body' && root) {
-    return new ApiError('invalid_body', 'The request body must be a JSON object, e.g. {"name": "Rex", "categoryId": 1}.')
+    return new ApiError('invalid_body', 'The request body must be a JSON object, as this operation\'s schema in /v1/openapi.json describes.')
   }
   // One problem per field is enough ("" fails both minLength and pattern).
   const byField = new Map<string, ErrorDetail>()
