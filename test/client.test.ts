@@ -6,14 +6,13 @@ import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
-import { createServer, type IncomingHttpHeaders } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { promisify } from 'node:util'
 import { createClient, PetstoreError, PetstoreNetworkError, type ClientOptions, type Pet } from '../src/client/index.js'
 import { normalizeBaseUrl } from '../src/client/base-url.js'
 import { createManualClock } from '../src/clock.js'
+import { errorBody, flakyFetch, recordingSleep, rejectsWith, scriptedServer } from './helpers/client-fakes.js'
 import { UNLIMITED } from './helpers/keys.js'
 import { startTestServer, type TestServer } from './helpers/server.js'
 
@@ -24,80 +23,6 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{1
 // Every warning of this process: the deprecation warning is promised once per process.
 const warnings: (Error & { code?: string })[] = []
 process.on('warning', (warning) => warnings.push(warning))
-
-/** A sleep that records each wait and returns at once (or moves a fake clock). */
-function recordingSleep(onWait: (ms: number) => void = () => {}) {
-  const waits: number[] = []
-  return {
-    waits,
-    sleep: async (ms: number) => {
-      waits.push(ms)
-      onWait(ms)
-    },
-  }
-}
-
-interface SeenRequest {
-  method: string
-  url: string
-  headers: Headers
-}
-
-/** Wraps the real fetch: records each request, and fails the ones `fail` picks as a dropped connection would. */
-function flakyFetch(fail: (call: number) => 'before' | 'after-response' | false = () => false) {
-  const seen: SeenRequest[] = []
-  const replies: Response[] = []
-  const fetch: typeof globalThis.fetch = async (input, init) => {
-    seen.push({ method: init?.method ?? 'GET', url: String(input), headers: new Headers(init?.headers) })
-    const mode = fail(seen.length)
-    if (mode === 'before') throw new TypeError('fetch failed', { cause: new Error('connect ECONNREFUSED') })
-    const response = await globalThis.fetch(input, init)
-    if (mode === 'after-response') {
-      // The server did the work and answered; the answer is lost on the way back.
-      replies.push(response)
-      await response.text()
-      throw new TypeError('fetch failed', { cause: new Error('socket hang up') })
-    }
-    replies.push(response)
-    return response
-  }
-  return { fetch, seen, replies }
-}
-
-interface ScriptedReply {
-  status: number
-  headers?: Record<string, string>
-  body?: unknown
-  /** Sent as it is, instead of body as JSON. */
-  raw?: string
-}
-
-/** A node:http server answering the given replies in turn (the last one forever), recording requests. */
-async function scriptedServer(replies: ScriptedReply[]) {
-  const seen: { method: string; url: string; headers: IncomingHttpHeaders }[] = []
-  const server = createServer((req, res) => {
-    seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers })
-    req.resume()
-    const reply = replies.length > 1 ? replies.shift()! : replies[0]!
-    res.writeHead(reply.status, { 'content-type': reply.raw === undefined ? 'application/json' : 'text/html', ...reply.headers })
-    res.end(reply.raw ?? JSON.stringify(reply.body ?? null))
-  })
-  await new Promise<void>((ready) => server.listen(0, '127.0.0.1', ready))
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-  return { url, seen, close: () => new Promise<void>((done) => server.close(() => done())) }
-}
-
-const errorBody = (status: number, code: string, message = code) => ({ status, code, message })
-
-async function rejectsWith<T extends Error>(promise: Promise<unknown>, type: new (...args: never[]) => T): Promise<T> {
-  try {
-    await promise
-  } catch (error) {
-    assert.ok(error instanceof type, `expected ${type.name}, got ${String(error)}`)
-    return error
-  }
-  assert.fail(`expected ${type.name}, but the call succeeded`)
-}
 
 describe('typed client: operations', () => {
   let server: TestServer

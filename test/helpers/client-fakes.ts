@@ -47,6 +47,8 @@ export interface ScriptedReply {
   status: number
   headers?: Record<string, string>
   body?: unknown
+  /** Sent as it is (text/html), instead of body as JSON. */
+  raw?: string
 }
 
 /** A node:http server answering the given replies in turn (the last one forever), recording requests. */
@@ -56,8 +58,8 @@ export async function scriptedServer(replies: ScriptedReply[]) {
     seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers })
     req.resume()
     const reply = replies.length > 1 ? replies.shift()! : replies[0]!
-    res.writeHead(reply.status, { 'content-type': 'application/json', ...reply.headers })
-    res.end(JSON.stringify(reply.body ?? null))
+    res.writeHead(reply.status, { 'content-type': reply.raw === undefined ? 'application/json' : 'text/html', ...reply.headers })
+    res.end(reply.raw ?? JSON.stringify(reply.body ?? null))
   })
   await new Promise<void>((ready) => server.listen(0, '127.0.0.1', ready))
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
