@@ -1,44 +1,60 @@
 // Group commit: every write asked for in one event-loop turn goes into one
 // transaction; each promise resolves only once that transaction has committed, so
 // "resolved means durable" holds, at one commit (one WAL write) per group.
+//
+// A write is any synchronous operation (better-sqlite3: prepared statements), run in
+// arrival order, each in a SAVEPOINT of its own: an operation that throws (a
+// constraint, e.g. orders_one_open_per_pet) rolls back only its own statements and
+// rejects only its own promise; its neighbours still commit.
 
-export interface GroupCommitOptions<I, O> {
-  /** Writes a whole batch in one transaction (synchronously, e.g. better-sqlite3), in order. */
-  commit: (batch: I[]) => O[]
+import type SqliteDatabase from 'better-sqlite3'
+import type { Kysely } from 'kysely'
+import type { Database } from './schema.js'
+
+export interface GroupCommitOptions {
+  /** Runs `work` in one transaction (synchronously, e.g. better-sqlite3's transaction().immediate); throws if it did not commit. */
+  transaction: (work: () => void) => void
+  /** Inside the transaction: runs `operation` in a savepoint, rolled back alone when it throws. */
+  savepoint: <O>(operation: () => O) => O
+  /** Whether the transaction is still open: some errors (SQLITE_FULL, SQLITE_IOERR…) end it, and with it the whole batch. */
+  inTransaction: () => boolean
   /** Runs `work` when no one else uses the connection (e.g. Kysely's connection lock). */
   exclusive: (work: () => void) => Promise<void>
-  /** Whether a failed batch failed because of one bad item, so that each item is worth retrying alone. */
-  isItemError: (error: unknown) => boolean
 }
 
-interface Pending<I, O> {
-  item: I
-  resolve: (value: O) => void
+export type GroupCommit = <O>(operation: () => O) => Promise<O>
+
+interface Pending {
+  operation: () => unknown
+  resolve: (value: unknown) => void
   reject: (error: unknown) => void
 }
 
-export function createGroupCommit<I, O>({ commit, exclusive, isItemError }: GroupCommitOptions<I, O>): (item: I) => Promise<O> {
-  let pending: Pending<I, O>[] = []
+type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown }
 
-  function commitBatch(batch: Pending<I, O>[]) {
-    let results: O[]
-    try {
-      results = commit(batch.map((p) => p.item))
-    } catch (error) {
-      // One bad item (a constraint) must not fail its neighbours: commit each alone, so
-      // only it fails. Anything else (busy, disk full, I/O) fails the whole batch at once:
-      // retrying item by item would block the event loop once per item.
-      if (batch.length === 1 || !isItemError(error)) throw error
+export function createGroupCommit({ transaction, savepoint, inTransaction, exclusive }: GroupCommitOptions): GroupCommit {
+  let pending: Pending[] = []
+
+  function commitBatch(batch: Pending[]) {
+    const outcomes: Outcome[] = []
+    transaction(() => {
       for (const p of batch) {
         try {
-          p.resolve(commit([p.item])[0]!)
-        } catch (itemError) {
-          p.reject(itemError)
+          outcomes.push({ ok: true, value: savepoint(p.operation) })
+        } catch (error) {
+          // The transaction itself is gone: later operations would run outside it
+          // (autocommit), so fail the whole batch instead.
+          if (!inTransaction()) throw error
+          outcomes.push({ ok: false, error })
         }
       }
-      return
-    }
-    batch.forEach((p, i) => p.resolve(results[i]!))
+    })
+    // Only now, after COMMIT, does anyone hear back: a resolved promise means durable.
+    batch.forEach((p, i) => {
+      const outcome = outcomes[i]!
+      if (outcome.ok) p.resolve(outcome.value)
+      else p.reject(outcome.error)
+    })
   }
 
   async function flush() {
@@ -51,10 +67,32 @@ export function createGroupCommit<I, O>({ commit, exclusive, isItemError }: Grou
     }
   }
 
-  return (item) =>
+  return <O>(operation: () => O) =>
     new Promise<O>((resolve, reject) => {
-      pending.push({ item, resolve, reject })
+      pending.push({ operation, resolve: resolve as (value: unknown) => void, reject })
       // setImmediate runs after the poll phase: every request read in this turn has queued its write by then.
       if (pending.length === 1) setImmediate(() => void flush())
     })
+}
+
+/**
+ * The group commit of `writer`, the better-sqlite3 connection Kysely (`db`) runs on.
+ * Each group runs under Kysely's connection lock, so that it never lands inside a
+ * transaction another request holds open across an await (transaction.ts takes the
+ * same lock). The lock, not the connection object: the prepared statements run on
+ * the same connection.
+ */
+export function createSqliteGroupCommit(db: Kysely<Database>, writer: SqliteDatabase.Database): GroupCommit {
+  // BEGIN IMMEDIATE: take the write lock up front, so that two processes never both
+  // read, then both try to upgrade (which SQLite answers with SQLITE_BUSY at once).
+  const inOneTransaction = writer.transaction((work: () => void) => work()).immediate
+  // Called inside a transaction, a better-sqlite3 transaction function uses a SAVEPOINT
+  // and rolls back to it when the function throws.
+  const inSavepoint = writer.transaction((operation: () => unknown) => operation())
+  return createGroupCommit({
+    transaction: inOneTransaction,
+    savepoint: <O>(operation: () => O) => inSavepoint(operation) as O,
+    inTransaction: () => writer.inTransaction,
+    exclusive: (work) => db.connection().execute(async () => work()),
+  })
 }

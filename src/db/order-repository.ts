@@ -5,6 +5,8 @@
 import type { Kysely, Selectable } from 'kysely'
 import type { Database, OrdersTable } from './schema.js'
 import type { PetsStore } from './pets-store.js'
+import type { SqliteOrderWrites } from './sqlite-orders.js'
+import type { Transact } from './transaction.js'
 import type { Order, OrderStatus } from '../schemas/order.js'
 
 export interface ListOrdersQuery {
@@ -23,8 +25,15 @@ const CLOSING = { completed: 'sold', cancelled: 'available' } as const
 
 export type OrderRepository = ReturnType<typeof createOrderRepository>
 
-export function createOrderRepository(db: Kysely<Database>, pets: PetsStore) {
-  return {
+export interface OrderRepositoryOptions {
+  /** Runs work in a transaction of its own (transaction.ts). */
+  transaction: Transact
+  /** On SQLite: placement and closing through the writer's group commit (sqlite-orders.ts). */
+  sqlite?: SqliteOrderWrites | undefined
+}
+
+export function createOrderRepository(db: Kysely<Database>, pets: PetsStore, { transaction, sqlite }: OrderRepositoryOptions) {
+  const repository = {
     /** Inside `trx`: reserves an available pet (it becomes `pending`) and records the order. */
     async place(trx: Kysely<Database>, petId: number, apiKeyId: number, now: number): Promise<PlaceResult> {
       if (!(await pets.transition(trx, petId, 'available', 'pending'))) {
@@ -67,7 +76,25 @@ export function createOrderRepository(db: Kysely<Database>, pets: PetsStore) {
       if (status) query = query.where('status', '=', status)
       return (await query.orderBy('id').limit(limit).execute()).map(toOrder)
     },
+
+    /**
+     * `place` in a transaction of its own; resolves once committed. On SQLite, in the
+     * writer's group commit: one commit for every write of the event-loop turn.
+     */
+    async placeAlone(petId: number, apiKeyId: number, now: number): Promise<PlaceResult> {
+      if (!sqlite) return transaction((trx) => repository.place(trx, petId, apiKeyId, now))
+      const result = await sqlite.place(petId, apiKeyId, now)
+      return result.outcome === 'placed' ? { outcome: 'placed', order: toOrder(result.row) } : result
+    },
+
+    /** `close` in a transaction of its own; resolves once committed (on SQLite, in the group commit as placeAlone). */
+    async closeAlone(orderId: number, apiKeyId: number, to: keyof typeof CLOSING, now: number): Promise<CloseResult> {
+      if (!sqlite) return transaction((trx) => repository.close(trx, orderId, apiKeyId, to, now))
+      const result = await sqlite.close(orderId, apiKeyId, to, CLOSING[to], now)
+      return result.outcome === 'closed' ? { outcome: 'closed', order: toOrder(result.row) } : result
+    },
   }
+  return repository
 }
 
 async function findOrder(db: Kysely<Database>, orderId: number, apiKeyId: number): Promise<Order | undefined> {

@@ -1,6 +1,6 @@
 // The pets store on SQLite, for the hot path: statements prepared once, list pages
 // served from memory while the database is unchanged, inserts committed in groups
-// (group-commit.ts).
+// (group-commit.ts, shared with the orders' writes).
 //
 // Two connections:
 // - Kysely's one connection (the writer). Group commits run on it while holding
@@ -24,7 +24,7 @@
 import SqliteDatabase from 'better-sqlite3'
 import type { Kysely } from 'kysely'
 import type { Database } from './schema.js'
-import { createGroupCommit } from './group-commit.js'
+import { createSqliteGroupCommit, type GroupCommit } from './group-commit.js'
 import { findPet, insertPet, petsStatements, rowToPet, toInventory, transitionPet, type Inventory, type PetRow } from './pets-sql.js'
 import type { PetsPage, PetsStore } from './pets-store.js'
 import { createReadCoalescer } from './read-coalescer.js'
@@ -37,13 +37,16 @@ export interface SqlitePetsStoreOptions {
   writer: SqliteDatabase.Database
   /** The database file, to open the reader connection on. */
   file: string
+  /** The writer's group commit, shared with the orders (sqlite-orders.ts) so that one turn is one commit; by default, one of its own. */
+  groupCommit?: GroupCommit
   /** Cached pages kept at most; all are dropped on any commit anyway. */
   maxCachedPages?: number
 }
 
 const SQL = petsStatements(() => '?')
 
-export function createSqlitePetsStore({ db, writer, file, maxCachedPages = 1_000 }: SqlitePetsStoreOptions): PetsStore {
+export function createSqlitePetsStore(options: SqlitePetsStoreOptions): PetsStore {
+  const { db, writer, file, maxCachedPages = 1_000 } = options
   const reader = new SqliteDatabase(file, { readonly: true })
   reader.pragma('busy_timeout = 5000')
 
@@ -52,7 +55,7 @@ export function createSqlitePetsStore({ db, writer, file, maxCachedPages = 1_000
   const listByStatus = reader.prepare(SQL.listByStatus).raw()
   const byId = reader.prepare(SQL.byId).raw()
   const countByStatus = reader.prepare(SQL.countByStatus)
-  const insertOne = writer.prepare(SQL.insert)
+  const insertStatement = writer.prepare(SQL.insert)
 
   // What is cached while data_version stays the same: pages and the inventory.
   const pages = new Map<string, PetsPage>()
@@ -74,21 +77,12 @@ export function createSqlitePetsStore({ db, writer, file, maxCachedPages = 1_000
   const rowOfTurn = createReadCoalescer<PetRow | undefined>()
   const readById = (id: number) => async () => byId.get(id) as PetRow | undefined
 
-  // BEGIN IMMEDIATE: take the write lock up front, so that two processes never both
-  // read, then both try to upgrade (which SQLite answers with SQLITE_BUSY at once).
-  const insertAll = writer.transaction((batch: { pet: NewPet; now: number }[]) =>
-    batch.map(({ pet, now }): Pet => {
-      const status = pet.status ?? 'available'
-      const { lastInsertRowid } = insertOne.run(pet.name, pet.categoryId, status, now)
-      return { id: Number(lastInsertRowid), name: pet.name, categoryId: pet.categoryId, status }
-    }),
-  ).immediate
-  const insert = createGroupCommit({
-    commit: insertAll,
-    // The lock, not the connection object: the prepared statements run on the same connection.
-    exclusive: (work) => db.connection().execute(async () => work()),
-    isItemError: (error) => String((error as { code?: unknown }).code).startsWith('SQLITE_CONSTRAINT'),
-  })
+  const insertOne = (pet: NewPet, now: number): Pet => {
+    const status = pet.status ?? 'available'
+    const { lastInsertRowid } = insertStatement.run(pet.name, pet.categoryId, status, now)
+    return { id: Number(lastInsertRowid), name: pet.name, categoryId: pet.categoryId, status }
+  }
+  const groupCommit = options.groupCommit ?? createSqliteGroupCommit(db, writer)
 
   return {
     async list({ status, afterId, limit }) {
@@ -111,7 +105,7 @@ export function createSqlitePetsStore({ db, writer, file, maxCachedPages = 1_000
       return row && rowToPet(row)
     },
 
-    insert: (pet, now) => insert({ pet, now }),
+    insert: (pet, now) => groupCommit(() => insertOne(pet, now)),
     insertIn: insertPet,
     transition: transitionPet,
     findIn: findPet,

@@ -6,6 +6,8 @@ import type { PetsStore } from './pets-store.js'
 import { createOrderRepository, type OrderRepository } from './order-repository.js'
 import { createPostgresPetsStore } from './postgres-pets-store.js'
 import { createSqlitePetsStore } from './sqlite-pets-store.js'
+import { createSqliteGroupCommit, type GroupCommit } from './group-commit.js'
+import { createSqliteOrderWrites } from './sqlite-orders.js'
 import { createTransact, type Transact } from './transaction.js'
 
 export interface Store {
@@ -36,12 +38,15 @@ export async function openStore(url: string, { onConnectionError }: StoreOptions
     await handle.db.destroy()
     throw error
   }
-  const pets = openPetsStore(handle)
+  // SQLite: one group commit on the writer, for pet inserts and order writes alike.
+  const groupCommit = handle.dialect === 'sqlite' ? createSqliteGroupCommit(handle.db, handle.sqlite.connection) : undefined
+  const pets = openPetsStore(handle, groupCommit)
   const transaction = createTransact(handle)
+  const sqliteOrders = handle.dialect === 'sqlite' && groupCommit ? createSqliteOrderWrites(handle.sqlite.connection, groupCommit) : undefined
   return {
     dialect: handle.dialect,
     pets,
-    orders: createOrderRepository(handle.db, pets),
+    orders: createOrderRepository(handle.db, pets, { transaction, sqlite: sqliteOrders }),
     apiKeys: createApiKeyRepository(handle.db),
     idempotency: createIdempotencyRepository(handle.db, transaction),
     transaction,
@@ -54,7 +59,7 @@ export async function openStore(url: string, { onConnectionError }: StoreOptions
 }
 
 /** One pets store per database, each fast in its own way. */
-function openPetsStore(handle: DatabaseHandle): PetsStore {
-  if (handle.dialect === 'sqlite') return createSqlitePetsStore({ db: handle.db, writer: handle.sqlite.connection, file: handle.sqlite.file })
+function openPetsStore(handle: DatabaseHandle, groupCommit: GroupCommit | undefined): PetsStore {
+  if (handle.dialect === 'sqlite') return createSqlitePetsStore({ db: handle.db, writer: handle.sqlite.connection, file: handle.sqlite.file, groupCommit })
   return createPostgresPetsStore(handle.pool)
 }

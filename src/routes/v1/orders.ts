@@ -9,6 +9,7 @@ import type { Clock } from '../../clock.js'
 import { isUniqueViolation } from '../../db/database.js'
 import type { Store } from '../../db/store.js'
 import { ApiError } from '../../errors.js'
+import type { PlaceResult } from '../../db/order-repository.js'
 import { Inventory, NewOrder, Order, OrderStatusSchema } from '../../schemas/order.js'
 import { MAX_SAFE_ID } from '../../schemas/pet.js'
 import { errorResponse, header, optionalHeader, response, TOO_MANY_REQUESTS, UNAUTHORIZED } from '../../schemas/responses.js'
@@ -90,20 +91,9 @@ export async function orderRoutes(app: FastifyInstance, { store, clock }: OrderR
       const apiKeyId = request.apiKey!.id
       const { body, replayed } = await idempotency.run(request, {
         fingerprint: fingerprintOf('placeOrder', { petId }),
-        once: async (trx) => {
-          let placed
-          try {
-            placed = await orders.place(trx, petId, apiKeyId, clock.now())
-          } catch (error) {
-            // orders_one_open_per_pet: the pet has an open order although its status said otherwise.
-            if (isUniqueViolation(error)) throw unavailable(petId)
-            throw error
-          }
-          // Thrown inside the transaction: nothing of this request is committed.
-          if (placed.outcome === 'no_such_pet') throw new ApiError('not_found', `There is no pet with id ${petId}.`)
-          if (placed.outcome === 'pet_unavailable') throw unavailable(petId)
-          return placed.order
-        },
+        once: async (trx) => placedOrder(petId, await orders.place(trx, petId, apiKeyId, clock.now()).catch(unavailableIfTaken(petId))),
+        // Without a key: the repository's own transaction (on SQLite, the group commit).
+        withoutKey: async () => placedOrder(petId, await orders.placeAlone(petId, apiKeyId, clock.now()).catch(unavailableIfTaken(petId))),
       })
       if (replayed) reply.header('idempotent-replayed', 'true')
       return reply.code(201).header('location', `/v1/store/orders/${body.id}`).send(body)
@@ -186,7 +176,7 @@ export async function orderRoutes(app: FastifyInstance, { store, clock }: OrderR
       },
       async (request) => {
         const { orderId } = request.params
-        const closed = await store.transaction((trx) => orders.close(trx, orderId, request.apiKey!.id, to, clock.now()))
+        const closed = await orders.closeAlone(orderId, request.apiKey!.id, to, clock.now())
         if (closed.outcome === 'no_such_order') throw noSuchOrder(orderId)
         if (closed.outcome === 'order_closed') throw new ApiError('order_closed', `Order ${orderId} is already completed or cancelled; only a placed order can be ${to}.`)
         return closed.order
@@ -213,6 +203,19 @@ export async function orderRoutes(app: FastifyInstance, { store, clock }: OrderR
   refuseOtherMethods(app, '/store/orders/:orderId/complete', ['POST'])
   refuseOtherMethods(app, '/store/orders/:orderId/cancel', ['POST'])
   refuseOtherMethods(app, '/store/inventory', ['GET'])
+}
+
+/** The placed order, or the refusal as an ApiError (thrown inside the transaction: nothing of the request is committed). */
+function placedOrder(petId: number, placed: PlaceResult): Order {
+  if (placed.outcome === 'no_such_pet') throw new ApiError('not_found', `There is no pet with id ${petId}.`)
+  if (placed.outcome === 'pet_unavailable') throw unavailable(petId)
+  return placed.order
+}
+
+/** orders_one_open_per_pet: the pet has an open order although its status said otherwise. */
+const unavailableIfTaken = (petId: number) => (error: unknown): never => {
+  if (isUniqueViolation(error)) throw unavailable(petId)
+  throw error
 }
 
 const unavailable = (petId: number) =>
