@@ -20,3 +20,18 @@ export function decodeCursor(cursor: string): number {
   }
   return id
 }
+
+/**
+ * A keyset page fetched with one item more than `limit` asked for: the items to
+ * send, and the RFC 8288 `Link` to the next page when that extra item exists.
+ */
+export function pageWithLink<T extends { id: number }>(
+  items: readonly T[],
+  { path, status, limit }: { path: string; status: string | undefined; limit: number },
+): { items: readonly T[]; link: string | undefined } {
+  if (items.length <= limit) return { items, link: undefined }
+  // Concatenated, not URLSearchParams: every part is already URL-safe (a number,
+  // a status from an enum, a base64url cursor).
+  const statusParam = status ? `&status=${status}` : ''
+  return { items: items.slice(0, limit), link: `<${path}?limit=${limit}${statusParam}&cursor=${encodeCursor(items[limit - 1]!.id)}>; rel="next"` }
+}

@@ -9,7 +9,7 @@
 // same pets, and the response schema's guarantee holds.
 import type { PetsPage } from '../../db/pets-store.js'
 import type { Pet, PetStatus } from '../../schemas/pet.js'
-import { encodeCursor } from './cursor.js'
+import { pageWithLink } from './cursor.js'
 
 /** The answer to send: the pets, or their JSON already serialized (then sent as application/json as it is). */
 export type ListPageAnswer =
@@ -29,12 +29,8 @@ interface Remembered {
 }
 
 function answerFor(pets: readonly Pet[], { status, limit }: ListPageRequest): { pets: readonly Pet[]; link: string | undefined } {
-  if (pets.length <= limit) return { pets, link: undefined }
-  // Concatenated, not URLSearchParams: every part is already URL-safe (a number,
-  // a status from the enum, a base64url cursor).
-  const statusParam = status ? `&status=${status}` : ''
-  const link = `</v1/pets?limit=${limit}${statusParam}&cursor=${encodeCursor(pets[limit - 1]!.id)}>; rel="next"`
-  return { pets: pets.slice(0, limit), link }
+  const { items, link } = pageWithLink(pets, { path: '/v1/pets', status, limit })
+  return { pets: items, link }
 }
 
 export function createListPageAnswers() {

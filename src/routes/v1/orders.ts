@@ -15,7 +15,7 @@ import { MAX_SAFE_ID } from '../../schemas/pet.js'
 import { errorResponse, header, optionalHeader, response, TOO_MANY_REQUESTS, UNAUTHORIZED } from '../../schemas/responses.js'
 import { parametersWithDefaults, ref } from '../../schemas/shared.js'
 import { refuseOtherMethods } from '../method-not-allowed.js'
-import { decodeCursor, encodeCursor } from './cursor.js'
+import { decodeCursor, pageWithLink } from './cursor.js'
 import { createIdempotency } from './idempotency.js'
 import { fingerprintOf, MAX_IDEMPOTENCY_KEY_LENGTH } from './idempotency-key.js'
 import { DEFAULT_LIMIT, MAX_LIMIT } from './pets.js'
@@ -125,10 +125,9 @@ export async function orderRoutes(app: FastifyInstance, { store, clock }: OrderR
       const afterId = cursor === undefined ? 0 : decodeCursor(cursor)
       // One more than asked tells whether a next page exists without counting.
       const page = await orders.list({ apiKeyId: request.apiKey!.id, status, afterId, limit: limit + 1 })
-      if (page.length <= limit) return page
-      const statusParam = status ? `&status=${status}` : ''
-      reply.header('link', `</v1/store/orders?limit=${limit}${statusParam}&cursor=${encodeCursor(page[limit - 1]!.id)}>; rel="next"`)
-      return page.slice(0, limit)
+      const { items, link } = pageWithLink(page, { path: '/v1/store/orders', status, limit })
+      if (link !== undefined) reply.header('link', link)
+      return items as Order[]
     },
   )
 
