@@ -1,10 +1,11 @@
 // `petstore orders …` and `petstore inventory`: the adoption workflow (decision D10)
 // through the typed client, against a running service, as the pets commands do.
 import { parseArgs } from 'node:util'
-import type { Order, PetstoreClient } from '../client/index.js'
-import { ORDER_STATUSES, type OrderStatus } from '../schemas/order.js'
+import type { PetstoreClient } from '../client/index.js'
+import { ORDER_STATUSES } from '../schemas/order.js'
 import { positiveInteger } from './arguments.js'
 import { CliError } from './cli-error.js'
+import { listCommand } from './list-command.js'
 import type { Io } from './main.js'
 import { withClient } from './pets.js'
 
@@ -43,27 +44,16 @@ async function get(argv: string[], client: PetstoreClient, io: Io): Promise<numb
   return 0
 }
 
-async function list(argv: string[], client: PetstoreClient, io: Io): Promise<number> {
-  const { values } = parseArgs({
-    args: argv,
-    options: { status: { type: 'string' }, limit: { type: 'string' }, cursor: { type: 'string' }, all: { type: 'boolean' } },
+function list(argv: string[], client: PetstoreClient, io: Io): Promise<number> {
+  return listCommand(argv, io, {
+    noun: 'orders',
+    statuses: ORDER_STATUSES,
+    page: async (options) => {
+      const { orders, nextCursor } = await client.listOrders(options)
+      return { items: orders, nextCursor }
+    },
+    all: (options) => client.allOrders(options),
   })
-  const options = {
-    status: values.status === undefined ? undefined : status(values.status),
-    limit: values.limit === undefined ? undefined : positiveInteger(values.limit, '--limit'),
-    cursor: values.cursor,
-  }
-  if (values.all) {
-    const orders: Order[] = []
-    for await (const order of client.allOrders(options)) orders.push(order)
-    io.out(JSON.stringify(orders, null, 2))
-    return 0
-  }
-  const page = await client.listOrders(options)
-  io.out(JSON.stringify(page.orders, null, 2))
-  // On stderr, so that stdout stays one JSON array a pipe can parse.
-  if (page.nextCursor !== undefined) io.err(`petstore: more orders: next page with --cursor ${page.nextCursor} (or --all for every page)`)
-  return 0
 }
 
 async function complete(argv: string[], client: PetstoreClient, io: Io): Promise<number> {
@@ -83,7 +73,3 @@ function orderId(argv: string[], command: string): number {
   return positiveInteger(id, 'ID')
 }
 
-function status(value: string): OrderStatus {
-  if (!(ORDER_STATUSES as readonly string[]).includes(value)) throw new CliError(`--status must be one of ${ORDER_STATUSES.join(', ')}, got "${value}"`)
-  return value as OrderStatus
-}

@@ -3,9 +3,10 @@
 // client of the service, so the server's own settings (DATABASE_URL…) do not matter.
 import { parseArgs } from 'node:util'
 import { createClient, PetstoreError, type PetstoreClient } from '../client/index.js'
-import { PET_STATUSES, type PetStatus } from '../schemas/pet.js'
+import { PET_STATUSES } from '../schemas/pet.js'
 import { positiveInteger } from './arguments.js'
 import { CliError } from './cli-error.js'
+import { listCommand, oneOf } from './list-command.js'
 import type { Io } from './main.js'
 
 export const DEFAULT_URL = 'http://127.0.0.1:8080'
@@ -41,27 +42,16 @@ export async function withClient(env: Readonly<Record<string, string | undefined
   }
 }
 
-async function list(argv: string[], client: PetstoreClient, io: Io): Promise<number> {
-  const { values } = parseArgs({
-    args: argv,
-    options: { status: { type: 'string' }, limit: { type: 'string' }, cursor: { type: 'string' }, all: { type: 'boolean' } },
+function list(argv: string[], client: PetstoreClient, io: Io): Promise<number> {
+  return listCommand(argv, io, {
+    noun: 'pets',
+    statuses: PET_STATUSES,
+    page: async (options) => {
+      const { pets, nextCursor } = await client.listPets(options)
+      return { items: pets, nextCursor }
+    },
+    all: (options) => client.allPets(options),
   })
-  const options = {
-    status: values.status === undefined ? undefined : status(values.status),
-    limit: values.limit === undefined ? undefined : positiveInteger(values.limit, '--limit'),
-    cursor: values.cursor,
-  }
-  if (values.all) {
-    const pets = []
-    for await (const pet of client.allPets(options)) pets.push(pet)
-    io.out(JSON.stringify(pets, null, 2))
-    return 0
-  }
-  const page = await client.listPets(options)
-  io.out(JSON.stringify(page.pets, null, 2))
-  // On stderr, so that stdout stays one JSON array a pipe can parse.
-  if (page.nextCursor !== undefined) io.err(`petstore: more pets: next page with --cursor ${page.nextCursor} (or --all for every page)`)
-  return 0
 }
 
 async function create(argv: string[], client: PetstoreClient, io: Io): Promise<number> {
@@ -76,7 +66,7 @@ async function create(argv: string[], client: PetstoreClient, io: Io): Promise<n
     {
       name: values.name,
       categoryId: positiveInteger(values['category-id'], '--category-id'),
-      ...(values.status === undefined ? {} : { status: status(values.status) }),
+      ...(values.status === undefined ? {} : { status: oneOf(values.status, PET_STATUSES) }),
     },
     values['idempotency-key'] === undefined ? {} : { idempotencyKey: values['idempotency-key'] },
   )
@@ -93,7 +83,3 @@ async function get(argv: string[], client: PetstoreClient, io: Io): Promise<numb
   return 0
 }
 
-function status(value: string): PetStatus {
-  if (!(PET_STATUSES as readonly string[]).includes(value)) throw new CliError(`--status must be one of ${PET_STATUSES.join(', ')}, got "${value}"`)
-  return value as PetStatus
-}

@@ -1,0 +1,48 @@
+// `pets list` and `orders list`: one page as a JSON array on stdout (the next page's
+// cursor on stderr, so that a pipe parses stdout alone), or every page with --all.
+import { parseArgs } from 'node:util'
+import { positiveInteger } from './arguments.js'
+import { CliError } from './cli-error.js'
+import type { Io } from './main.js'
+
+export interface ListOptions<S> {
+  status: S | undefined
+  limit: number | undefined
+  cursor: string | undefined
+}
+
+export interface Lister<S extends string, T> {
+  /** What is listed, plural: "pets", "orders". */
+  noun: string
+  statuses: readonly S[]
+  page(options: ListOptions<S>): Promise<{ items: T[]; nextCursor: string | undefined }>
+  all(options: ListOptions<S>): AsyncGenerator<T, void, undefined>
+}
+
+export async function listCommand<S extends string, T>(argv: string[], io: Io, lister: Lister<S, T>): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: { status: { type: 'string' }, limit: { type: 'string' }, cursor: { type: 'string' }, all: { type: 'boolean' } },
+  })
+  const options: ListOptions<S> = {
+    status: values.status === undefined ? undefined : oneOf(values.status, lister.statuses),
+    limit: values.limit === undefined ? undefined : positiveInteger(values.limit, '--limit'),
+    cursor: values.cursor,
+  }
+  if (values.all) {
+    const items: T[] = []
+    for await (const item of lister.all(options)) items.push(item)
+    io.out(JSON.stringify(items, null, 2))
+    return 0
+  }
+  const { items, nextCursor } = await lister.page(options)
+  io.out(JSON.stringify(items, null, 2))
+  if (nextCursor !== undefined) io.err(`petstore: more ${lister.noun}: next page with --cursor ${nextCursor} (or --all for every page)`)
+  return 0
+}
+
+/** A --status value, checked against the statuses the API takes. */
+export function oneOf<S extends string>(value: string, statuses: readonly S[]): S {
+  if (!(statuses as readonly string[]).includes(value)) throw new CliError(`--status must be one of ${statuses.join(', ')}, got "${value}"`)
+  return value as S
+}
