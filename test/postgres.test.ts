@@ -1,9 +1,10 @@
-// PostgreSQL-only behaviour: losing connections and concurrent migrations.
+// PostgreSQL-only behaviour: losing connections, concurrent migrations, batched creates.
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import pg from 'pg'
 import { migrate, openDatabase } from '../src/db/database.js'
 import { migrationProvider } from '../src/db/migrations/index.js'
+import { openStore } from '../src/db/store.js'
 import type { Pet } from '../src/schemas/pet.js'
 import { startTestServer, type TestServer } from './helpers/server.js'
 import { createTestDatabase, needs, POSTGRES_ADMIN_URL } from './helpers/services.js'
@@ -54,6 +55,23 @@ describe('PostgreSQL store', async () => {
     assert.deepEqual(listed, [...listed].sort((a, b) => a - b))
   })
 
+  it('answers each concurrent create with its own pet, committed in shared multi-row INSERTs', async () => {
+    const names = Array.from({ length: 60 }, (_, i) => `batch-${i}`)
+    const created = await Promise.all(names.map((name, i) => server.request<Pet>('/v1/pets', { method: 'POST', key, json: { name, categoryId: 1 + i } })))
+    created.forEach((res, i) => {
+      assert.equal(res.status, 201, res.text)
+      assert.deepEqual(res.body, { id: res.body.id, name: names[i], categoryId: 1 + i, status: 'available' })
+      assert.equal(res.headers.get('location'), `/v1/pets/${res.body.id}`)
+    })
+    // Rows written by one transaction share xmin: fewer transactions than creates means batches.
+    const rows = await adminQuery<{ transactions: string }>(
+      server.config.databaseUrl,
+      'select count(distinct xmin::text) as transactions from pets where id = any($1::bigint[])',
+      [created.map((res) => res.body.id)],
+    )
+    assert.ok(Number(rows[0]!.transactions) < names.length, `${rows[0]!.transactions} transactions for ${names.length} creates`)
+  })
+
   it('migrates safely when two processes start at once on a fresh database', async () => {
     const database = await createTestDatabase()
     try {
@@ -67,3 +85,41 @@ describe('PostgreSQL store', async () => {
     }
   })
 })
+
+describe('PostgreSQL pets store: the creates of one turn', async () => {
+  if (!(await needs('postgres', 'PostgreSQL pets store'))) return
+
+  it('go in one transaction, each resolved with its own pet, ids increasing in the order asked', async () => {
+    const database = await createTestDatabase()
+    const store = await openStore(database.url)
+    try {
+      const asked = Array.from({ length: 25 }, (_, i) => ({ name: `turn-${i}`, categoryId: 100 + i, status: (['available', 'pending', 'sold'] as const)[i % 3] }))
+      const pets = await Promise.all(asked.map((pet) => store.pets.insert(pet, 1_700_000_000_000)))
+      assert.deepEqual(
+        pets.map(({ id: _id, ...pet }) => pet),
+        asked,
+      )
+      const ids = pets.map((pet) => pet.id)
+      assert.deepEqual(ids, [...ids].sort((a, b) => a - b))
+      assert.equal(new Set(ids).size, ids.length)
+      const [row] = await adminQuery<{ transactions: string; rows: string }>(
+        database.url,
+        'select count(distinct xmin::text) as transactions, count(*) as rows from pets',
+      )
+      assert.deepEqual(row, { transactions: '1', rows: String(asked.length) })
+    } finally {
+      await store.close()
+      await database.drop()
+    }
+  })
+})
+
+async function adminQuery<T extends pg.QueryResultRow>(url: string, text: string, values: unknown[] = []): Promise<T[]> {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    return (await client.query<T>(text, values)).rows
+  } finally {
+    await client.end()
+  }
+}

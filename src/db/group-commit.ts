@@ -1,5 +1,5 @@
-// Group commit: every write asked for in one event-loop turn goes into one
-// transaction; each promise resolves only once that transaction has committed, so
+// Group commit: every write asked for in one event-loop turn (turn-batcher.ts) goes
+// into one transaction; each promise resolves only once that transaction has committed, so
 // "resolved means durable" holds, at one commit (one WAL write) per group.
 //
 // A write is any synchronous operation (better-sqlite3: prepared statements), run in
@@ -10,6 +10,7 @@
 import type SqliteDatabase from 'better-sqlite3'
 import type { Kysely } from 'kysely'
 import type { Database } from './schema.js'
+import { createTurnBatcher, type BatchItem } from './turn-batcher.js'
 
 export interface GroupCommitOptions {
   /** Runs `work` in one transaction (synchronously, e.g. better-sqlite3's transaction().immediate); throws if it did not commit. */
@@ -24,23 +25,15 @@ export interface GroupCommitOptions {
 
 export type GroupCommit = <O>(operation: () => O) => Promise<O>
 
-interface Pending {
-  operation: () => unknown
-  resolve: (value: unknown) => void
-  reject: (error: unknown) => void
-}
-
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown }
 
 export function createGroupCommit({ transaction, savepoint, inTransaction, exclusive }: GroupCommitOptions): GroupCommit {
-  let pending: Pending[] = []
-
-  function commitBatch(batch: Pending[]) {
+  function commitBatch(batch: BatchItem<() => unknown, unknown>[]) {
     const outcomes: Outcome[] = []
     transaction(() => {
-      for (const p of batch) {
+      for (const { input: operation } of batch) {
         try {
-          outcomes.push({ ok: true, value: savepoint(p.operation) })
+          outcomes.push({ ok: true, value: savepoint(operation) })
         } catch (error) {
           // The transaction itself is gone: later operations would run outside it
           // (autocommit), so fail the whole batch instead.
@@ -50,29 +43,16 @@ export function createGroupCommit({ transaction, savepoint, inTransaction, exclu
       }
     })
     // Only now, after COMMIT, does anyone hear back: a resolved promise means durable.
-    batch.forEach((p, i) => {
+    batch.forEach((item, i) => {
       const outcome = outcomes[i]!
-      if (outcome.ok) p.resolve(outcome.value)
-      else p.reject(outcome.error)
+      if (outcome.ok) item.resolve(outcome.value)
+      else item.reject(outcome.error)
     })
   }
 
-  async function flush() {
-    const batch = pending
-    pending = []
-    try {
-      await exclusive(() => commitBatch(batch))
-    } catch (error) {
-      for (const p of batch) p.reject(error)
-    }
-  }
-
-  return <O>(operation: () => O) =>
-    new Promise<O>((resolve, reject) => {
-      pending.push({ operation, resolve: resolve as (value: unknown) => void, reject })
-      // setImmediate runs after the poll phase: every request read in this turn has queued its write by then.
-      if (pending.length === 1) setImmediate(() => void flush())
-    })
+  // A failed transaction rejects every operation of its batch (turn-batcher.ts).
+  const submit = createTurnBatcher<() => unknown, unknown>((batch) => exclusive(() => commitBatch(batch)))
+  return <O>(operation: () => O) => submit(operation) as Promise<O>
 }
 
 /**

@@ -22,6 +22,19 @@ export function petsStatements(param: (n: number) => string) {
   }
 }
 
+/**
+ * PostgreSQL: the creates of one batch in one statement (one transaction, one
+ * commit), however many there are: the columns as four arrays, so that it is one
+ * prepared statement for every batch size. Rows are inserted, given their ids and
+ * returned in the arrays' order (ORDER BY the ordinality), so the i-th row returned is
+ * the i-th pet given, and ids increase in that order.
+ */
+export const POSTGRES_INSERT_MANY = `INSERT INTO pets (name, category_id, status, created_at)
+  SELECT name, category_id, status, created_at
+  FROM unnest($1::text[], $2::bigint[], $3::text[], $4::bigint[]) WITH ORDINALITY AS batch (name, category_id, status, created_at, n)
+  ORDER BY n
+  RETURNING ${PET_COLUMNS}`
+
 /** Maps a pets row to the API's Pet: the one place that does. */
 export function toPet(row: Pick<Selectable<PetsTable>, 'id' | 'name' | 'category_id' | 'status'>): Pet {
   return { id: row.id, name: row.name, categoryId: row.category_id, status: row.status as PetStatus }

@@ -13,14 +13,15 @@ export interface ListPetsQuery {
   limit: number
 }
 
-/** A page of pets, and whether the store shares this very object with other callers. */
+/** A page of pets, and whether the store hands this very object to other callers too. */
 export interface PetsPage {
   /** In ascending id order. Never to be changed: the page may be shared. */
   pets: readonly Pet[]
   /**
-   * True when the store hands this same page object to every caller asking for it
-   * until the next commit to the database: what a caller derives from it (the JSON
-   * of the answer) may be kept by the page's identity (a WeakMap), and goes with it.
+   * True when the store hands this same page object to several callers (SQLite: every
+   * caller until the next commit; PostgreSQL: the callers of one event-loop turn).
+   * What a caller derives from it (the JSON of the answer) is worth keeping by the
+   * page's identity (a WeakMap), and goes with it.
    */
   shared: boolean
 }

@@ -1,9 +1,8 @@
 // What GET /v1/pets answers for a page the store returned: the pets to send (the
 // look-ahead pet dropped) and the Link header of the next page, if any.
 //
-// A shared page (PetsPage.shared: the store hands this very object to every caller
-// until the next commit) cannot change while it lives, so its answer is worked out
-// once, the body already serialized, and kept in a WeakMap keyed by the page: it
+// A shared page (PetsPage.shared: the store hands this very object to several
+// callers) cannot change while it lives, so its answer is worked out once, the body already serialized, and kept in a WeakMap keyed by the page: it
 // goes when the store drops the page, never later. The body is made by the route's
 // own response serializer, so the bytes are the ones Fastify would send for the
 // same pets, and the response schema's guarantee holds.
