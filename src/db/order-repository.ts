@@ -5,8 +5,7 @@
 import type { Kysely, Selectable } from 'kysely'
 import type { Database, OrdersTable } from './schema.js'
 import type { PetsStore } from './pets-store.js'
-import type { SqliteOrderWrites } from './sqlite-orders.js'
-import type { Transact } from './transaction.js'
+import type { OrderWrites } from './order-writes.js'
 import type { Order, OrderStatus } from '../schemas/order.js'
 
 export interface ListOrdersQuery {
@@ -26,13 +25,11 @@ const CLOSING = { completed: 'sold', cancelled: 'available' } as const
 export type OrderRepository = ReturnType<typeof createOrderRepository>
 
 export interface OrderRepositoryOptions {
-  /** Runs work in a transaction of its own (transaction.ts). */
-  transaction: Transact
-  /** On SQLite: placement and closing through the writer's group commit (sqlite-orders.ts). */
-  sqlite?: SqliteOrderWrites | undefined
+  /** Placement and closing outside a caller's transaction, the database's fast way (order-writes.ts). */
+  writes: OrderWrites
 }
 
-export function createOrderRepository(db: Kysely<Database>, pets: PetsStore, { transaction, sqlite }: OrderRepositoryOptions) {
+export function createOrderRepository(db: Kysely<Database>, pets: PetsStore, { writes }: OrderRepositoryOptions) {
   const repository = {
     /** Inside `trx`: reserves an available pet (it becomes `pending`) and records the order. */
     async place(trx: Kysely<Database>, petId: number, apiKeyId: number, now: number): Promise<PlaceResult> {
@@ -79,18 +76,17 @@ export function createOrderRepository(db: Kysely<Database>, pets: PetsStore, { t
 
     /**
      * `place` in a transaction of its own; resolves once committed. On SQLite, in the
-     * writer's group commit: one commit for every write of the event-loop turn.
+     * writer's group commit (one commit for every write of the event-loop turn); on
+     * PostgreSQL, in one statement.
      */
     async placeAlone(petId: number, apiKeyId: number, now: number): Promise<PlaceResult> {
-      if (!sqlite) return transaction((trx) => repository.place(trx, petId, apiKeyId, now))
-      const result = await sqlite.place(petId, apiKeyId, now)
+      const result = await writes.place(petId, apiKeyId, now)
       return result.outcome === 'placed' ? { outcome: 'placed', order: toOrder(result.row) } : result
     },
 
-    /** `close` in a transaction of its own; resolves once committed (on SQLite, in the group commit as placeAlone). */
+    /** `close` in a transaction of its own; resolves once committed (as placeAlone). */
     async closeAlone(orderId: number, apiKeyId: number, to: keyof typeof CLOSING, now: number): Promise<CloseResult> {
-      if (!sqlite) return transaction((trx) => repository.close(trx, orderId, apiKeyId, to, now))
-      const result = await sqlite.close(orderId, apiKeyId, to, CLOSING[to], now)
+      const result = await writes.close(orderId, apiKeyId, to, CLOSING[to], now)
       return result.outcome === 'closed' ? { outcome: 'closed', order: toOrder(result.row) } : result
     },
   }

@@ -5,18 +5,11 @@
 // to `available`); the operations of a group apply in arrival order, so of two
 // reservations of one pet in one group the second finds it `pending`.
 import type SqliteDatabase from 'better-sqlite3'
-import type { Selectable } from 'kysely'
 import type { GroupCommit } from './group-commit.js'
-import type { OrdersTable } from './schema.js'
+import type { CloseRowResult, OrderRow, OrderWrites, PlaceRowResult } from './order-writes.js'
 import type { PetStatus } from '../schemas/pet.js'
 
-export type OrderRow = Selectable<OrdersTable>
-export type SqlitePlaceResult = { outcome: 'placed'; row: OrderRow } | { outcome: 'no_such_pet' } | { outcome: 'pet_unavailable' }
-export type SqliteCloseResult = { outcome: 'closed'; row: OrderRow } | { outcome: 'no_such_order' } | { outcome: 'order_closed' }
-
-export type SqliteOrderWrites = ReturnType<typeof createSqliteOrderWrites>
-
-export function createSqliteOrderWrites(writer: SqliteDatabase.Database, groupCommit: GroupCommit) {
+export function createSqliteOrderWrites(writer: SqliteDatabase.Database, groupCommit: GroupCommit): OrderWrites {
   const transitionPet = writer.prepare('UPDATE pets SET status = ? WHERE id = ? AND status = ?')
   const petExists = writer.prepare('SELECT 1 FROM pets WHERE id = ?').pluck()
   const insertOrder = writer.prepare("INSERT INTO orders (pet_id, api_key_id, status, placed_at, closed_at) VALUES (?, ?, 'placed', ?, NULL) RETURNING *")
@@ -26,18 +19,16 @@ export function createSqliteOrderWrites(writer: SqliteDatabase.Database, groupCo
   const transition = (id: number, from: PetStatus, to: PetStatus) => transitionPet.run(to, id, from).changes > 0
 
   return {
-    /** Reserves an available pet and records the order; resolves once committed. A unique violation rejects. */
-    place: (petId: number, apiKeyId: number, now: number) =>
-      groupCommit((): SqlitePlaceResult => {
+    place: (petId, apiKeyId, now) =>
+      groupCommit((): PlaceRowResult => {
         if (!transition(petId, 'available', 'pending')) {
           return petExists.get(petId) === undefined ? { outcome: 'no_such_pet' } : { outcome: 'pet_unavailable' }
         }
         return { outcome: 'placed', row: insertOrder.get(petId, apiKeyId, now) as OrderRow }
       }),
 
-    /** Closes an order of `apiKeyId` that is still `placed` and moves its pet on; resolves once committed. */
-    close: (orderId: number, apiKeyId: number, to: 'completed' | 'cancelled', petTo: PetStatus, now: number) =>
-      groupCommit((): SqliteCloseResult => {
+    close: (orderId, apiKeyId, to, petTo, now) =>
+      groupCommit((): CloseRowResult => {
         const row = closeOrder.get(to, now, orderId, apiKeyId) as OrderRow | undefined
         if (!row) return orderExists.get(orderId, apiKeyId) === undefined ? { outcome: 'no_such_order' } : { outcome: 'order_closed' }
         transition(row.pet_id, 'pending', petTo)

@@ -6,8 +6,10 @@ import type { PetsStore } from './pets-store.js'
 import { createOrderRepository, type OrderRepository } from './order-repository.js'
 import { createPostgresPetsStore } from './postgres-pets-store.js'
 import { createSqlitePetsStore } from './sqlite-pets-store.js'
-import { createSqliteGroupCommit, type GroupCommit } from './group-commit.js'
+import { createSqliteGroupCommit } from './group-commit.js'
+import type { OrderWrites } from './order-writes.js'
 import { createSqliteOrderWrites } from './sqlite-orders.js'
+import { createPostgresOrderWrites } from './postgres-orders.js'
 import { createTransact, type Transact } from './transaction.js'
 
 export interface Store {
@@ -38,15 +40,12 @@ export async function openStore(url: string, { onConnectionError }: StoreOptions
     await handle.db.destroy()
     throw error
   }
-  // SQLite: one group commit on the writer, for pet inserts and order writes alike.
-  const groupCommit = handle.dialect === 'sqlite' ? createSqliteGroupCommit(handle.db, handle.sqlite.connection) : undefined
-  const pets = openPetsStore(handle, groupCommit)
+  const { pets, orderWrites } = openHotPaths(handle)
   const transaction = createTransact(handle)
-  const sqliteOrders = handle.dialect === 'sqlite' && groupCommit ? createSqliteOrderWrites(handle.sqlite.connection, groupCommit) : undefined
   return {
     dialect: handle.dialect,
     pets,
-    orders: createOrderRepository(handle.db, pets, { transaction, sqlite: sqliteOrders }),
+    orders: createOrderRepository(handle.db, pets, { writes: orderWrites }),
     apiKeys: createApiKeyRepository(handle.db),
     idempotency: createIdempotencyRepository(handle.db, transaction),
     transaction,
@@ -58,8 +57,14 @@ export async function openStore(url: string, { onConnectionError }: StoreOptions
   }
 }
 
-/** One pets store per database, each fast in its own way. */
-function openPetsStore(handle: DatabaseHandle, groupCommit: GroupCommit | undefined): PetsStore {
-  if (handle.dialect === 'sqlite') return createSqlitePetsStore({ db: handle.db, writer: handle.sqlite.connection, file: handle.sqlite.file, groupCommit })
-  return createPostgresPetsStore(handle.pool)
+/** Each database's own fast way with pets and orders. */
+function openHotPaths(handle: DatabaseHandle): { pets: PetsStore; orderWrites: OrderWrites } {
+  if (handle.dialect === 'postgres') return { pets: createPostgresPetsStore(handle.pool), orderWrites: createPostgresOrderWrites(handle.pool) }
+  // SQLite: one group commit on the writer, for pet inserts and order writes alike.
+  const { db, sqlite } = handle
+  const groupCommit = createSqliteGroupCommit(db, sqlite.connection)
+  return {
+    pets: createSqlitePetsStore({ db, writer: sqlite.connection, file: sqlite.file, groupCommit }),
+    orderWrites: createSqliteOrderWrites(sqlite.connection, groupCommit),
+  }
 }

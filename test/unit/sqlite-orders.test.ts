@@ -9,7 +9,8 @@ import SqliteDatabase from 'better-sqlite3'
 import { migrate, openDatabase, type DatabaseHandle } from '../../src/db/database.js'
 import { createSqliteGroupCommit } from '../../src/db/group-commit.js'
 import type { PetsStore } from '../../src/db/pets-store.js'
-import { createSqliteOrderWrites, type SqliteOrderWrites } from '../../src/db/sqlite-orders.js'
+import type { OrderWrites } from '../../src/db/order-writes.js'
+import { createSqliteOrderWrites } from '../../src/db/sqlite-orders.js'
 import { createSqlitePetsStore } from '../../src/db/sqlite-pets-store.js'
 
 describe('SQLite order writes in the group commit', () => {
@@ -17,7 +18,7 @@ describe('SQLite order writes in the group commit', () => {
   let file: string
   let handle: DatabaseHandle
   let pets: PetsStore
-  let orders: SqliteOrderWrites
+  let orders: OrderWrites
   let other: SqliteDatabase.Database
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'petstore-sqlite-orders-'))
