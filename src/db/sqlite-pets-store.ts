@@ -16,8 +16,11 @@
 // whenever any other connection commits to the file: this process's writer (inserts,
 // order transitions) and other processes alike (PETSTORE_WORKERS, another instance,
 // the CLI). Every list call waits for a read of it made after the call arrived, and
-// drops every cached page when it moved, so no page older than a commit its caller
-// could have known about is ever served; a status change is a commit like any other.
+// reads its page again when the version moved since the page was read, so no page
+// older than a commit its caller could have known about is ever served; a status
+// change is a commit like any other. When the rows read again are the ones cached
+// (most commits touch other pages: a reservation of a pet far down the list), the
+// cached page object is kept, and with it the JSON the route made of it.
 // The read is coalesced (read-coalescer.ts): one per event-loop turn, shared by all
 // the list calls of that turn (bench/results.md, third pass). find is deferred the
 // same way.
@@ -39,7 +42,7 @@ export interface SqlitePetsStoreOptions {
   file: string
   /** The writer's group commit, shared with the orders (sqlite-orders.ts) so that one turn is one commit; by default, one of its own. */
   groupCommit?: GroupCommit
-  /** Cached pages kept at most; all are dropped on any commit anyway. */
+  /** Cached pages kept at most (all are dropped when it is reached). */
   maxCachedPages?: number
 }
 
@@ -57,23 +60,14 @@ export function createSqlitePetsStore(options: SqlitePetsStoreOptions): PetsStor
   const countByStatus = reader.prepare(SQL.countByStatus)
   const insertStatement = writer.prepare(SQL.insert)
 
-  // What is cached while data_version stays the same: pages and the inventory.
-  const pages = new Map<string, PetsPage>()
-  let inventory: Inventory | undefined
-  let cachedVersion: unknown
+  // Pages and the inventory, each with the data_version it was read at.
+  const pages = new Map<string, { page: PetsPage; version: unknown }>()
+  let inventory: { counts: Inventory; version: unknown } | undefined
   const versionOfTurn = createReadCoalescer<unknown>()
   const readVersion = async () => dataVersion.get()
-  /** Resolves once the cache holds nothing older than the database as it is now. */
-  async function fresh() {
-    // Read the version before the rows: a commit in between makes the next call
-    // see a new version and drop this page, never the other way round.
-    const version = await versionOfTurn('data_version', readVersion)
-    if (version !== cachedVersion) {
-      pages.clear()
-      inventory = undefined
-      cachedVersion = version
-    }
-  }
+  // Read the version before the rows: a commit in between makes the next call see a
+  // new version and read the rows again, never the other way round.
+  const currentVersion = () => versionOfTurn('data_version', readVersion)
   const rowOfTurn = createReadCoalescer<PetRow | undefined>()
   const readById = (id: number) => async () => byId.get(id) as PetRow | undefined
 
@@ -86,16 +80,19 @@ export function createSqlitePetsStore(options: SqlitePetsStoreOptions): PetsStor
 
   return {
     async list({ status, afterId, limit }) {
-      await fresh()
+      const version = await currentVersion()
       const cacheKey = `${status ?? ''}:${afterId}:${limit}`
-      let page = pages.get(cacheKey)
-      if (!page) {
-        const rows = (status ? listByStatus.all(status, afterId, limit) : listAll.all(afterId, limit)) as PetRow[]
-        // Frozen, pets included: every caller gets this very page until the next commit.
-        page = Object.freeze({ pets: Object.freeze(rows.map((row) => Object.freeze(rowToPet(row)))), shared: true })
-        if (pages.size >= maxCachedPages) pages.clear()
-        pages.set(cacheKey, page)
+      const cached = pages.get(cacheKey)
+      if (cached && cached.version === version) return cached.page
+      const rows = (status ? listByStatus.all(status, afterId, limit) : listAll.all(afterId, limit)) as PetRow[]
+      if (cached && samePets(cached.page.pets, rows)) {
+        cached.version = version
+        return cached.page
       }
+      // Frozen, pets included: every caller gets this very page until its rows change.
+      const page = Object.freeze({ pets: Object.freeze(rows.map((row) => Object.freeze(rowToPet(row)))), shared: true })
+      if (!cached && pages.size >= maxCachedPages) pages.clear()
+      pages.set(cacheKey, { page, version })
       return page
     },
 
@@ -111,13 +108,24 @@ export function createSqlitePetsStore(options: SqlitePetsStoreOptions): PetsStor
     findIn: findPet,
 
     async inventory() {
-      await fresh()
-      inventory ??= toInventory(countByStatus.all() as { status: string; count: number }[])
-      return { ...inventory }
+      const version = await currentVersion()
+      if (!inventory || inventory.version !== version) inventory = { counts: toInventory(countByStatus.all() as { status: string; count: number }[]), version }
+      return { ...inventory.counts }
     },
 
     close() {
       reader.close()
     },
   }
+}
+
+/** Whether `rows` are exactly the pets of `pets`, field by field. */
+function samePets(pets: readonly Pet[], rows: readonly PetRow[]): boolean {
+  return (
+    pets.length === rows.length &&
+    rows.every(([id, name, categoryId, status], i) => {
+      const pet = pets[i]!
+      return pet.id === id && pet.name === name && pet.categoryId === categoryId && pet.status === status
+    })
+  )
 }

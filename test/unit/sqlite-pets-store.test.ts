@@ -161,7 +161,7 @@ describe('SQLite pets store', () => {
     assert.equal((await everything()).at(-1)?.id, pet.id)
   })
 
-  it('hands out the cached page shared and frozen, the same page until the next commit', async () => {
+  it('hands out the cached page shared and frozen; after a commit, the same page while its rows are unchanged, a new one once they change', async () => {
     const first = await pets.list({ afterId: 0, limit: 3 })
     assert.equal(first.shared, true)
     assert.ok(Object.isFrozen(first.pets) && first.pets.every((pet) => Object.isFrozen(pet)))
@@ -169,10 +169,16 @@ describe('SQLite pets store', () => {
       ;(first.pets as Pet[]).length = 1
     }, TypeError)
     assert.equal(await pets.list({ afterId: 0, limit: 3 }), first)
+    // A commit that leaves the page's rows as they are: the very same page.
     await pets.insert({ name: 'newer', categoryId: 1 }, 1_000)
-    const after = await pets.list({ afterId: 0, limit: 3 })
-    assert.notEqual(after, first)
-    assert.deepEqual(after, first)
+    assert.equal(await pets.list({ afterId: 0, limit: 3 }), first)
+    // A commit that changes one of its rows: a new page with the change.
+    const [, second] = first.pets
+    await createTransact(handle)((trx) => pets.transition(trx, second!.id, second!.status, second!.status === 'sold' ? 'available' : 'sold'))
+    const changed = await pets.list({ afterId: 0, limit: 3 })
+    assert.notEqual(changed, first)
+    assert.deepEqual(changed.pets.map((pet) => pet.id), first.pets.map((pet) => pet.id))
+    assert.notEqual(changed.pets[1]!.status, second!.status)
   })
 
   it('finds a pet by id, and nothing for an unknown id', async () => {
