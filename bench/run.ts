@@ -1,22 +1,27 @@
 // `npm run bench`: the service (compiled, `node dist/server.js`) against a bare
 // node:http baseline serving one of its own answers verbatim, same generator and
-// settings, alternating B S… B S… B. Options: see USAGE.
+// settings, alternating B S… B S… B; on PostgreSQL also against pgbench running the
+// service's own statements (B S… P… B). Options: see USAGE.
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
+import { PET_COLUMNS } from '../src/db/pets-sql.js'
 import { BASELINE_PATH, captureResponse, startBaseline } from './baseline.js'
 import { detectGenerator, runLoad, type Generator, type LoadSpec } from './load.js'
+import { describeStatement, hasPgbench, PGBENCH_MISSING, runPgbench, type PgbenchStatement } from './pgbench.js'
 import { freePort, killAll, peakRss, resetPeakRss, spawnPinned, stop, waitForPort, type Pinned } from './processes.js'
-import { render, writeResults, type EndpointId, type Measured, type Report, type SuiteResult } from './report.js'
+import { render, writeResults, type EndpointId, type Measured, type PgbenchMeasured, type Report, type SuiteResult } from './report.js'
 import { ORDERS_PATH, type Scenario } from './scenarios.js'
 import { createEnterpriseKey, createTempStore, REDIS_URL, seedInBulk, seedOrderPool, seedThroughApi, type StoreKind } from './store.js'
 
 const USAGE = `npm run bench -- [options]
   --pets N[,N…]         pets to seed, one suite per size (default 10000)
   --compare-sizes       same as --pets 10000,1000000
-  --store sqlite|postgres   (default sqlite; postgres also sets REDIS_URL)
+  --store sqlite|postgres   (default sqlite; postgres also sets REDIS_URL, and runs
+                        pgbench, when installed, on the statements of list, list-sold,
+                        post and get: PostgreSQL alone, on the same database)
   --duration S          seconds per run (default 10)
   --rounds R            B S… rounds; a last baseline run closes them (default 2)
   --connections C       (default 50)
@@ -31,7 +36,11 @@ const SERVICE_CORE = 0
 const GENERATOR_CORE = 1
 const WARMUP_S = 2
 const SEED_THROUGH_API_MAX = 10_000
-const POST_BODY = JSON.stringify({ name: 'Bench', categoryId: 7, status: 'pending' })
+const POST_PET = { name: 'Bench', categoryId: 7, status: 'pending' } as const
+const POST_BODY = JSON.stringify(POST_PET)
+// What a list route asks the store for: ?limit=20, plus one to learn whether a next page exists.
+const LIST_ROWS = 21
+const middlePet = (pets: number) => Math.max(1, Math.ceil(pets / 2))
 // The order pool's size: enough for the order runs at up to this many reservations per
 // second (POST /v1/pets, a lighter write, peaked near 24,000 here), and the mixed runs
 // at up to this many (one request in twenty reserves). Past the pool, reservations
@@ -45,13 +54,39 @@ interface Endpoint {
   path: (pets: number) => string
   /** Requests that differ from one to the next, reserving pets of the order pool. */
   scenario?: (firstPetId: number) => Scenario
+  /** The statement the service runs for a request, for pgbench to run alone on PostgreSQL. */
+  statement?: (pets: number) => PgbenchStatement
 }
 
 const ENDPOINTS: Record<EndpointId, Endpoint> = {
-  list: { title: 'GET /v1/pets?limit=20', method: 'GET', path: () => '/v1/pets?limit=20' },
-  'list-sold': { title: `GET ${BASELINE_PATH}`, method: 'GET', path: () => BASELINE_PATH },
-  post: { title: 'POST /v1/pets', method: 'POST', path: () => '/v1/pets' },
-  get: { title: 'GET /v1/pets/{id}', method: 'GET', path: (pets) => `/v1/pets/${Math.max(1, Math.ceil(pets / 2))}` },
+  list: {
+    title: 'GET /v1/pets?limit=20',
+    method: 'GET',
+    path: () => '/v1/pets?limit=20',
+    statement: () => ({ pick: (sql) => sql.listAll, values: [0, LIST_ROWS] }),
+  },
+  'list-sold': {
+    title: `GET ${BASELINE_PATH}`,
+    method: 'GET',
+    path: () => BASELINE_PATH,
+    statement: () => ({ pick: (sql) => sql.listByStatus, values: ['sold', 0, LIST_ROWS] }),
+  },
+  post: {
+    title: 'POST /v1/pets',
+    method: 'POST',
+    path: () => '/v1/pets',
+    // As src/db/postgres-pets-store.ts sends it; created_at fixed when the suite starts.
+    statement: () => ({
+      pick: (sql) => `${sql.insert} RETURNING ${PET_COLUMNS}`,
+      values: [POST_PET.name, POST_PET.categoryId, POST_PET.status, Date.now()],
+    }),
+  },
+  get: {
+    title: 'GET /v1/pets/{id}',
+    method: 'GET',
+    path: (pets) => `/v1/pets/${middlePet(pets)}`,
+    statement: (pets) => ({ pick: (sql) => sql.byId, values: [middlePet(pets)] }),
+  },
   order: {
     title: `POST ${ORDERS_PATH} (a different available pet each)`,
     method: 'POST',
@@ -78,6 +113,8 @@ interface Options {
   generator: Generator
   cpuProfDir: string | undefined
   write: boolean
+  /** pgbench runs the service's statements alone: on PostgreSQL, when installed. */
+  pgbench: boolean
 }
 
 function parseOptions(argv: string[]): Options {
@@ -125,6 +162,7 @@ function parseOptions(argv: string[]): Options {
     generator: oneOf('generator', values.generator, ['wrk', 'autocannon'] as const) ?? detectGenerator(),
     cpuProfDir: values['cpu-prof'] && resolve(values['cpu-prof']),
     write: !values['no-write'],
+    pgbench: values.store === 'postgres' && hasPgbench(),
   }
 }
 
@@ -215,9 +253,21 @@ async function runSuite(options: Options, dir: string, pets: number): Promise<Su
     return result
   }
 
+  // PostgreSQL alone: pgbench, as many clients as the generator has connections, on the
+  // statement of each loaded endpoint that has one.
+  const withStatement = options.store === 'postgres' ? options.only.filter((id) => ENDPOINTS[id].statement) : []
+  const alone = (options.pgbench ? withStatement : []).map((id) => {
+    const statement = ENDPOINTS[id].statement!(pets)
+    const measured: PgbenchMeasured = { id, ...describeStatement(statement), runs: [] }
+    return { statement, measured }
+  })
+  const pgbench = (statement: PgbenchStatement, durationS: number) =>
+    runPgbench(statement, { databaseUrl: store.databaseUrl, clients: options.connections, durationS }, GENERATOR_CORE, dir)
+
   // Warm-up (JIT, caches) on every target, not counted.
   await load(baseline.url, undefined, WARMUP_S)
   for (const id of options.only) await load(service.url, id, WARMUP_S)
+  for (const { statement } of alone) await pgbench(statement, WARMUP_S)
 
   let servicePeak = Math.max(seedingPeak, peakRss(service.process.pid))
   const measure = async (target: Measured, pinned: Pinned, url: string) => {
@@ -232,17 +282,28 @@ async function runSuite(options: Options, dir: string, pets: number): Promise<Su
     log(`${pets.toLocaleString('en')} pets, ${target.title}: ${result.requestsPerS.toFixed(0)} req/s${lists}, p99 ${result.p99Ms.toFixed(2)} ms`)
   }
 
+  const measureAlone = async ({ statement, measured }: (typeof alone)[number]) => {
+    const result = await pgbench(statement, options.durationS)
+    measured.runs.push(result)
+    log(
+      `${pets.toLocaleString('en')} pets, pgbench on the statement of ${ENDPOINTS[measured.id].title}: ${result.tps.toFixed(0)} tps, ` +
+        `latency avg ${result.latencyAverageMs.toFixed(2)} ms, p99 ${result.p99Ms.toFixed(2)} ms${result.failed ? `, ${result.failed} failed` : ''}`,
+    )
+  }
+
   const baselineRuns: Measured = { title: 'baseline (node:http, captured answer)', runs: [], peakRss: 0 }
   const endpoints: Measured[] = options.only.map((id) => ({ id, title: ENDPOINTS[id].title, runs: [], peakRss: 0 }))
   for (let round = 0; round < options.rounds; round++) {
     await measure(baselineRuns, baseline.process, baseline.url)
     for (const target of endpoints) await measure(target, service.process, service.url)
+    for (const statement of alone) await measureAlone(statement)
   }
   await measure(baselineRuns, baseline.process, baseline.url)
 
   await stop(baseline.process)
   await stop(service.process) // SIGTERM: the service drains, and --cpu-prof writes its profile
-  return { pets, seed, baseline: baselineRuns, endpoints, servicePeakRss: servicePeak, orderPool: poolSize }
+  const pgbenchRuns = withStatement.length === 0 ? undefined : options.pgbench ? alone.map((a) => a.measured) : ('not installed' as const)
+  return { pets, seed, baseline: baselineRuns, endpoints, servicePeakRss: servicePeak, orderPool: poolSize, pgbench: pgbenchRuns }
 }
 
 async function main() {
@@ -264,6 +325,7 @@ async function main() {
   }
 
   log(`generator ${options.generator}, store ${options.store}, ${options.durationS} s per run, ${options.rounds} rounds`)
+  if (options.store === 'postgres' && !options.pgbench) log(PGBENCH_MISSING)
   const suites: SuiteResult[] = []
   try {
     for (const pets of options.pets) {
