@@ -1,7 +1,8 @@
 // One contract, two implementations: the in-memory counters and the Redis Lua script
 // must count, refuse and ban alike. Every scenario runs on both (as Kysely runs its
 // tests over every dialect), on a clock the test moves: the memory store reads it,
-// and the Redis store is handed it in place of Redis's TIME.
+// and the Redis store is handed it in place of Redis's TIME. Requests of one
+// event-loop turn (one script call in Redis) must get what they would one by one.
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { createManualClock } from '../src/clock.js'
@@ -144,5 +145,118 @@ for (const { name, open } of STORES) describe(`counter store contract (${name})`
     const raised = await hit(5)
     assert.deepEqual([raised.outcome, raised.minuteCount], ['served', 3])
     assert.equal((await hit(1)).outcome, 'limited', 'a lowered limit below the count refuses')
+  })
+
+  // Many requests of one identity in one event-loop turn (the Redis store sends them
+  // as one script call): each must get exactly what it would one after another.
+  // bannedUntil is meant only when banned (the memory store keeps reporting a past ban).
+  const asMeant = (r: HitResult): HitResult => (r.outcome === 'banned' ? r : { ...r, bannedUntil: 0 })
+  const inOneTurn = async (hit: () => Promise<HitResult>, times: number) =>
+    (await Promise.all(Array.from({ length: times }, () => hit()))).map(asMeant)
+  const result = (outcome: HitResult['outcome'], minuteCount: number, dayCount: number, bannedUntil = 0): HitResult => ({
+    outcome,
+    now: clock.now(),
+    minuteCount,
+    dayCount,
+    bannedUntil,
+  })
+
+  it('gives the requests of one turn what they would get one after another: served, then limited, then banned', async () => {
+    clock.set('2026-11-22T17:00:30.000Z')
+    const hit = counter(3, 100, { banAfter: 2, banMs: 10_000 })
+    assert.deepEqual(await inOneTurn(hit, 4), [result('served', 1, 1), result('served', 2, 2), result('served', 3, 3), result('limited', 3, 3)])
+    const bannedUntil = clock.now() + 10_000
+    assert.deepEqual(await inOneTurn(hit, 4), [
+      result('limited', 3, 3),
+      result('banned', 3, 3, bannedUntil),
+      result('banned', 3, 3, bannedUntil),
+      result('banned', 3, 3, bannedUntil),
+    ])
+    assert.deepEqual(asMeant(await hit()), result('banned', 3, 3, bannedUntil), 'the ban holds for the next turn')
+    clock.set('2026-11-22T17:00:45.000Z') // the ban is over, the minute is still used up: refusals count afresh
+    assert.deepEqual(await inOneTurn(hit, 4), [
+      result('limited', 3, 3),
+      result('limited', 3, 3),
+      result('banned', 3, 3, clock.now() + 10_000),
+      result('banned', 3, 3, clock.now() + 10_000),
+    ])
+  })
+
+  it('refuses the requests of one turn past the daily quota, and bans on the refusals past banAfter', async () => {
+    clock.set('2026-11-22T18:00:00.000Z')
+    const hit = counter(100, 5, { banAfter: 3, banMs: 60_000 })
+    assert.deepEqual(asMeant(await hit()), result('served', 1, 1))
+    const bannedUntil = clock.now() + 60_000
+    assert.deepEqual(await inOneTurn(hit, 9), [
+      ...[2, 3, 4, 5].map((count) => result('served', count, count)),
+      ...Array(3).fill(result('limited', 5, 5)),
+      ...Array(2).fill(result('banned', 5, 5, bannedUntil)),
+    ])
+    clock.set(bannedUntil) // a new minute, the same used-up day
+    assert.deepEqual(await inOneTurn(hit, 2), Array(2).fill(result('limited', 0, 5)))
+  })
+
+  it('answers every request of a turn that starts while banned with that ban, and does not extend it', async () => {
+    clock.set('2026-11-22T19:00:00.000Z')
+    const hit = counter(1, 100, { banAfter: 1, banMs: 600_000 })
+    assert.deepEqual(await outcomes(hit, 3), ['served', 'limited', 'banned'])
+    const bannedUntil = clock.now() + 600_000
+    clock.advance(90_000)
+    assert.deepEqual(await inOneTurn(hit, 5), Array(5).fill(result('banned', 0, 1, bannedUntil)))
+  })
+
+  it('keeps arrival order when the requests of one turn carry different limits', async () => {
+    clock.set('2026-11-22T20:00:00.000Z')
+    const identity = `key:mixed-${++n}`
+    const hit = (perMinute: number) => store.hit({ identity, limits: { perMinute, perDay: 100 }, banAfter: 20, banMs: 1_000 })
+    assert.deepEqual((await Promise.all([hit(2), hit(2), hit(2), hit(5), hit(1), hit(5)])).map(asMeant), [
+      result('served', 1, 1),
+      result('served', 2, 2),
+      result('limited', 2, 2),
+      result('served', 3, 3),
+      result('limited', 3, 3),
+      result('served', 4, 4),
+    ])
+  })
+
+  it('counts each request of a turn at the time it arrived, when the clock moves within the turn', async () => {
+    clock.set('2026-11-22T21:00:59.999Z')
+    const hit = counter(1, 100)
+    const before = [hit(), hit()]
+    clock.set('2026-11-22T21:01:00.000Z')
+    const after = [hit(), hit()]
+    assert.deepEqual(
+      (await Promise.all([...before, ...after])).map((r) => [r.outcome, r.now, r.minuteCount, r.dayCount]),
+      [
+        ['served', clock.now() - 1, 1, 1],
+        ['limited', clock.now() - 1, 1, 1],
+        ['served', clock.now(), 1, 2],
+        ['limited', clock.now(), 1, 2],
+      ],
+    )
+  })
+
+  it('agrees with requests one after another for any limits, history and number in one turn', async () => {
+    for (const perMinute of [1, 3]) {
+      for (const perDay of [2, 5]) {
+        for (const banAfter of [1, 3]) {
+          for (const history of [0, 2, 5]) {
+            clock.set('2026-11-22T22:00:00.000Z')
+            const limits = { banAfter, banMs: 10_000 }
+            const oneByOne = counter(perMinute, perDay, limits)
+            const together = counter(perMinute, perDay, limits)
+            const what = `perMinute ${perMinute}, perDay ${perDay}, banAfter ${banAfter}, ${history} before`
+            await outcomes(oneByOne, history)
+            await outcomes(together, history)
+            const expected: HitResult[] = []
+            for (let i = 0; i < 7; i++) expected.push(asMeant(await oneByOne()))
+            assert.deepEqual(await inOneTurn(together, 7), expected, what)
+            // What the turn left behind counts on: the next minute's ban, quota and refusals.
+            clock.set('2026-11-22T22:00:15.000Z')
+            assert.deepEqual(await outcomes(together, 4), await outcomes(oneByOne, 4), `${what}, afterwards`)
+          }
+        }
+      }
+    }
   })
 })

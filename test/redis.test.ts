@@ -1,8 +1,9 @@
 // The shared limiter on a real Redis: the script's own concerns (Redis's clock, keys
-// that expire, two clients sharing one limit), the behaviour while Redis is down
-// (fail open by default, 503 when PETSTORE_REDIS_FAILURE=closed) and the way back
-// without traffic, and several server processes enforcing one limit. The counting
-// rules themselves are the contract suite's (counter-stores.test.ts), run on both stores.
+// that expire, two clients sharing one limit, one script call per identity per
+// event-loop turn), the behaviour while Redis is down (fail open by default, 503
+// when PETSTORE_REDIS_FAILURE=closed) and the way back without traffic, and several
+// server processes enforcing one limit. The counting rules themselves are the
+// contract suite's (counter-stores.test.ts), run on both stores.
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { Redis } from 'ioredis'
@@ -70,6 +71,50 @@ describe('Redis counter store', async () => {
     const tight = (store: typeof a) => store.hit({ identity: 'key:ban', limits: { perMinute: 1, perDay: 100 }, banAfter: 1, banMs: 60_000 })
     assert.deepEqual([(await tight(a)).outcome, (await tight(a)).outcome, (await tight(a)).outcome], ['served', 'limited', 'banned'])
     assert.equal((await tight(b)).outcome, 'banned')
+  })
+})
+
+describe('Redis counter store batching', async () => {
+  if (!(await needs('redis', 'Redis counter store batching'))) return
+  // A server of its own, so that its command counts are this test's alone.
+  const port = await freePort()
+  const redis = await startOwnRedis(port)
+  const clock = createManualClock('2026-11-22T10:00:30.000Z')
+  const store = createRedisCounterStore({ url: redis.url, clock })
+  await store.ready()
+  after(async () => {
+    await store.close()
+    await redis.stop()
+  })
+  const request = (identity: string): HitRequest => ({ identity, limits: { perMinute: 10, perDay: 1000 }, banAfter: 5, banMs: 60_000 })
+  /** Script calls the server has run: EVAL the first time on a connection, EVALSHA after. */
+  const scriptCalls = async () => {
+    const stats = await store.redis.info('commandstats')
+    return [...stats.matchAll(/^cmdstat_eval(?:sha)?:calls=(\d+)/gm)].reduce((sum, [, calls]) => sum + Number(calls), 0)
+  }
+
+  it('sends one script call per identity for the requests of one event-loop turn', async () => {
+    await store.hit(request('key:warm-up'))
+    const before = await scriptCalls()
+    const busy = Array.from({ length: 20 }, () => store.hit(request('key:busy')))
+    const other = Array.from({ length: 5 }, () => store.hit(request('key:other')))
+    const [busyResults, otherResults] = await Promise.all([Promise.all(busy), Promise.all(other)])
+    assert.equal((await scriptCalls()) - before, 2, 'one call for key:busy, one for key:other')
+    assert.deepEqual(
+      busyResults.map((r) => [r.outcome, r.minuteCount]),
+      Array.from({ length: 20 }, (_, i) => (i < 10 ? ['served', i + 1] : i < 15 ? ['limited', 10] : ['banned', 10])),
+    )
+    assert.deepEqual(otherResults.map((r) => r.minuteCount), [1, 2, 3, 4, 5])
+  })
+
+  it('rejects every request of a turn when its script call fails, so each falls back on its own', async () => {
+    const unreachable = createRedisCounterStore({ url: `redis://127.0.0.1:${await freePort()}`, connectTimeoutMs: 100 })
+    try {
+      const settled = await Promise.allSettled(Array.from({ length: 5 }, () => unreachable.hit(request('key:down'))))
+      assert.deepEqual(settled.map((s) => s.status), Array(5).fill('rejected'))
+    } finally {
+      await unreachable.close()
+    }
   })
 })
 

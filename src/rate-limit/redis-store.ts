@@ -1,13 +1,28 @@
-// Counters and bans in Redis, so any number of instances enforce one limit. One
-// Lua script per request does the whole check-and-count atomically, and takes the
-// time from Redis (TIME), so window edges do not depend on each instance's clock.
-// Every key expires with its window.
+// Counters and bans in Redis, so any number of instances enforce one limit. One Lua
+// script call per identity per event-loop turn does the whole check-and-count
+// atomically for every request of that identity that arrived in the turn, and takes
+// the time from Redis (TIME), so window edges do not depend on each instance's
+// clock. Every key expires with its window.
+//
+// Why a batch gives each request what a script run of its own would have: the
+// requests of one turn are concurrent, so nothing orders them but arrival, and
+// their runs (one pipeline) could already have run back to back in the same
+// millisecond. The batched script is exactly that: the n runs in arrival order at
+// one instant, the first served while both windows have room, then the refusals
+// counted one by one until the one past ban_after starts the ban, and every later
+// one banned, as its run would have found that ban. Only another instance's calls
+// can no longer fall between them, an order they could already have had.
 import { Redis } from 'ioredis'
 import type { Clock } from '../clock.js'
 import type { HitRequest, HitResult, SharedCounterStore } from './counter-store.js'
 
 // The keys depend on the time read inside the script, so they cannot be passed in
 // KEYS; all share the identity's hash tag, so they live in one slot.
+//
+// ARGV: per_minute, per_day, ban_after, ban_ms, now (tests; '' reads TIME), n (the
+// hits to apply). Returns {now, m, d, served, limited, banned_until}: m and d are the
+// counts before the batch; of its n hits the first `served` are served, the next
+// `limited` limited, and the rest banned until banned_until.
 const HIT_SCRIPT = `
 local now = tonumber(ARGV[5])
 if now == nil then
@@ -16,6 +31,7 @@ if now == nil then
 end
 local per_minute, per_day = tonumber(ARGV[1]), tonumber(ARGV[2])
 local ban_after, ban_ms = tonumber(ARGV[3]), tonumber(ARGV[4])
+local n = tonumber(ARGV[6])
 local minute = math.floor(now / 60000)
 local day = math.floor(now / 86400000)
 local base = KEYS[1]
@@ -30,28 +46,52 @@ local m = tonumber(redis.call('GET', minute_key) or '0')
 local d = tonumber(redis.call('GET', day_key) or '0')
 local banned_until = tonumber(redis.call('GET', ban_key) or '0')
 if banned_until > now then
-  return {'banned', now, m, d, banned_until}
+  return {now, m, d, 0, 0, banned_until}
 end
-if m < per_minute and d < per_day then
-  m = redis.call('INCR', minute_key)
+-- Each run serves while both windows have room, so the first s of n are served.
+local served = math.max(0, math.min(n, per_minute - m, per_day - d))
+if served > 0 then
+  redis.call('INCRBY', minute_key, served)
   redis.call('PEXPIRE', minute_key, minute_end - now + 1000)
-  d = redis.call('INCR', day_key)
+  redis.call('INCRBY', day_key, served)
   redis.call('PEXPIRE', day_key, day_end - now + 1000)
-  return {'served', now, m, d, 0}
 end
-local r = redis.call('INCR', refused_key)
-redis.call('PEXPIRE', refused_key, minute_end - now + 1000)
-if r > ban_after then
-  banned_until = now + ban_ms
-  redis.call('SET', ban_key, banned_until, 'PX', ban_ms)
-  redis.call('DEL', refused_key)
-  return {'banned', now, m, d, banned_until}
+local refused = n - served
+if refused == 0 then
+  return {now, m, d, served, 0, 0}
 end
-return {'limited', now, m, d, 0}
+-- Refusals count one by one; the one that takes the count past ban_after starts
+-- the ban and clears the count, and the runs after it find the ban.
+local r = tonumber(redis.call('GET', refused_key) or '0')
+local limited = math.max(0, math.min(refused, ban_after - r))
+if limited == refused then
+  redis.call('INCRBY', refused_key, limited)
+  redis.call('PEXPIRE', refused_key, minute_end - now + 1000)
+  return {now, m, d, served, limited, 0}
+end
+banned_until = now + ban_ms
+redis.call('SET', ban_key, banned_until, 'PX', ban_ms)
+redis.call('DEL', refused_key)
+return {now, m, d, served, limited, banned_until}
 `
 
-type ScriptReply = [HitResult['outcome'], number, number, number, number]
-type WithHit = Redis & { petstoreHit(key: string, ...args: (number | string)[]): Promise<ScriptReply> }
+/** The script's reply: see HIT_SCRIPT. */
+type BatchReply = [now: number, minuteCount: number, dayCount: number, served: number, limited: number, bannedUntil: number]
+type WithHit = Redis & { petstoreHit(key: string, ...args: (number | string)[]): Promise<BatchReply> }
+
+/** What the `i`th hit of a batch (0-based, in arrival order) would have got from a script run of its own. */
+function nthResult([now, minuteCount, dayCount, served, limited, bannedUntil]: BatchReply, i: number): HitResult {
+  if (i < served) return { outcome: 'served', now, minuteCount: minuteCount + i + 1, dayCount: dayCount + i + 1, bannedUntil: 0 }
+  const outcome = i < served + limited ? 'limited' : 'banned'
+  return { outcome, now, minuteCount: minuteCount + served, dayCount: dayCount + served, bannedUntil: outcome === 'banned' ? bannedUntil : 0 }
+}
+
+/** The hits of one identity gathered in this turn, all with the same arguments. */
+interface Batch {
+  sameArgs: string
+  n: number
+  reply: Promise<BatchReply>
+}
 
 export interface RedisStoreOptions {
   url: string
@@ -80,27 +120,47 @@ export function createRedisCounterStore({
     // Keep reconnecting in the background, at most every 2 s.
     retryStrategy: (times) => Math.min(times * 100, 2_000),
     lazyConnect: false,
-    // Every request runs the script once: the scripts of one event-loop turn go out
-    // in one write (a pipeline) instead of one write each. Order and atomicity per
-    // script are unchanged.
+    // One script call per identity per turn, and the calls of one turn (one per
+    // identity) go out in one write (a pipeline) instead of one write each. Order
+    // and atomicity per script are unchanged.
     enableAutoPipelining: true,
   }) as WithHit
   // Connection errors surface as failed commands; the 'error' event alone must not crash the process.
   redis.on('error', () => {})
   redis.defineCommand('petstoreHit', { numberOfKeys: 1, lua: HIT_SCRIPT })
 
+  // Open batches by key: the hits of this turn join them; each is sent after the
+  // turn, and from then on the key's hits gather into a new one (as read-coalescer.ts).
+  const gathering = new Map<string, Batch>()
+  function gather(key: string, args: (number | string)[], sameArgs: string): Batch {
+    const batch: Batch = {
+      sameArgs,
+      n: 0,
+      // If the call fails (Redis down, timeout), every hit of the batch rejects with
+      // it, as each run of its own would have, and the failover store falls back.
+      reply: new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+        if (gathering.get(key) === batch) gathering.delete(key)
+        return redis.petstoreHit(key, ...args, batch.n)
+      }),
+    }
+    gathering.set(key, batch)
+    return batch
+  }
+
   return {
     redis,
-    async hit({ identity, limits, banAfter, banMs }: HitRequest): Promise<HitResult> {
-      const [outcome, now, minuteCount, dayCount, bannedUntil] = await redis.petstoreHit(
-        `${prefix}:rl:{${identity}}`,
-        limits.perMinute,
-        limits.perDay,
-        banAfter,
-        banMs,
-        clock ? clock.now() : '',
-      )
-      return { outcome, now, minuteCount, dayCount, bannedUntil }
+    hit({ identity, limits, banAfter, banMs }: HitRequest): Promise<HitResult> {
+      const key = `${prefix}:rl:{${identity}}`
+      // The clock is read now, as each request's own run would have: a test that
+      // moves it between two hits of one turn gets two batches.
+      const args = [limits.perMinute, limits.perDay, banAfter, banMs, clock ? clock.now() : '']
+      const sameArgs = args.join(' ')
+      let batch = gathering.get(key)
+      // Other arguments (a changed plan, a moved test clock) start a batch of their
+      // own after this one, so the runs stay in arrival order.
+      if (!batch || batch.sameArgs !== sameArgs) batch = gather(key, args, sameArgs)
+      const i = batch.n++
+      return batch.reply.then((reply) => nthResult(reply, i))
     },
     async ping() {
       await redis.ping()
