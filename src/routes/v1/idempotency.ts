@@ -19,8 +19,8 @@ const CREATED = 201
 const PURGE_EVERY_MS = 10 * 60 * 1000
 
 export interface IdempotentWork<T> {
-  /** What `request` asks for, canonicalised (idempotency-key.ts): the same key with another fingerprint is refused. */
-  fingerprint: string
+  /** What `request` asks for, canonicalised (idempotency-key.ts): the same key with another fingerprint is refused. Worked out only when a key is sent (it hashes the body). */
+  fingerprint: () => string
   /** Does the work inside `trx`, the transaction that also stores its response; what it returns is the 201 body. */
   once: (trx: Kysely<Database>) => Promise<T>
   /** Without an Idempotency-Key: how to do the work (by default, `once` in a transaction of its own). */
@@ -48,7 +48,7 @@ export function createIdempotency({ records, transaction, clock }: { records: Id
       if (key === undefined) return { body: await (withoutKey ? withoutKey() : transaction(once)), replayed: false }
 
       const scope = { apiKeyId: request.apiKey!.id, key }
-      const claim = await records.claim(scope, { fingerprint, now: clock.now(), ttlMs: IDEMPOTENCY_TTL_MS, leaseMs: IDEMPOTENCY_LEASE_MS })
+      const claim = await records.claim(scope, { fingerprint: fingerprint(), now: clock.now(), ttlMs: IDEMPOTENCY_TTL_MS, leaseMs: IDEMPOTENCY_LEASE_MS })
       switch (claim.outcome) {
         case 'mismatch':
           throw new ApiError('idempotency_key_reused', 'This Idempotency-Key was already used with a different body; send a new key to make another request.')

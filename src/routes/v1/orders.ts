@@ -90,7 +90,7 @@ export async function orderRoutes(app: FastifyInstance, { store, clock }: OrderR
       const { petId } = request.body
       const apiKeyId = request.apiKey!.id
       const { body, replayed } = await idempotency.run(request, {
-        fingerprint: fingerprintOf('placeOrder', { petId }),
+        fingerprint: () => fingerprintOf('placeOrder', { petId }),
         once: async (trx) => placedOrder(petId, await orders.place(trx, petId, apiKeyId, clock.now()).catch(unavailableIfTaken(petId))),
         // Without a key: the repository's own transaction (on SQLite, the group commit).
         withoutKey: async () => placedOrder(petId, await orders.placeAlone(petId, apiKeyId, clock.now()).catch(unavailableIfTaken(petId))),

@@ -141,7 +141,7 @@ export async function petRoutes(app: FastifyInstance, { store, clock }: PetRoute
     async (request, reply) => {
       const now = clock.now()
       const { body, replayed } = await idempotency.run(request, {
-        fingerprint: fingerprint(request.body),
+        fingerprint: () => fingerprint(request.body),
         once: (trx) => pets.insertIn(trx, request.body, now),
         // Without a key, group commit (SQLite): many inserts per transaction.
         withoutKey: () => pets.insert(request.body, now),
