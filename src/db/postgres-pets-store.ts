@@ -5,12 +5,11 @@
 // would learn of it in time (bench/results.md, fifth pass).
 import type pg from 'pg'
 import type { Selectable } from 'kysely'
-import { createReadCoalescer } from './read-coalescer.js'
+import { createOneAtATimeRead, createReadCoalescer } from './read-coalescer.js'
 import { findPet, insertPet, petsStatements, POSTGRES_INSERT_MANY, toInventory, toPet, transitionPet } from './pets-sql.js'
 import type { PetsTable } from './schema.js'
 import type { PetsPage, PetsStore } from './pets-store.js'
 import { createTurnBatcher } from './turn-batcher.js'
-import type { Inventory } from '../schemas/order.js'
 import type { NewPet, Pet } from '../schemas/pet.js'
 
 type PetRecord = Pick<Selectable<PetsTable>, 'id' | 'name' | 'category_id' | 'status'>
@@ -34,8 +33,7 @@ export function createPostgresPetsStore(pool: pg.Pool, { insertsInFlight = 2 }: 
   const listPage = async (query: pg.QueryConfig): Promise<PetsPage> =>
     Object.freeze({ pets: Object.freeze((await rows(query)).map((row) => Object.freeze(toPet(row)))), shared: true })
   const rowOfTurn = createReadCoalescer<PetRecord[]>()
-  const counts = createReadCoalescer<Inventory>()
-  const countAll = async () => toInventory((await pool.query<{ status: string; count: string }>(SQL.countByStatus)).rows)
+  const countAll = createOneAtATimeRead(async () => toInventory((await pool.query<{ status: string; count: string }>(SQL.countByStatus)).rows))
 
   const insertBatch = createTurnBatcher<{ pet: NewPet; now: number }, Pet>(
     async (batch) => {
@@ -68,8 +66,8 @@ export function createPostgresPetsStore(pool: pg.Pool, { insertsInFlight = 2 }: 
     transition: transitionPet,
     findIn: findPet,
     async inventory() {
-      // A full count each time (exact, never cached: other instances write too), shared by the calls of one turn.
-      return { ...(await counts('inventory', countAll)) }
+      // A full count each time (exact, never cached: other instances write too), shared by the calls that wait for it.
+      return { ...(await countAll()) }
     },
     close() {},
   }
