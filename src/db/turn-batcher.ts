@@ -1,8 +1,8 @@
 // What is asked for in one event-loop turn goes out as one batch. Every request read
 // in a turn has queued its item by the time setImmediate fires (it runs after the
-// poll phase), so a busy server sends one batch per turn, and an idle one a batch of
-// one without waiting. While `maxInFlight` batches are out, new items wait and go
-// together in the next: the busier the store, the larger the batches.
+// poll phase), so an idle server sends a batch of one without waiting. One batch is
+// out at a time: what arrives meanwhile waits and goes together in the next, so the
+// busier the store, the larger the batches.
 //
 // Used by both stores' writes: SQLite's group commit (group-commit.ts) and
 // PostgreSQL's multi-row insert (postgres-pets-store.ts).
@@ -16,9 +16,9 @@ export interface BatchItem<I, O> {
 /** Sends one batch; settles each of its items (an item it leaves unsettled is rejected with the error `send` throws, if any). */
 export type SendBatch<I, O> = (batch: BatchItem<I, O>[]) => Promise<void>
 
-export function createTurnBatcher<I, O>(send: SendBatch<I, O>, { maxInFlight = 1 }: { maxInFlight?: number } = {}): (input: I) => Promise<O> {
+export function createTurnBatcher<I, O>(send: SendBatch<I, O>): (input: I) => Promise<O> {
   let pending: BatchItem<I, O>[] = []
-  let inFlight = 0
+  let sending = false
   let scheduled = false
 
   const schedule = () => {
@@ -29,10 +29,10 @@ export function createTurnBatcher<I, O>(send: SendBatch<I, O>, { maxInFlight = 1
 
   function flush() {
     scheduled = false
-    if (pending.length === 0 || inFlight >= maxInFlight) return
+    if (pending.length === 0 || sending) return
     const batch = pending
     pending = []
-    inFlight++
+    sending = true
     void (async () => {
       try {
         await send(batch)
@@ -40,7 +40,7 @@ export function createTurnBatcher<I, O>(send: SendBatch<I, O>, { maxInFlight = 1
         // Settling twice is a no-op: only the items `send` left unsettled get the error.
         for (const item of batch) item.reject(error)
       } finally {
-        inFlight--
+        sending = false
         if (pending.length > 0) schedule()
       }
     })()

@@ -15,7 +15,7 @@ describe('turn batcher', () => {
     assert.deepEqual(batches, [[1, 2, 3]])
   })
 
-  it('holds what arrives while maxInFlight batches are out, and sends it together when one ends', async () => {
+  it('holds what arrives while a batch is out, and sends it together when that one ends', async () => {
     const batches: number[][] = []
     const out: Array<BatchItem<number, number>[]> = []
     const submit = createTurnBatcher<number, number>(
@@ -27,7 +27,6 @@ describe('turn batcher', () => {
           resolve()
         }, 20))
       },
-      { maxInFlight: 1 },
     )
     const first = submit(1)
     await nextTurn()
