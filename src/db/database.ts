@@ -50,8 +50,11 @@ const INT8_OID = 20
 const int8AsNumber = (value: string) => Number(value)
 
 // No request may hang on a dead or stuck database: bounded waits for a connection
-// and for each statement.
-const POOL_SIZE = 10
+// and for each statement. Four connections: reads are shared per turn and creates go
+// one multi-row INSERT at a time, so more connections only meant more PostgreSQL
+// backends fighting for the same cores (bench/results.md, fifth pass: POST 1.01–1.06
+// of pgbench with 4, 0.80–0.82 with 10, in three pairs of runs).
+const POOL_SIZE = 4
 const CONNECT_TIMEOUT_MS = 2_000
 const STATEMENT_TIMEOUT_MS = 5_000
 
