@@ -2,18 +2,12 @@
 // proved with an injected fetch that loses answers, or a scripted node:http server.
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { execFile } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
-import { promisify } from 'node:util'
 import { createClient, PetstoreError, PetstoreNetworkError, type ClientOptions, type Inventory, type Order, type Pet, type PetstoreClient } from '../src/client/index.js'
 import { errorBody, flakyFetch, recordingSleep, rejectsWith, scriptedServer } from './helpers/client-fakes.js'
+import { createConsumerProject, type ConsumerProject } from './helpers/consumer-project.js'
 import { startTestServer, type TestServer } from './helpers/server.js'
 
-const run = promisify(execFile)
-const ROOT = resolve(import.meta.dirname, '..')
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
 
 function assertTime(value: string | undefined, what: string) {
@@ -278,36 +272,14 @@ describe('typed client: order retries', () => {
 })
 
 describe('petstore/client orders types, as an installed package sees them', () => {
-  let project: string
+  let project: ConsumerProject
   before(() => {
-    // `npm test` builds dist/ first; run alone, this file needs `npm run build` before it.
-    assert.ok(existsSync(join(ROOT, 'dist/client/index.d.ts')), 'dist/ is not built: run `npm run build` (npm test does) before this file')
-    project = mkdtempSync(join(tmpdir(), 'petstore-consumer-'))
-    mkdirSync(join(project, 'node_modules'))
-    symlinkSync(ROOT, join(project, 'node_modules', 'petstore'), 'dir')
-    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', type: 'module', private: true }))
+    project = createConsumerProject()
   })
-  after(() => rmSync(project, { recursive: true, force: true }))
+  after(() => project.remove())
 
   it("type-checks a TypeScript project that uses the orders methods and types", async () => {
-    writeFileSync(
-      join(project, 'tsconfig.json'),
-      JSON.stringify({
-        compilerOptions: {
-          module: 'NodeNext',
-          moduleResolution: 'NodeNext',
-          target: 'ES2023',
-          strict: true,
-          noEmit: true,
-          skipLibCheck: true,
-          types: ['node'],
-          typeRoots: [join(ROOT, 'node_modules/@types')],
-        },
-        files: ['consumer.ts'],
-      }),
-    )
-    writeFileSync(
-      join(project, 'consumer.ts'),
+    await project.typeCheck(
       `import { createClient, PetstoreError, type Inventory, type Order, type OrderPage, type OrderStatus } from 'petstore/client'
 const client = createClient({ baseUrl: 'http://127.0.0.1:8080', apiKey: 'ps_test_x' })
 const placed: Promise<Order> = client.placeOrder(1, { idempotencyKey: 'k' })
@@ -323,10 +295,6 @@ function conflict(error: unknown): boolean {
   return error instanceof PetstoreError && (error.code === 'pet_unavailable' || error.code === 'order_closed')
 }
 export { placed, page, closed, sold, wrong, body, conflict }
-`,
-    )
-    const tsc = join(ROOT, 'node_modules/typescript/bin/tsc')
-    const result = await run(process.execPath, [tsc, '-p', project], { cwd: project }).catch((error: { stdout: string; code: number }) => error)
-    assert.equal('code' in result ? result.code : 0, 0, 'stdout' in result ? result.stdout : '')
+`)
   })
 })

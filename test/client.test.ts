@@ -3,21 +3,17 @@
 // scripted node:http server; waits go through an injected sleep, never a timer.
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { execFile } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
-import { promisify } from 'node:util'
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { createClient, PetstoreError, PetstoreNetworkError, type ClientOptions, type Pet } from '../src/client/index.js'
 import { normalizeBaseUrl } from '../src/client/base-url.js'
 import { createManualClock } from '../src/clock.js'
 import { errorBody, flakyFetch, recordingSleep, rejectsWith, scriptedServer } from './helpers/client-fakes.js'
 import { UNLIMITED } from './helpers/keys.js'
+import { createConsumerProject, run, ROOT, type ConsumerProject } from './helpers/consumer-project.js'
 import { startTestServer, type TestServer } from './helpers/server.js'
 
-const run = promisify(execFile)
-const ROOT = resolve(import.meta.dirname, '..')
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
 
 // Every warning of this process: the deprecation warning is promised once per process.
@@ -387,32 +383,23 @@ describe('typed client: retries', () => {
   })
 })
 
-/** `npm test` builds dist/ first; run alone, this file needs `npm run build` before it. */
-function assertBuilt() {
-  assert.ok(existsSync(join(ROOT, 'dist/client/index.js')), 'dist/ is not built: run `npm run build` (npm test does) before this file')
-}
-
 describe('petstore/client as an installed package', () => {
   let server: TestServer
   let key: string
-  let project: string
+  let project: ConsumerProject
   before(async () => {
-    assertBuilt()
+    project = createConsumerProject()
     server = await startTestServer()
     key = await server.createKey('free')
-    project = mkdtempSync(join(tmpdir(), 'petstore-consumer-'))
-    mkdirSync(join(project, 'node_modules'))
-    symlinkSync(ROOT, join(project, 'node_modules', 'petstore'), 'dir')
-    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', type: 'module', private: true }))
   })
   after(async () => {
     await server.close()
-    rmSync(project, { recursive: true, force: true })
+    project.remove()
   })
 
   it("resolves `import { createClient } from 'petstore/client'` and calls the API", async () => {
     writeFileSync(
-      join(project, 'main.js'),
+      join(project.dir, 'main.js'),
       `import { createClient, PetstoreError } from 'petstore/client'
 const client = createClient({ baseUrl: process.env.URL, apiKey: process.env.KEY })
 const pet = await client.createPet({ name: 'Installed', categoryId: 2 })
@@ -420,7 +407,7 @@ const page = await client.listPets()
 console.log(JSON.stringify({ pet, count: page.pets.length, error: typeof PetstoreError }))
 `,
     )
-    const { stdout } = await run(process.execPath, ['main.js'], { cwd: project, env: { ...process.env, URL: server.url, KEY: key } })
+    const { stdout } = await run(process.execPath, ['main.js'], { cwd: project.dir, env: { ...process.env, URL: server.url, KEY: key } })
     const result = JSON.parse(stdout) as { pet: Pet; count: number; error: string }
     assert.equal(result.pet.name, 'Installed')
     assert.equal(result.count, 1)
@@ -428,26 +415,7 @@ console.log(JSON.stringify({ pet, count: page.pets.length, error: typeof Petstor
   })
 
   it("type-checks a TypeScript project that imports the client's types", async () => {
-    writeFileSync(
-      join(project, 'tsconfig.json'),
-      JSON.stringify({
-        compilerOptions: {
-          module: 'NodeNext',
-          moduleResolution: 'NodeNext',
-          target: 'ES2023',
-          strict: true,
-          noEmit: true,
-          // As most projects do: checking every .d.ts of @types/node and typebox takes ~50 s.
-          // Our own .d.ts files were checked when tsc emitted them from src/.
-          skipLibCheck: true,
-          types: ['node'],
-          typeRoots: [join(ROOT, 'node_modules/@types')],
-        },
-        files: ['consumer.ts'],
-      }),
-    )
-    writeFileSync(
-      join(project, 'consumer.ts'),
+    await project.typeCheck(
       `import { createClient, PetstoreError, type NewPet, type Pet, type PetStatus, type PetPage } from 'petstore/client'
 const client = createClient({ baseUrl: 'http://127.0.0.1:8080', apiKey: 'ps_test_x', maxAttempts: 2 })
 const status: PetStatus = 'sold'
@@ -464,11 +432,7 @@ function describe(error: unknown): string {
   return error instanceof PetstoreError ? \`\${error.status} \${error.code} \${error.rateLimit?.remaining ?? '-'}\` : ''
 }
 export { page, id, incomplete, wrong, name, describe }
-`,
-    )
-    const tsc = join(ROOT, 'node_modules/typescript/bin/tsc')
-    const result = await run(process.execPath, [tsc, '-p', project], { cwd: project }).catch((error: { stdout: string; code: number }) => error)
-    assert.equal('code' in result ? result.code : 0, 0, 'stdout' in result ? result.stdout : '')
+`)
   })
 
   it('the built client imports nothing but its own modules (no typebox, no server code)', () => {
