@@ -15,17 +15,21 @@ export interface ScenarioSpec {
   scenario: Scenario
 }
 
-export interface ScenarioResult {
+/** The parts of autocannon's summary the bench reads (bench/load.ts). */
+export interface AutocannonSummary {
   requests: { total: number }
   duration: number
   latency: { p50: number; p99: number }
   non2xx: number
   errors: number
   timeouts: number
+}
+
+export interface ScenarioResult extends AutocannonSummary {
   counts: ScenarioCounts
 }
 
-type Autocannon = (options: Record<string, unknown>) => Promise<Omit<ScenarioResult, 'counts'>>
+type Autocannon = (options: Record<string, unknown>) => Promise<AutocannonSummary>
 
 const file = process.argv[2]
 if (!file) throw new Error('usage: autocannon-scenario.ts SPEC.json')

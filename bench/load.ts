@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
-import type { ScenarioResult, ScenarioSpec } from './autocannon-scenario.js'
+import type { AutocannonSummary, ScenarioResult, ScenarioSpec } from './autocannon-scenario.js'
 import { runToEnd, spawnPinned } from './processes.js'
 import { wrkScript, type Scenario } from './scenarios.js'
 
@@ -114,14 +114,11 @@ async function runAutocannon(spec: LoadSpec, core: number, dir: string, timeoutM
   if (spec.body !== undefined) args.push('-b', spec.body)
   args.push(spec.url)
   const out = await runToEnd(spawnPinned(core, process.execPath, args), timeoutMs)
-  const r = JSON.parse(out.trim().split('\n').pop()!) as {
-    requests: { total: number }
-    duration: number
-    latency: { p50: number; p99: number }
-    non2xx: number
-    errors: number
-    timeouts: number
-  }
+  return fromAutocannon(JSON.parse(out.trim().split('\n').pop()!) as AutocannonSummary)
+}
+
+/** autocannon's summary (its --json line, or what its API resolves with) as a LoadResult. */
+function fromAutocannon(r: AutocannonSummary): LoadResult {
   return {
     requestsPerS: r.requests.total / r.duration,
     p50Ms: r.latency.p50,
@@ -138,12 +135,5 @@ async function runAutocannonScenario(spec: LoadSpec, scenario: Scenario, core: n
   writeFileSync(file, JSON.stringify(scenarioSpec))
   const out = await runToEnd(spawnPinned(core, process.execPath, ['--import', 'tsx', 'bench/autocannon-scenario.ts', file]), timeoutMs)
   const r = JSON.parse(out.trim().split('\n').pop()!) as ScenarioResult
-  return {
-    requestsPerS: r.requests.total / r.duration,
-    p50Ms: r.latency.p50,
-    p99Ms: r.latency.p99,
-    non2xx: r.non2xx,
-    errors: r.errors + r.timeouts,
-    ...scenarioFigures(scenario, r.counts.reserved, r.counts.listed, r.duration),
-  }
+  return { ...fromAutocannon(r), ...scenarioFigures(scenario, r.counts.reserved, r.counts.listed, r.duration) }
 }
