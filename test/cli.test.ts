@@ -7,17 +7,10 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { main } from '../src/cli/main.js'
 import type { Pet } from '../src/schemas/pet.js'
+import { runCli } from './helpers/cli.js'
 import { startTestServer, type TestServer } from './helpers/server.js'
 
 const run = promisify(execFile)
-
-/** Runs the command line in this process, collecting what it prints, a line per entry. */
-async function runCli(argv: string[], env: Record<string, string>) {
-  const out: string[] = []
-  const err: string[] = []
-  const code = await main(argv, { out: (l) => out.push(...l.split('\n')), err: (l) => err.push(l) }, env)
-  return { code, out, err, json: <T = unknown>() => JSON.parse(out.join('\n')) as T }
-}
 
 describe('petstore command line', () => {
   let dir: string
