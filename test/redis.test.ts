@@ -67,6 +67,16 @@ describe('Redis counter store', async () => {
     }
   })
 
+  it('counts each request against its own limits on Redis\'s time too: a raised quota serves at once', async () => {
+    // The daily window: no minute boundary can fall between these hits and reset the count.
+    const hit = (limits: HitRequest['limits']) => onRedisTime.hit({ identity: 'key:raised', limits, banAfter: 20, banMs: 900_000 })
+    const twoADay = { perMinute: 1000, perDay: 2 }
+    assert.deepEqual([(await hit(twoADay)).outcome, (await hit(twoADay)).outcome, (await hit(twoADay)).outcome], ['served', 'served', 'limited'])
+    const threeADay = { perMinute: 1000, perDay: 3 }
+    assert.deepEqual([(await hit(threeADay)).outcome, (await hit(threeADay)).outcome], ['served', 'limited'])
+    assert.equal((await hit(twoADay)).outcome, 'limited')
+  })
+
   it('shares a ban between instances', async () => {
     const tight = (store: typeof a) => store.hit({ identity: 'key:ban', limits: { perMinute: 1, perDay: 100 }, banAfter: 1, banMs: 60_000 })
     assert.deepEqual([(await tight(a)).outcome, (await tight(a)).outcome, (await tight(a)).outcome], ['served', 'limited', 'banned'])

@@ -20,6 +20,7 @@ export interface AuthenticatorOptions {
 }
 
 const LAST_USED_GRANULARITY_MS = 60_000
+const MISSING: AuthResult = Object.freeze({ ok: false, missing: true, message: 'Missing API key: send it as "Authorization: Bearer <key>".' })
 // RFC 6750 / RFC 9110: the scheme is case-insensitive, the token is a b64token.
 const BEARER = /^bearer +([A-Za-z0-9\-._~+/]+=*) *$/i
 
@@ -31,24 +32,25 @@ export function createAuthenticator({
   maxCached = 10_000,
   onError = () => {},
 }: AuthenticatorOptions) {
-  // Keyed by the token itself, not its hash: a hit then costs neither the checksum
-  // nor SHA-256 (the token is in this process's memory with every request anyway).
-  // Only keys found in the store are kept, so a hit is a well-formed key of this
-  // environment. The store is still looked up by hash.
+  // Keyed by the Authorization header as sent, not by the key's hash: a hit then costs
+  // neither the Bearer parse, nor the checksum, nor SHA-256 (the header is in this
+  // process's memory with every request anyway). Only keys found in the store are
+  // kept, so a hit is a well-formed key of this environment. The store is still
+  // looked up by hash.
   const cache = new Map<string, { key: ApiKeyRecord; until: number }>()
   const lastTouched = new Map<number, number>()
 
-  function cached(token: string, now: number): ApiKeyRecord | undefined {
-    const hit = cache.get(token)
+  function cached(header: string, now: number): ApiKeyRecord | undefined {
+    const hit = cache.get(header)
     return hit && hit.until > now ? hit.key : undefined
   }
 
-  async function lookup(token: string, now: number): Promise<ApiKeyRecord | undefined> {
+  async function lookup(header: string, token: string, now: number): Promise<ApiKeyRecord | undefined> {
     const key = await apiKeys.findByHash(hashApiKey(token))
     if (cache.size >= maxCached) cache.delete(cache.keys().next().value as string)
     // Unknown keys are not remembered: a key created a moment ago must work at once.
-    if (key) cache.set(token, { key, until: now + cacheMs })
-    else cache.delete(token)
+    if (key) cache.set(header, { key, until: now + cacheMs })
+    else cache.delete(header)
     return key
   }
 
@@ -59,7 +61,7 @@ export function createAuthenticator({
   }
 
   /** The key's record, undefined when the store does not know it, or why its format is refused. */
-  async function checkAndLookup(token: string, now: number): Promise<ApiKeyRecord | undefined | string> {
+  async function checkAndLookup(header: string, token: string, now: number): Promise<ApiKeyRecord | undefined | string> {
     const parsed = parseApiKey(token)
     if (!parsed.ok) {
       return 'The API key is malformed: keys start with ps_live_ or ps_test_ and end in a checksum; check it was copied whole.'
@@ -67,7 +69,7 @@ export function createAuthenticator({
     if (parsed.environment !== environment) {
       return `This is a ${parsed.environment} key (ps_${parsed.environment}_…); this server accepts ${environment} keys (ps_${environment}_…).`
     }
-    return lookup(token, now)
+    return lookup(header, token, now)
   }
 
   function verdict(key: ApiKeyRecord | undefined | string, now: number): AuthResult {
@@ -78,27 +80,28 @@ export function createAuthenticator({
     return { ok: true, key }
   }
 
-  /** The Bearer token, or the answer for a request without a usable one. */
-  function tokenOf(header: string | undefined): string | AuthResult {
-    if (!header) return { ok: false, missing: true, message: 'Missing API key: send it as "Authorization: Bearer <key>".' }
+  /** The Bearer token, or why the header is refused. */
+  function tokenOf(header: string): string | AuthResult {
     return BEARER.exec(header)?.[1] ?? { ok: false, missing: false, message: 'The Authorization header must be "Bearer <key>".' }
   }
 
   return {
     /** The answer when it needs no store lookup (no key, a malformed header, a cached key); undefined otherwise. */
     peek(header: string | undefined): AuthResult | undefined {
-      const token = tokenOf(header)
-      if (typeof token !== 'string') return token
+      if (!header) return MISSING
       const now = clock.now()
-      const hit = cached(token, now)
-      return hit && verdict(hit, now)
+      const hit = cached(header, now)
+      if (hit) return verdict(hit, now)
+      const token = tokenOf(header)
+      return typeof token === 'string' ? undefined : token
     },
     /** The answer, looking the key up in the store when it is not cached. */
     async authenticate(header: string | undefined): Promise<AuthResult> {
+      if (!header) return MISSING
       const token = tokenOf(header)
       if (typeof token !== 'string') return token
       const now = clock.now()
-      return verdict(cached(token, now) ?? (await checkAndLookup(token, now)), now)
+      return verdict(cached(header, now) ?? (await checkAndLookup(header, token, now)), now)
     },
   }
 }

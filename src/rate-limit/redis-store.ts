@@ -13,6 +13,7 @@
 // one banned, as its run would have found that ban. Only another instance's calls
 // can no longer fall between them, an order they could already have had.
 import { Redis } from 'ioredis'
+import type { Limits } from '../api-keys/plans.js'
 import type { Clock } from '../clock.js'
 import type { HitRequest, HitResult, SharedCounterStore } from './counter-store.js'
 
@@ -93,6 +94,14 @@ interface Batch {
   reply: Promise<BatchReply>
 }
 
+interface ScriptArguments {
+  args: (number | string)[]
+  /** The arguments as one string: hits with equal ones can share a batch. */
+  sameArgs: string
+  banAfter: number
+  banMs: number
+}
+
 export interface RedisStoreOptions {
   url: string
   /** Prefix of every key, so tests and deployments can share a server. */
@@ -129,6 +138,20 @@ export function createRedisCounterStore({
   redis.on('error', () => {})
   redis.defineCommand('petstoreHit', { numberOfKeys: 1, lua: HIT_SCRIPT })
 
+  // A hit's script arguments (but n). Without a test clock they depend on the limits
+  // alone, so they are built once per limits object (the plans' constants, or a cached
+  // key's record). With one, the clock is read now, as each request's own run would
+  // have: a test that moves it between two hits of one turn gets two batches.
+  const built = new WeakMap<Limits, ScriptArguments>()
+  function argumentsOf(limits: Limits, banAfter: number, banMs: number): ScriptArguments {
+    const known = clock ? undefined : built.get(limits)
+    if (known && known.banAfter === banAfter && known.banMs === banMs) return known
+    const args = [limits.perMinute, limits.perDay, banAfter, banMs, clock ? clock.now() : '']
+    const made = { args, sameArgs: args.join(' '), banAfter, banMs }
+    if (!clock) built.set(limits, made)
+    return made
+  }
+
   // Open batches by key: the hits of this turn join them; each is sent after the
   // turn, and from then on the key's hits gather into a new one (as read-coalescer.ts).
   const gathering = new Map<string, Batch>()
@@ -151,10 +174,7 @@ export function createRedisCounterStore({
     redis,
     hit({ identity, limits, banAfter, banMs }: HitRequest): Promise<HitResult> {
       const key = `${prefix}:rl:{${identity}}`
-      // The clock is read now, as each request's own run would have: a test that
-      // moves it between two hits of one turn gets two batches.
-      const args = [limits.perMinute, limits.perDay, banAfter, banMs, clock ? clock.now() : '']
-      const sameArgs = args.join(' ')
+      const { args, sameArgs } = argumentsOf(limits, banAfter, banMs)
       let batch = gathering.get(key)
       // Other arguments (a changed plan, a moved test clock) start a batch of their
       // own after this one, so the runs stay in arrival order.
