@@ -82,6 +82,20 @@ describe('operations', () => {
     }
   })
 
+  it('logs the path as it was sent, even one whose percent-encoding does not decode', async () => {
+    const roomy = await server.createKey('free') // the suite's key allows 2 a minute
+    lines.length = 0
+    const res = await server.request('/v1/pets/%zz?limit=1', { key: roomy, headers: { 'x-request-id': 'undecodable-path' } })
+    assert.equal(res.status, 400)
+    await server.request('/healthz', { headers: { 'x-request-id': 'after-undecodable-path' } })
+    await loggedRequest('after-undecodable-path')
+    const entry = lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((e) => e.reqId === 'undecodable-path')
+    assert.deepEqual(
+      { method: entry?.method, url: entry?.url, route: entry?.route, status: entry?.status },
+      { method: 'GET', url: '/v1/pets/%zz?limit=1', route: '/v1/pets/:petId', status: 400 },
+    )
+  })
+
   it('echoes a sane X-Request-Id on every response, errors included, and replaces an insane one', async () => {
     for (const path of ['/v1/pets', '/v1/nowhere', '/nowhere', '/healthz']) {
       const res = await server.request(path, { headers: { 'x-request-id': 'abc-123' } })

@@ -27,7 +27,8 @@ export default fp(
       request.log.info(
         {
           method: request.method,
-          url: request.url,
+          // As sent: request.url is the routable form (request-path.ts), "%25zz" for "%zz".
+          url: request.originalUrl,
           route: request.routeOptions.url,
           status: reply.statusCode,
           ms: Math.round(reply.elapsedTime * 10) / 10,
