@@ -84,7 +84,7 @@ export async function buildApp({ config, store, clock = systemClock, limiter, lo
     apiKeys: store.apiKeys,
     clock,
     environment: keyEnvironmentFor(config.environment),
-    onError: (error) => app.log.warn({ err: error }, 'could not record when an API key was last used'),
+    onError: (error, what) => app.log.warn({ err: error }, what),
   })
   const metrics = createMetrics()
   if (!limiter) {

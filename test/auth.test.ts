@@ -68,6 +68,52 @@ for (const store of STORES) describe(`authentication (${store})`, () => {
     assertUnauthorized(await server.request('/v1/pets', { key: doomed }), /revoked/)
   })
 
+  /** Runs `body` counting the store's key lookups; resolves once every lookup it started has settled. */
+  async function lookupsDuring(body: () => Promise<void>): Promise<number> {
+    const { apiKeys } = server.store
+    const findByHash = apiKeys.findByHash
+    const started: Promise<unknown>[] = []
+    apiKeys.findByHash = (hash) => {
+      const found = findByHash.call(apiKeys, hash)
+      started.push(found)
+      return found
+    }
+    try {
+      await body()
+      await Promise.allSettled(started)
+    } finally {
+      apiKeys.findByHash = findByHash
+    }
+    return started.length
+  }
+
+  it('looks a key up once for all the requests that find it uncached together', async () => {
+    const fresh = await server.createKey()
+    const lookups = await lookupsDuring(async () => {
+      const answers = await Promise.all(Array.from({ length: 20 }, () => server.request('/v1/pets', { key: fresh })))
+      assert.deepEqual(new Set(answers.map((res) => res.status)), new Set([200]))
+    })
+    assert.equal(lookups, 1)
+  })
+
+  it('looks a key in use up again before its cache entry expires, so no request waits for the store', async () => {
+    const busy = await server.createKey()
+    const first = await lookupsDuring(async () => {
+      assert.equal((await server.request('/v1/pets', { key: busy })).status, 200)
+    })
+    assert.equal(first, 1, 'the first request looks the key up')
+    clock.advance(2_100) // within a second of the entry's 3 s lifetime
+    const refreshed = await lookupsDuring(async () => {
+      assert.equal((await server.request('/v1/pets', { key: busy })).status, 200)
+    })
+    assert.equal(refreshed, 1, 'a request near the end of the entry starts a refresh')
+    clock.advance(1_400) // past the first entry's end, within the refreshed one
+    const later = await lookupsDuring(async () => {
+      assert.equal((await server.request('/v1/pets', { key: busy })).status, 200)
+    })
+    assert.equal(later, 0, 'served from the refreshed entry')
+  })
+
   it('stores only the SHA-256 of each key and its display prefix, never the key itself', async () => {
     const rows = await rawRows(server.config.databaseUrl, 'api_keys')
     const row = rows.find((r) => r.key_hash === createHash('sha256').update(key).digest('hex'))

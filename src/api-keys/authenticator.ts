@@ -15,8 +15,11 @@ export interface AuthenticatorOptions {
   clock: Clock
   environment: KeyEnvironment
   cacheMs?: number
+  /** How long before a cached entry expires a request starts its background refresh. */
+  refreshAheadMs?: number
   maxCached?: number
-  onError?: (error: unknown) => void
+  /** A store call no request waits for failed: recording a key's last use, or refreshing a cached key. */
+  onError?: (error: unknown, what: string) => void
 }
 
 const LAST_USED_GRANULARITY_MS = 60_000
@@ -29,6 +32,7 @@ export function createAuthenticator({
   clock,
   environment,
   cacheMs = 3_000,
+  refreshAheadMs = 1_000,
   maxCached = 10_000,
   onError = () => {},
 }: AuthenticatorOptions) {
@@ -37,27 +41,46 @@ export function createAuthenticator({
   // process's memory with every request anyway). Only keys found in the store are
   // kept, so a hit is a well-formed key of this environment. The store is still
   // looked up by hash.
-  const cache = new Map<string, { key: ApiKeyRecord; until: number }>()
+  const cache = new Map<string, { key: ApiKeyRecord; token: string; until: number }>()
+  // Lookups under way, by header. The requests that miss while one runs wait for it:
+  // without this, an entry expiring under load sent one store query per request
+  // until the first came back.
+  const looking = new Map<string, Promise<ApiKeyRecord | undefined>>()
   const lastTouched = new Map<number, number>()
 
   function cached(header: string, now: number): ApiKeyRecord | undefined {
     const hit = cache.get(header)
-    return hit && hit.until > now ? hit.key : undefined
+    if (!hit || hit.until <= now) return undefined
+    // A key in use is looked up again shortly before its entry expires, in the
+    // background, so that under steady use no request waits for the store. The
+    // entry's lifetime, not the refresh, bounds how long a revocation takes (D6).
+    if (hit.until - now <= refreshAheadMs && !looking.has(header)) {
+      lookup(header, hit.token, now).catch((error: unknown) => onError(error, 'could not refresh a cached API key'))
+    }
+    return hit.key
   }
 
-  async function lookup(header: string, token: string, now: number): Promise<ApiKeyRecord | undefined> {
-    const key = await apiKeys.findByHash(hashApiKey(token))
-    if (cache.size >= maxCached) cache.delete(cache.keys().next().value as string)
-    // Unknown keys are not remembered: a key created a moment ago must work at once.
-    if (key) cache.set(header, { key, until: now + cacheMs })
-    else cache.delete(header)
-    return key
+  function lookup(header: string, token: string, now: number): Promise<ApiKeyRecord | undefined> {
+    const under = looking.get(header)
+    if (under) return under
+    const pending = apiKeys
+      .findByHash(hashApiKey(token))
+      .then((key) => {
+        cache.delete(header) // re-inserted last: the oldest entries go first when the cache is full
+        if (cache.size >= maxCached) cache.delete(cache.keys().next().value as string)
+        // Unknown keys are not remembered: a key created a moment ago must work at once.
+        if (key) cache.set(header, { key, token, until: now + cacheMs })
+        return key
+      })
+      .finally(() => looking.delete(header))
+    looking.set(header, pending)
+    return pending
   }
 
   function touch(key: ApiKeyRecord, now: number) {
     if (now - (lastTouched.get(key.id) ?? 0) < LAST_USED_GRANULARITY_MS) return
     lastTouched.set(key.id, now)
-    apiKeys.touch(key.id, now).catch(onError)
+    apiKeys.touch(key.id, now).catch((error: unknown) => onError(error, 'could not record when an API key was last used'))
   }
 
   /** The key's record, undefined when the store does not know it, or why its format is refused. */
