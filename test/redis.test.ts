@@ -33,10 +33,16 @@ describe('Redis counter store', async () => {
   const prefix = uniqueRedisPrefix()
   // Both clients count on one injected clock, so a test's requests never straddle a minute.
   const clock = createManualClock('2026-11-22T10:00:30.000Z')
-  const a = createRedisCounterStore({ url: REDIS_URL, prefix, clock })
-  const b = createRedisCounterStore({ url: REDIS_URL, prefix, clock })
-  const onRedisTime = createRedisCounterStore({ url: REDIS_URL, prefix })
-  await Promise.all([a.ready(), b.ready(), onRedisTime.ready()])
+  type Store = ReturnType<typeof createRedisCounterStore>
+  let a: Store, b: Store, onRedisTime: Store
+  // In before, not here: when --test-name-pattern skips every test of the suite,
+  // its hooks do not run, and clients opened here would keep the process alive.
+  before(async () => {
+    a = createRedisCounterStore({ url: REDIS_URL, prefix, clock })
+    b = createRedisCounterStore({ url: REDIS_URL, prefix, clock })
+    onRedisTime = createRedisCounterStore({ url: REDIS_URL, prefix })
+    await Promise.all([a.ready(), b.ready(), onRedisTime.ready()])
+  })
   after(async () => {
     const keys = await a.redis.keys(`${prefix}:*`)
     if (keys.length > 0) await a.redis.del(...keys)
@@ -86,12 +92,15 @@ describe('Redis counter store', async () => {
 
 describe('Redis counter store batching', async () => {
   if (!(await needs('redis', 'Redis counter store batching'))) return
-  // A server of its own, so that its command counts are this test's alone.
-  const port = await freePort()
-  const redis = await startOwnRedis(port)
   const clock = createManualClock('2026-11-22T10:00:30.000Z')
-  const store = createRedisCounterStore({ url: redis.url, clock })
-  await store.ready()
+  let redis: Awaited<ReturnType<typeof startOwnRedis>>
+  let store: ReturnType<typeof createRedisCounterStore>
+  before(async () => {
+    // A server of its own, so that its command counts are this test's alone.
+    redis = await startOwnRedis(await freePort())
+    store = createRedisCounterStore({ url: redis.url, clock })
+    await store.ready()
+  })
   after(async () => {
     await store.close()
     await redis.stop()
@@ -130,9 +139,13 @@ describe('Redis counter store batching', async () => {
 
 describe('Redis outage', async () => {
   if (!(await needs('redis', 'Redis outage'))) return
-  const port = await freePort()
-  let redis = await startOwnRedis(port)
   const prefix = uniqueRedisPrefix()
+  let port: number
+  let redis: Awaited<ReturnType<typeof startOwnRedis>>
+  before(async () => {
+    port = await freePort()
+    redis = await startOwnRedis(port)
+  })
   after(() => redis.stop())
 
   type Ready = { status?: string; code?: string; checks?: Record<string, string>; details?: { field: string; message: string }[] }
