@@ -336,6 +336,16 @@ for (const store of STORES) describe(`store orders (${store})`, () => {
       await handle.db.destroy()
     }
   })
+
+  it('keeps every order to a pet that exists in the database itself (the foreign key)', async () => {
+    const handle = openDatabase(a.config.databaseUrl)
+    try {
+      const row = { pet_id: 2 ** 40, api_key_id: 1, status: 'cancelled', placed_at: 1, closed_at: 2 }
+      await assert.rejects(handle.db.insertInto('orders').values(row).execute(), /foreign key/i)
+    } finally {
+      await handle.db.destroy()
+    }
+  })
 })
 
 describe('store operations: what every /v1 operation does', () => {

@@ -42,6 +42,9 @@ function openSqlite(path: string) {
   sqlite.pragma('synchronous = NORMAL')
   // The CLI and the server may write the same file at once.
   sqlite.pragma('busy_timeout = 5000')
+  // better-sqlite3's build already enforces foreign keys; said here so that the file
+  // never depends on how SQLite was compiled (orders.pet_id, as on PostgreSQL).
+  sqlite.pragma('foreign_keys = ON')
   return { db: new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) }), sqlite: { file, connection: sqlite } }
 }
 
