@@ -2,10 +2,10 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import pg from 'pg'
-import { migrate, openDatabase } from '../src/db/database.js'
+import { isUniqueViolation, migrate, openDatabase } from '../src/db/database.js'
 import { migrationProvider } from '../src/db/migrations/index.js'
 import { openStore } from '../src/db/store.js'
-import type { Pet } from '../src/schemas/pet.js'
+import type { Pet, PetStatus } from '../src/schemas/pet.js'
 import { startTestServer, type TestServer } from './helpers/server.js'
 import { createTestDatabase, needs, POSTGRES_ADMIN_URL } from './helpers/services.js'
 
@@ -111,6 +111,64 @@ describe('PostgreSQL pets store: the creates of one turn', async () => {
       await store.close()
       await database.drop()
     }
+  })
+})
+
+describe('PostgreSQL orders: the reservations of one turn', async () => {
+  if (!(await needs('postgres', 'PostgreSQL orders'))) return
+  let database: Awaited<ReturnType<typeof createTestDatabase>>
+  let store: Awaited<ReturnType<typeof openStore>>
+  before(async () => {
+    database = await createTestDatabase()
+    store = await openStore(database.url)
+  })
+  after(async () => {
+    await store?.close()
+    await database?.drop()
+  })
+  const newPet = (status: PetStatus = 'available') => store.pets.insert({ name: 'Ordered', categoryId: 1, status }, 1_700_000_000_000)
+
+  it('go in one statement: the first request for a pet gets it, the rest are refused as each alone would be, order ids in arrival order', async () => {
+    const [first, second, sold] = [await newPet(), await newPet(), await newPet('sold')]
+    const missing = 2 ** 40
+    const asked = [
+      [first.id, 1],
+      [second.id, 2],
+      [first.id, 3],
+      [sold.id, 1],
+      [missing, 1],
+      [second.id, 4],
+    ] as const
+    const results = await Promise.all(asked.map(([petId, apiKeyId]) => store.orders.placeAlone(petId, apiKeyId, 1_700_000_000_000)))
+    assert.deepEqual(
+      results.map((r) => (r.outcome === 'placed' ? [r.outcome, r.order.petId] : [r.outcome])),
+      [['placed', first.id], ['placed', second.id], ['pet_unavailable'], ['pet_unavailable'], ['no_such_pet'], ['pet_unavailable']],
+    )
+    const [a, b] = results.flatMap((r) => (r.outcome === 'placed' ? [r.order] : []))
+    assert.ok(a!.id < b!.id, 'order ids follow arrival')
+    assert.deepEqual(
+      (await adminQuery<{ api_key_id: number }>(database.url, 'select api_key_id from orders order by id')).map((row) => Number(row.api_key_id)),
+      [1, 2],
+      'each order belongs to the request that got the pet',
+    )
+    const [row] = await adminQuery<{ transactions: string }>(
+      database.url,
+      'select count(distinct xmin::text) as transactions from (select xmin from orders union all select xmin from pets where id = any($1::bigint[])) written',
+      [[first.id, second.id]],
+    )
+    assert.equal(row!.transactions, '1', 'both orders and both pets in one transaction')
+  })
+
+  it('still refuses only the one request whose pet has an open order, when that fails the shared statement', async () => {
+    const taken = await newPet()
+    assert.equal((await store.orders.placeAlone(taken.id, 1, 1)).outcome, 'placed')
+    // By hand: the pet looks available although its order is still open.
+    await adminQuery(database.url, "update pets set status = 'available' where id = $1", [taken.id])
+    const free = await newPet()
+    const [refused, placed] = await Promise.allSettled([store.orders.placeAlone(taken.id, 2, 2), store.orders.placeAlone(free.id, 2, 2)])
+    assert.equal(refused.status, 'rejected')
+    assert.ok(refused.status === 'rejected' && isUniqueViolation(refused.reason), 'orders_one_open_per_pet refuses it (the route answers 409)')
+    assert.ok(placed.status === 'fulfilled' && placed.value.outcome === 'placed', 'the other reservation of the turn goes through')
   })
 })
 
