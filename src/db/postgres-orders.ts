@@ -10,15 +10,6 @@ import { isUniqueViolation } from './database.js'
 import type { OrderRow, OrderWrites, PlaceRowResult } from './order-writes.js'
 import { createTurnBatcher, type BatchItem } from './turn-batcher.js'
 
-const PLACE = {
-  name: 'petstore_orders_place',
-  text: `WITH reserved AS (
-      UPDATE pets SET status = 'pending' WHERE id = $1 AND status = 'available' RETURNING id
-    )
-    INSERT INTO orders (pet_id, api_key_id, status, placed_at, closed_at)
-    SELECT id, $2, 'placed', $3, NULL FROM reserved
-    RETURNING *`,
-}
 // Every data-modifying CTE runs to completion, read or not: the pet moves in the same statement.
 const CLOSE = {
   name: 'petstore_orders_close',
@@ -29,13 +20,13 @@ const CLOSE = {
     )
     SELECT * FROM closed`,
 }
-// A turn's reservations, in arrival order ($1 pet ids, $2 key ids, $3 times). Of
-// several asking for one pet, the first (DISTINCT ON … ORDER BY n) is the one a run of
+// The reservations of a turn (one, when the server is idle), in arrival order ($1 pet
+// ids, $2 key ids, $3 times). Of several asking for one pet, the first (DISTINCT ON … ORDER BY n) is the one a run of
 // its own would have let through; the others find the pet pending. The pets are locked
 // in id order, so that two instances' statements cannot deadlock on them. The orders
 // are inserted in arrival order, so their ids increase in it.
-const PLACE_MANY = {
-  name: 'petstore_orders_place_many',
+const PLACE = {
+  name: 'petstore_orders_place',
   text: `WITH asked AS (
       SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[]) WITH ORDINALITY AS a(pet_id, api_key_id, placed_at, n)
     ), first_asks AS (
@@ -49,7 +40,6 @@ const PLACE_MANY = {
     SELECT f.pet_id, f.api_key_id, 'placed', f.placed_at, NULL FROM first_asks f JOIN reserved r ON r.id = f.pet_id ORDER BY f.n
     RETURNING *`,
 }
-const PET_EXISTS = { name: 'petstore_pets_exists', text: 'SELECT 1 FROM pets WHERE id = $1' }
 const PETS_EXISTING = { name: 'petstore_pets_existing', text: 'SELECT id FROM pets WHERE id = ANY($1::bigint[])' }
 const ORDER_EXISTS = { name: 'petstore_orders_exists', text: 'SELECT 1 FROM orders WHERE id = $1 AND api_key_id = $2' }
 
@@ -62,25 +52,18 @@ interface Reservation {
 export function createPostgresOrderWrites(pool: pg.Pool): OrderWrites {
   const exists = async (query: pg.QueryConfig) => ((await pool.query(query)).rowCount ?? 0) > 0
 
-  async function placeOne({ petId, apiKeyId, now }: Reservation): Promise<PlaceRowResult> {
-    const { rows } = await pool.query<OrderRow>({ ...PLACE, values: [petId, apiKeyId, now] })
-    if (rows[0]) return { outcome: 'placed', row: rows[0] }
-    // Nothing was written; this read only tells the two refusals apart.
-    return (await exists({ ...PET_EXISTS, values: [petId] })) ? { outcome: 'pet_unavailable' } : { outcome: 'no_such_pet' }
-  }
-
-  async function placeMany(batch: BatchItem<Reservation, PlaceRowResult>[]): Promise<void> {
+  async function place(batch: BatchItem<Reservation, PlaceRowResult>[]): Promise<void> {
     const asked = batch.map((item) => item.input)
     let placed: OrderRow[]
     try {
       const values = [asked.map((r) => r.petId), asked.map((r) => r.apiKeyId), asked.map((r) => r.now)]
-      placed = (await pool.query<OrderRow>({ ...PLACE_MANY, values })).rows
+      placed = (await pool.query<OrderRow>({ ...PLACE, values })).rows
     } catch (error) {
-      if (!isUniqueViolation(error)) throw error
+      if (!isUniqueViolation(error) || batch.length === 1) throw error
       // orders_one_open_per_pet refused one of them (a pet whose status was changed by
       // hand while its order is open), and with it the statement: each on its own, in
       // arrival order, so that only that one fails.
-      for (const item of batch) await placeOne(item.input).then(item.resolve, item.reject)
+      for (const item of batch) await place([item]).catch(item.reject)
       return
     }
     // Committed. Each pet's order goes to the first request for it.
@@ -99,14 +82,11 @@ export function createPostgresOrderWrites(pool: pg.Pool): OrderWrites {
     const existing = new Set(rows.map((row) => row.id))
     for (const item of refused) item.resolve(existing.has(item.input.petId) ? { outcome: 'pet_unavailable' } : { outcome: 'no_such_pet' })
   }
-
   // One statement at a time, as the creates of pets: the reservations arriving meanwhile make the next one larger.
-  const place = createTurnBatcher<Reservation, PlaceRowResult>((batch) =>
-    batch.length === 1 ? placeOne(batch[0]!.input).then(batch[0]!.resolve) : placeMany(batch),
-  )
+  const reserve = createTurnBatcher(place)
 
   return {
-    place: (petId, apiKeyId, now) => place({ petId, apiKeyId, now }),
+    place: (petId, apiKeyId, now) => reserve({ petId, apiKeyId, now }),
     async close(orderId, apiKeyId, to, petTo, now) {
       const { rows } = await pool.query<OrderRow>({ ...CLOSE, values: [to, now, orderId, apiKeyId, petTo] })
       if (rows[0]) return { outcome: 'closed', row: rows[0] }

@@ -95,11 +95,10 @@ interface Batch {
 }
 
 interface ScriptArguments {
-  args: (number | string)[]
+  /** per_minute, per_day, ban_after, ban_ms, now: see HIT_SCRIPT. */
+  args: [number, number, number, number, number | '']
   /** The arguments as one string: hits with equal ones can share a batch. */
   sameArgs: string
-  banAfter: number
-  banMs: number
 }
 
 export interface RedisStoreOptions {
@@ -145,9 +144,9 @@ export function createRedisCounterStore({
   const built = new WeakMap<Limits, ScriptArguments>()
   function argumentsOf(limits: Limits, banAfter: number, banMs: number): ScriptArguments {
     const known = clock ? undefined : built.get(limits)
-    if (known && known.banAfter === banAfter && known.banMs === banMs) return known
-    const args = [limits.perMinute, limits.perDay, banAfter, banMs, clock ? clock.now() : '']
-    const made = { args, sameArgs: args.join(' '), banAfter, banMs }
+    if (known && known.args[2] === banAfter && known.args[3] === banMs) return known
+    const args: ScriptArguments['args'] = [limits.perMinute, limits.perDay, banAfter, banMs, clock ? clock.now() : '']
+    const made = { args, sameArgs: args.join(' ') }
     if (!clock) built.set(limits, made)
     return made
   }
