@@ -5,6 +5,7 @@
 // server processes enforcing one limit. The counting rules themselves are the
 // contract suite's (counter-stores.test.ts), run on both stores.
 import { after, before, describe, it } from 'node:test'
+import { setTimeout as delay } from 'node:timers/promises'
 import assert from 'node:assert/strict'
 import { Redis } from 'ioredis'
 import { createManualClock, systemClock } from '../src/clock.js'
@@ -222,6 +223,32 @@ describe('Redis outage', async () => {
       }
     })
   }
+})
+
+describe('Redis shared by databases', async () => {
+  if (!(await needs('redis', 'Redis shared by databases'))) return
+
+  it('gives each key counters of its own, though a recreated database hands out the same key ids again', async () => {
+    // Two stores, one Redis prefix: as after a database is dropped and created again.
+    const env = { REDIS_URL, PETSTORE_REDIS_PREFIX: uniqueRedisPrefix() }
+    const [before, after] = [await startTestServer({ env }), await startTestServer({ env })]
+    try {
+      const old = await before.createKey('free')
+      const fresh = await after.createKey('free')
+      assert.equal(await before.keyId(old), await after.keyId(fresh), 'the same id in both databases')
+      const tight = await before.createKey('enterprise', { perMinute: 1, perDay: 100 })
+      // The recreated database's key comes later, if only by a millisecond here.
+      await delay(2)
+      const tightAgain = await after.createKey('enterprise', { perMinute: 1, perDay: 100 })
+      assert.equal((await before.request('/v1/pets', { key: tight })).status, 200)
+      assert.equal((await before.request('/v1/pets', { key: tight })).status, 429)
+      const res = await after.request('/v1/pets', { key: tightAgain })
+      assert.equal(res.status, 200, 'a new key starts with its whole quota')
+      assert.equal(res.headers.get('x-ratelimit-remaining'), '0')
+    } finally {
+      await Promise.all([before.close(), after.close()])
+    }
+  })
 })
 
 describe('two instances on PostgreSQL and Redis', async () => {

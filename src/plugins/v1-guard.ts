@@ -55,7 +55,10 @@ export default fp(
   { name: 'v1-guard' },
 )
 
-const identityOf = (request: FastifyRequest, auth: AuthResult) => (auth.ok ? `key:${auth.key.id}` : `ip:${request.ip}`)
+// A key is counted by its id and creation time, not its id alone: a database created
+// again hands out the same ids, and its new keys must not inherit the old keys'
+// counters and bans from a Redis that outlived it.
+const identityOf = (request: FastifyRequest, auth: AuthResult) => (auth.ok ? `key:${auth.key.id}@${auth.key.createdAt}` : `ip:${request.ip}`)
 const limitsOf = (auth: AuthResult) => (auth.ok ? auth.key.limits : PLAN_LIMITS.free)
 
 /** Lets the request through, or throws the answer: 503, 429 or 401, in that order. */

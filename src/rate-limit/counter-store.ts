@@ -9,7 +9,7 @@ export const MINUTE_MS = 60_000
 export const DAY_MS = 86_400_000
 
 export interface HitRequest {
-  /** Who is counted: `key:<id>` or `ip:<address>`. */
+  /** Who is counted: `key:<id>@<created at>` or `ip:<address>` (v1-guard.ts). */
   identity: string
   limits: Limits
   /** Refused requests allowed in one minute window before a ban (a ban resets the count). */
