@@ -7,6 +7,7 @@ import { createManualClock } from '../src/clock.js'
 import type { ErrorBody } from '../src/errors.js'
 import { fingerprint, IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS } from '../src/routes/v1/idempotency-key.js'
 import type { Pet } from '../src/schemas/pet.js'
+import { parseRawAnswer, rawHttp } from './helpers/raw-http.js'
 import { STORES, startTestServer, type TestServer } from './helpers/server.js'
 
 for (const store of STORES) describe(`Idempotency-Key on POST /v1/pets (${store})`, () => {
@@ -178,6 +179,21 @@ for (const store of STORES) describe(`Idempotency-Key on POST /v1/pets (${store}
     const good = await create(idem, { name: 'Typo', categoryId: 1 })
     assert.equal(good.status, 201)
     assert.equal(good.headers.get('idempotent-replayed'), null)
+  })
+
+  it('answers 400 invalid_parameter for an Idempotency-Key header sent twice, each valid alone, and creates nothing', async () => {
+    const body = JSON.stringify({ name: 'Twice', categoryId: 1 })
+    const answer = await rawHttp(
+      server.url,
+      `POST /v1/pets HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\n` +
+        `Idempotency-Key: ${randomUUID()}\r\nIdempotency-Key: ${randomUUID()}\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`,
+      { halfClose: false },
+    )
+    const { status, body: error } = parseRawAnswer(answer)
+    assert.equal(status, 400, answer)
+    assert.equal((error as ErrorBody).code, 'invalid_parameter')
+    const listed = await server.request<Pet[]>('/v1/pets?limit=100', { key })
+    assert.ok(!listed.body.some((pet) => pet.name === 'Twice'))
   })
 
   for (const [what, value] of [

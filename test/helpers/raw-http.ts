@@ -2,8 +2,12 @@
 // oversized headers, bodies cut short.
 import { connect } from 'node:net'
 
-/** Sends `bytes`, half-closes, and resolves with everything the server wrote before it closed. */
-export function rawHttp(url: string, bytes: string): Promise<string> {
+/**
+ * Sends `bytes`, half-closes, and resolves with everything the server wrote before it
+ * closed. Node's server aborts a request still running when the client half-closes:
+ * for one that waits on the store, send `Connection: close` and `halfClose: false`.
+ */
+export function rawHttp(url: string, bytes: string, { halfClose = true } = {}): Promise<string> {
   const { port } = new URL(url)
   return new Promise((resolve, reject) => {
     const socket = connect(Number(port), '127.0.0.1')
@@ -11,7 +15,8 @@ export function rawHttp(url: string, bytes: string): Promise<string> {
     socket.on('data', (chunk) => (answer += chunk.toString()))
     socket.on('end', () => resolve(answer))
     socket.on('error', reject)
-    socket.end(bytes)
+    if (halfClose) socket.end(bytes)
+    else socket.write(bytes)
   })
 }
 
