@@ -265,6 +265,7 @@ async function runSuite(options: Options, dir: string, pets: number): Promise<Su
     runPgbench(statement, { databaseUrl: store.databaseUrl, clients: options.connections, durationS }, GENERATOR_CORE, dir)
 
   // Warm-up (JIT, caches) on every target, not counted.
+  await store.settle()
   await load(baseline.url, undefined, WARMUP_S)
   for (const id of options.only) await load(service.url, id, WARMUP_S)
   for (const { statement } of alone) await pgbench(statement, WARMUP_S)
@@ -272,6 +273,7 @@ async function runSuite(options: Options, dir: string, pets: number): Promise<Su
   let servicePeak = Math.max(seedingPeak, peakRss(service.process.pid))
   const measure = async (target: Measured, pinned: Pinned, url: string) => {
     if (pinned === service.process) servicePeak = Math.max(servicePeak, peakRss(pinned.pid))
+    await store.settle()
     const reset = resetPeakRss(pinned.pid)
     const result = await load(url, target.id, options.durationS)
     target.runs.push(result)
@@ -283,6 +285,7 @@ async function runSuite(options: Options, dir: string, pets: number): Promise<Su
   }
 
   const measureAlone = async ({ statement, measured }: (typeof alone)[number]) => {
+    await store.settle()
     const result = await pgbench(statement, options.durationS)
     measured.runs.push(result)
     log(
