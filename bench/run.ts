@@ -34,7 +34,11 @@ const USAGE = `npm run bench -- [options]
 
 const SERVICE_CORE = 0
 const GENERATOR_CORE = 1
-const WARMUP_S = 2
+// Warm-up per target. With 2 s, POST on PostgreSQL still sped up run after run (0.80,
+// 0.89, 0.97 then 1.09 of pgbench in four rounds), and the first second of load in a
+// fresh process stalls the event loop up to 300 ms (V8's compiler threads share the
+// pinned core): bench/results.md, seventh pass.
+const WARMUP_S = 5
 const SEED_THROUGH_API_MAX = 10_000
 const POST_PET = { name: 'Bench', categoryId: 7, status: 'pending' } as const
 const POST_BODY = JSON.stringify(POST_PET)
