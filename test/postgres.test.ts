@@ -72,6 +72,20 @@ describe('PostgreSQL store', async () => {
     assert.ok(Number(rows[0]!.transactions) < names.length, `${rows[0]!.transactions} transactions for ${names.length} creates`)
   })
 
+  it('keeps its connections open while idle, so that the first requests after a quiet spell find them', async () => {
+    await Promise.all(Array.from({ length: 20 }, () => server.request('/v1/pets?limit=5', { key })))
+    const database = new URL(server.config.databaseUrl).pathname.slice(1)
+    const backends = async () =>
+      (await adminQuery<{ pid: number }>(POSTGRES_ADMIN_URL, 'select pid from pg_stat_activity where datname = $1 order by pid', [database])).map((row) => row.pid)
+    const before = await backends()
+    assert.ok(before.length > 0)
+    // pg-pool's default closes a connection idle for 10 s.
+    await new Promise((resolve) => setTimeout(resolve, 11_000))
+    assert.deepEqual(await backends(), before)
+    assert.equal((await server.request('/v1/pets?limit=5', { key })).status, 200)
+    assert.deepEqual(await backends(), before, 'the request after the quiet spell used a connection already open')
+  })
+
   it('migrates safely when two processes start at once on a fresh database', async () => {
     const database = await createTestDatabase()
     try {

@@ -65,6 +65,12 @@ function openPostgres(url: string, onIdleError: (error: Error) => void) {
   const pool = new pg.Pool({
     connectionString: url,
     max: POOL_SIZE,
+    // Once open, a connection stays open: pg-pool would close it after 10 s idle, and
+    // the first requests after every quiet spell paid for new connections and cold
+    // backends (bench/results.md, seventh pass). TCP keepalive keeps it known to be alive.
+    min: POOL_SIZE,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 60_000,
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     statement_timeout: STATEMENT_TIMEOUT_MS,
     query_timeout: STATEMENT_TIMEOUT_MS + 1_000,
