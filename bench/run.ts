@@ -34,10 +34,9 @@ const USAGE = `npm run bench -- [options]
 
 const SERVICE_CORE = 0
 const GENERATOR_CORE = 1
-// Warm-up per target. With 2 s, POST on PostgreSQL still sped up run after run (0.80,
-// 0.89, 0.97 then 1.09 of pgbench in four rounds), and the first second of load in a
-// fresh process stalls the event loop up to 300 ms (V8's compiler threads share the
-// pinned core): bench/results.md, seventh pass.
+// Warm-up per target, not counted. The first second of load on a fresh process stalls
+// its event loop for up to 300 ms (V8's compiler threads share the pinned core), and
+// the first seconds of creates ran slower than the next (bench/results.md, seventh pass).
 const WARMUP_S = 5
 const SEED_THROUGH_API_MAX = 10_000
 const POST_PET = { name: 'Bench', categoryId: 7, status: 'pending' } as const
