@@ -74,6 +74,15 @@ for (const store of STORES) describe(`durability (${store})`, () => {
     assert.equal(exit, 'SIGKILL')
   })
 
+  it('under npm start, gets the SIGTERM sent to npm: it drains and exits, and nothing is left serving', async () => {
+    // A supervisor (systemd, Docker) signals the process it started: here npm, whose shell must not keep the signal from the server.
+    const server = await spawnServer({ DATABASE_URL: databaseUrl }, 'npmStart')
+    assert.equal((await fetch(`${server.url}/healthz`)).status, 200)
+    server.child.kill('SIGTERM')
+    assert.equal(await server.exited, 0)
+    await assert.rejects(fetch(`${server.url}/healthz`, { signal: AbortSignal.timeout(2_000) }), 'the server exited with npm')
+  })
+
   it('drains on SIGTERM under write load: no 5xx, every 201 kept, exit code 0', async () => {
     const { exit, statuses } = await writeUntil('SIGTERM')
     assert.equal(exit, 0)

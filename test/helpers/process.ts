@@ -9,8 +9,18 @@ export interface ServerProcess {
   exited: Promise<number | NodeJS.Signals | null>
 }
 
-export async function spawnServer(env: Record<string, string>): Promise<ServerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+/** How the server is started: from the sources by default, or as a user would (`npm start`). */
+const COMMANDS = {
+  source: [process.execPath, '--import', 'tsx', 'src/server.ts'],
+  // The npm that runs this test when there is one; dist/ is built (npm test builds it), so no prestart build.
+  npmStart: process.env.npm_execpath
+    ? [process.execPath, process.env.npm_execpath, 'start', '--ignore-scripts', '--silent']
+    : ['npm', 'start', '--ignore-scripts', '--silent'],
+} as const
+
+export async function spawnServer(env: Record<string, string>, how: keyof typeof COMMANDS = 'source'): Promise<ServerProcess> {
+  const [command, ...args] = COMMANDS[how]
+  const child = spawn(command, args, {
     env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   })
