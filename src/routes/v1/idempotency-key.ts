@@ -2,6 +2,7 @@
 // httpapi-idempotency-key-header): its syntax, how long a key is remembered, and
 // the fingerprint that tells "the same request again" from "another request".
 import { createHash } from 'node:crypto'
+import type { IncomingMessage } from 'node:http'
 import { ApiError } from '../../errors.js'
 import type { NewPet } from '../../schemas/pet.js'
 
@@ -18,12 +19,15 @@ export const MAX_IDEMPOTENCY_KEY_LENGTH = 255
 const PRINTABLE = /^[\x20-\x7e]+$/
 
 /**
- * The key, or undefined when the header is absent. The draft makes the value a
- * structured-field string (`"…"`); the bare value most clients send is accepted too,
- * without quotes or commas (a comma is how a repeated header arrives joined).
+ * The request's key, or undefined when the header is absent. The draft makes the
+ * value a structured-field string (`"…"`); the bare value most clients send is
+ * accepted too, without quotes or commas (a comma is how a repeated header arrives
+ * joined). A header sent twice is refused: headersDistinct tells it from one value,
+ * but Node builds that for every header at once, so only when the header is there.
  */
-export function parseIdempotencyKey(values: string[] | undefined): string | undefined {
-  if (values === undefined) return undefined
+export function parseIdempotencyKey(request: IncomingMessage): string | undefined {
+  if (request.headers['idempotency-key'] === undefined) return undefined
+  const values = request.headersDistinct['idempotency-key'] ?? []
   const raw = values.length === 1 ? values[0]! : ''
   const quoted = /^"([^"\\]*)"$/.exec(raw)
   const key = quoted ? quoted[1]! : raw

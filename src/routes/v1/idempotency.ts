@@ -44,9 +44,7 @@ export function createIdempotency({ records, transaction, clock }: { records: Id
   return {
     /** The one call a create-like handler makes. `request.apiKey` must be set (the /v1 guard has run). */
     async run<T>(request: FastifyRequest, { fingerprint, once, withoutKey }: IdempotentWork<T>): Promise<IdempotentResult<T>> {
-      // headersDistinct tells a header sent twice from one value, but Node builds it for
-      // every header at once: only when the header is there at all.
-      const key = request.headers['idempotency-key'] === undefined ? undefined : parseIdempotencyKey(request.raw.headersDistinct['idempotency-key'])
+      const key = parseIdempotencyKey(request.raw)
       if (key === undefined) return { body: await (withoutKey ? withoutKey() : transaction(once)), replayed: false }
 
       const scope = { apiKeyId: request.apiKey!.id, key }
