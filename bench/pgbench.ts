@@ -1,10 +1,10 @@
-// PostgreSQL alone: pgbench driving the service's own statements (src/db/pets-sql.ts),
+// PostgreSQL alone: pgbench driving the service's own statements (src/db/sql/pets-sql.ts),
 // prepared, one per transaction, on the suite's database. What PostgreSQL itself does
 // for a request's SQL is the ceiling the service is measured against there (issue 17).
 import { execFileSync } from 'node:child_process'
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { petsStatements } from '../src/db/pets-sql.js'
+import { petsStatements } from '../src/db/sql/pets-sql.js'
 import { runToEnd, spawnPinned } from './processes.js'
 
 export const PGBENCH_MISSING =

@@ -187,7 +187,7 @@ export function render(report: Report): string {
   if (report.suites.some((suite) => Array.isArray(suite.pgbench))) {
     parts.push(
       `\nPostgreSQL alone: pgbench (\`-n -M prepared -c ${report.connections} -j 1\`, pinned to core 1 like the generator) runs the statement ` +
-        "the service runs for each endpoint, from src/db/pets-sql.ts, one per transaction, on the suite's database, in the same rounds " +
+        "the service runs for each endpoint, from src/db/sql/pets-sql.ts, one per transaction, on the suite's database, in the same rounds " +
         '(B S… P… B). PostgreSQL itself is not pinned. Ratios to pgbench are the service\'s req/s over its mean tps; ' +
         "p50 and p99 come from pgbench's per-transaction log.",
     )

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
-import { PET_COLUMNS } from '../src/db/pets-sql.js'
+import { PET_COLUMNS } from '../src/db/sql/pets-sql.js'
 import { BASELINE_PATH, captureResponse, startBaseline } from './baseline.js'
 import { detectGenerator, runLoad, type Generator, type LoadSpec } from './load.js'
 import { describeStatement, hasPgbench, PGBENCH_MISSING, runPgbench, type PgbenchStatement } from './pgbench.js'
@@ -78,7 +78,7 @@ const ENDPOINTS: Record<EndpointId, Endpoint> = {
     title: 'POST /v1/pets',
     method: 'POST',
     path: () => '/v1/pets',
-    // As src/db/postgres-pets-store.ts sends it; created_at fixed when the suite starts.
+    // As src/db/postgres/pets-store.ts sends it; created_at fixed when the suite starts.
     statement: () => ({
       pick: (sql) => `${sql.insert} RETURNING ${PET_COLUMNS}`,
       values: [POST_PET.name, POST_PET.categoryId, POST_PET.status, Date.now()],

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { issueApiKey } from '../src/api-keys/issue-key.js'
 import { systemClock } from '../src/clock.js'
-import { openStore } from '../src/db/store.js'
+import { openStore } from '../src/db/open-store.js'
 import { spawnServer } from '../test/helpers/process.js'
 
 const SECONDS = Number(process.argv[2] ?? 60)

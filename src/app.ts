@@ -7,7 +7,6 @@ import { keyEnvironmentFor } from './api-keys/key-format.js'
 import { systemClock, type Clock } from './clock.js'
 import type { Config } from './config.js'
 import type { Store } from './db/store.js'
-import { createRateLimiterFromConfig } from './rate-limit/from-config.js'
 import type { RateLimiter } from './rate-limit/limiter.js'
 import errorHandler, { answerFrameworkError } from './plugins/error-handler.js'
 import jsonBody, { BODY_LIMIT } from './plugins/json-body.js'
@@ -20,15 +19,14 @@ import { answerClientError } from './plugins/client-errors.js'
 import metricsPlugin, { createMetrics } from './plugins/metrics.js'
 import { v1Routes } from './routes/v1/index.js'
 import { MAX_PARAM_LENGTH, routablePath } from './routes/request-path.js'
-import { startIdempotencyPurge } from './routes/v1/idempotency.js'
 import { SHARED_SCHEMAS } from './schemas/shared.js'
 
 export interface AppDependencies {
   config: Config
   store: Store
+  /** The rate limiter (rate-limit/from-config.ts builds the one the config names); its owner closes it. */
+  limiter: RateLimiter
   clock?: Clock
-  /** Defaults to the one the config names: in memory, or in Redis with REDIS_URL. */
-  limiter?: RateLimiter
   /** Fastify (pino) logger options; false for silence (tests). */
   logger?: FastifyServerOptions['logger']
 }
@@ -87,21 +85,6 @@ export async function buildApp({ config, store, clock = systemClock, limiter, lo
     onError: (error, what) => app.log.warn({ err: error }, what),
   })
   const metrics = createMetrics()
-  if (!limiter) {
-    const own = createRateLimiterFromConfig(config, clock, {
-      onRedisTransition: (degraded, error) => {
-        if (degraded) {
-          metrics.redisErrors.inc()
-          app.log.error({ err: error }, 'Redis unreachable: rate limiting on this instance alone until it answers again')
-        } else app.log.warn('Redis answers again: rate limits are shared again')
-      },
-    })
-    app.addHook('onClose', () => own.close())
-    await own.ready()
-    limiter = own
-  }
-  const stopIdempotencyPurge = startIdempotencyPurge(store.idempotency, clock, app.log)
-  app.addHook('onClose', async () => stopIdempotencyPurge())
 
   // Operations endpoints, outside /v1: no key, no rate limit.
   await app.register(metricsPlugin, { metrics, limiter })

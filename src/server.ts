@@ -1,19 +1,42 @@
-// Process entry: config → store → app → listen. SIGTERM and SIGINT drain
-// in-flight requests, then close the store.
+// Process entry: config → store → limiter → app → listen. SIGTERM and SIGINT drain
+// in-flight requests, then close the limiter and the store.
 import { pathToFileURL } from 'node:url'
 import { buildApp } from './app.js'
+import { systemClock } from './clock.js'
 import { isPrimaryOf, runPrimary } from './cluster.js'
 import { loadConfig, type Config } from './config.js'
 import { openStoreFromConfig } from './db/from-config.js'
 import { unsupportedNodeMessage } from './node-support.js'
+import { createRateLimiterFromConfig } from './rate-limit/from-config.js'
+
+/** How the store and the limiter report what happens in the background: to stderr until the app's logger exists. */
+type Report = (level: 'warn' | 'error', message: string, error?: unknown) => void
 
 export async function startServer(config: Config) {
-  // Until the app (and its logger) exists, a lost connection goes to stderr.
-  const connectionLost = { report: (error: Error) => console.error(`petstore: database connection lost: ${error.message}`) }
-  const store = await openStoreFromConfig(config, { onConnectionError: (error) => connectionLost.report(error) })
-  const app = await buildApp({ config, store })
-  connectionLost.report = (error) => app.log.warn({ err: error }, 'a database connection was lost; the pool opens a new one')
-  app.addHook('onClose', async () => store.close())
+  let report: Report = (_level, message, error) => console.error(`petstore: ${message}${error instanceof Error ? ` (${error.message})` : ''}`)
+  const store = await openStoreFromConfig(config, {
+    onConnectionError: (error) => report('warn', 'a database connection was lost; the pool opens a new one', error),
+    onBackgroundError: (error, what) => report('warn', what, error),
+  })
+  const limiter = createRateLimiterFromConfig(config, systemClock, {
+    onRedisTransition: (degraded, error) =>
+      degraded
+        ? report('error', 'Redis unreachable: rate limiting on this instance alone until it answers again', error)
+        : report('warn', 'Redis answers again: rate limits are shared again'),
+  })
+  try {
+    await limiter.ready()
+  } catch (error) {
+    await Promise.all([limiter.close(), store.close()])
+    throw error
+  }
+  const app = await buildApp({ config, store, limiter })
+  report = (level, message, error) => app.log[level]({ err: error }, message)
+  // Closed in reverse order of opening, once the app has drained.
+  app.addHook('onClose', async () => {
+    await limiter.close()
+    await store.close()
+  })
   await app.listen({ host: config.host, port: config.port })
 
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { createManualClock } from '../src/clock.js'
 import type { ErrorBody } from '../src/errors.js'
-import { fingerprint, IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS } from '../src/routes/v1/idempotency-key.js'
+import { fingerprint, IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS } from '../src/idempotency/idempotency-key.js'
 import type { Pet } from '../src/schemas/pet.js'
 import { parseRawAnswer, rawHttp } from './helpers/raw-http.js'
 import { STORES, startTestServer, type TestServer } from './helpers/server.js'
@@ -128,9 +128,8 @@ for (const store of STORES) describe(`Idempotency-Key on POST /v1/pets (${store}
     assert.equal(retry.outcome, 'claimed')
     if (slow.outcome !== 'claimed' || retry.outcome !== 'claimed') return
     await server.store.idempotency.release(slow.claim) // must not free the retry's claim
-    // The work as the handler runs it: the pet inserted in the transaction that stores the 201.
-    const insertOnce = async (claim: typeof slow.claim) =>
-      (await server.store.idempotency.complete(claim, async (trx) => ({ status: 201, body: await server.store.pets.insertIn(trx, pet, clock.now()) }))).body
+    // The write as the handler runs it: the pet inserted in the transaction that stores the 201.
+    const insertOnce = (claim: typeof slow.claim) => server.store.pets.insert(pet, clock.now(), { claim, status: 201 })
     await assert.rejects(insertOnce(slow.claim), { name: 'ClaimLostError' })
     const created = await insertOnce(retry.claim)
     assert.deepEqual(await named('Slowpoke'), [created], 'one pet: the slow request\'s insert was rolled back')

@@ -2,9 +2,9 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import pg from 'pg'
-import { isUniqueViolation, migrate, openDatabase } from '../src/db/database.js'
+import { migrate, openDatabase } from '../src/db/database.js'
 import { migrationProvider } from '../src/db/migrations/index.js'
-import { openStore } from '../src/db/store.js'
+import { openStore } from '../src/db/open-store.js'
 import type { Pet, PetStatus } from '../src/schemas/pet.js'
 import { startTestServer, type TestServer } from './helpers/server.js'
 import { createTestDatabase, needs, POSTGRES_ADMIN_URL } from './helpers/services.js'
@@ -153,7 +153,7 @@ describe('PostgreSQL orders: the reservations of one turn', async () => {
       [missing, 1],
       [second.id, 4],
     ] as const
-    const results = await Promise.all(asked.map(([petId, apiKeyId]) => store.orders.placeAlone(petId, apiKeyId, 1_700_000_000_000)))
+    const results = await Promise.all(asked.map(([petId, apiKeyId]) => store.orders.place(petId, apiKeyId, 1_700_000_000_000)))
     assert.deepEqual(
       results.map((r) => (r.outcome === 'placed' ? [r.outcome, r.order.petId] : [r.outcome])),
       [['placed', first.id], ['placed', second.id], ['pet_unavailable'], ['pet_unavailable'], ['no_such_pet'], ['pet_unavailable']],
@@ -175,14 +175,13 @@ describe('PostgreSQL orders: the reservations of one turn', async () => {
 
   it('still refuses only the one request whose pet has an open order, when that fails the shared statement', async () => {
     const taken = await newPet()
-    assert.equal((await store.orders.placeAlone(taken.id, 1, 1)).outcome, 'placed')
+    assert.equal((await store.orders.place(taken.id, 1, 1)).outcome, 'placed')
     // By hand: the pet looks available although its order is still open.
     await adminQuery(database.url, "update pets set status = 'available' where id = $1", [taken.id])
     const free = await newPet()
-    const [refused, placed] = await Promise.allSettled([store.orders.placeAlone(taken.id, 2, 2), store.orders.placeAlone(free.id, 2, 2)])
-    assert.equal(refused.status, 'rejected')
-    assert.ok(refused.status === 'rejected' && isUniqueViolation(refused.reason), 'orders_one_open_per_pet refuses it (the route answers 409)')
-    assert.ok(placed.status === 'fulfilled' && placed.value.outcome === 'placed', 'the other reservation of the turn goes through')
+    const [refused, placed] = await Promise.all([store.orders.place(taken.id, 2, 2), store.orders.place(free.id, 2, 2)])
+    assert.deepEqual(refused, { outcome: 'pet_unavailable' }, 'orders_one_open_per_pet refuses it')
+    assert.equal(placed.outcome, 'placed', 'the other reservation of the turn goes through')
   })
 })
 

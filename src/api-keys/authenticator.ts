@@ -3,7 +3,8 @@
 // the cache's lifetime bounds how long a revocation or plan change takes to reach
 // a running instance (decision D6: within 5 seconds).
 import type { Clock } from '../clock.js'
-import type { ApiKeyRecord, ApiKeyRepository } from '../db/api-key-repository.js'
+import type { ApiKeysStore } from '../db/api-keys-store.js'
+import { toApiKeyRecord, type ApiKeyRecord } from './api-key-record.js'
 import { hashApiKey, parseApiKey, type KeyEnvironment } from './key-format.js'
 
 export type AuthResult =
@@ -11,7 +12,7 @@ export type AuthResult =
   | { ok: false; missing: boolean; message: string }
 
 export interface AuthenticatorOptions {
-  apiKeys: Pick<ApiKeyRepository, 'findByHash' | 'touch'>
+  apiKeys: Pick<ApiKeysStore, 'findByHash' | 'touch'>
   clock: Clock
   environment: KeyEnvironment
   cacheMs?: number
@@ -65,7 +66,8 @@ export function createAuthenticator({
     if (under) return under
     const pending = apiKeys
       .findByHash(hashApiKey(token))
-      .then((key) => {
+      .then((stored) => {
+        const key = stored && toApiKeyRecord(stored)
         cache.delete(header) // re-inserted last: the oldest entries go first when the cache is full
         if (cache.size >= maxCached) cache.delete(cache.keys().next().value as string)
         // Unknown keys are not remembered: a key created a moment ago must work at once.

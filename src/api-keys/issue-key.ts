@@ -1,5 +1,6 @@
 import type { Clock } from '../clock.js'
-import type { ApiKeyRecord, ApiKeyRepository } from '../db/api-key-repository.js'
+import type { ApiKeysStore } from '../db/api-keys-store.js'
+import { toApiKeyRecord, type ApiKeyRecord } from './api-key-record.js'
 import { displayPrefix, generateApiKey, hashApiKey, type KeyEnvironment } from './key-format.js'
 import type { Limits, Plan } from './plans.js'
 
@@ -12,14 +13,14 @@ export interface IssueKeyOptions {
 
 /** Creates a key. The secret is returned this once; the store keeps only its hash. */
 export async function issueApiKey(
-  apiKeys: Pick<ApiKeyRepository, 'insert'>,
+  apiKeys: Pick<ApiKeysStore, 'insert'>,
   clock: Clock,
   options: IssueKeyOptions,
 ): Promise<{ secret: string; record: ApiKeyRecord }> {
   const secret = generateApiKey(options.environment)
-  const record = await apiKeys.insert(
+  const stored = await apiKeys.insert(
     { name: options.name, plan: options.plan, custom: options.custom, prefix: displayPrefix(secret), hash: hashApiKey(secret) },
     clock.now(),
   )
-  return { secret, record }
+  return { secret, record: toApiKeyRecord(stored) }
 }

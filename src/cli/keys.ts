@@ -5,7 +5,7 @@ import { keyEnvironmentFor } from '../api-keys/key-format.js'
 import { checkPlan, PlanError } from '../api-keys/plans.js'
 import { systemClock } from '../clock.js'
 import type { Config } from '../config.js'
-import type { ApiKeyRecord } from '../db/api-key-repository.js'
+import { toApiKeyRecord, type ApiKeyRecord } from '../api-keys/api-key-record.js'
 import { openStoreFromConfig } from '../db/from-config.js'
 import type { Store } from '../db/store.js'
 import { positiveInteger } from './arguments.js'
@@ -65,7 +65,7 @@ async function create(argv: string[], config: Config, store: Store, io: Io): Pro
 
 async function list(argv: string[], store: Store, io: Io): Promise<number> {
   const { values } = parseArgs({ args: argv, options: { json: { type: 'boolean' } } })
-  const keys = await store.apiKeys.list()
+  const keys = (await store.apiKeys.list()).map(toApiKeyRecord)
   if (values.json) {
     io.out(JSON.stringify(keys, null, 2))
     return 0

@@ -2,7 +2,8 @@
 // (PostgreSQL unreachable, a wrong password, a SQLite path that cannot be created)
 // stops the process with a message naming the variable to fix, never its password.
 import type { Config } from '../config.js'
-import { openStore, type Store, type StoreOptions } from './store.js'
+import { openStore } from './open-store.js'
+import type { Store, StoreOptions } from './store.js'
 
 export class StoreOpenError extends Error {
   override name = 'StoreOpenError'

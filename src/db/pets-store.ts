@@ -1,10 +1,9 @@
 // The pets store: what the rest of the service may do with pets. One implementation
-// per database (sqlite-pets-store.ts, postgres-pets-store.ts), each fast in its own
-// way behind this interface; the SQL of both is in pets-sql.ts.
-import type { Kysely } from 'kysely'
-import type { Database } from './schema.js'
-import type { Inventory } from './pets-sql.js'
+// per database (sqlite/pets-store.ts, postgres/pets-store.ts), each fast in its own
+// way behind this interface; the SQL of both is in sql/pets-sql.ts.
+import type { Inventory } from '../schemas/order.js'
 import type { NewPet, Pet, PetStatus } from '../schemas/pet.js'
+import type { Completion } from './idempotency-store.js'
 
 export interface ListPetsQuery {
   status?: PetStatus | undefined
@@ -30,15 +29,11 @@ export interface PetsStore {
   /** Pets in ascending id order; cost depends on the page size, not the table's size. Never older than a commit the caller could have known about. */
   list(query: ListPetsQuery): Promise<PetsPage>
   find(id: number): Promise<Pet | undefined>
-  /** Adds a pet; resolves once it is committed durably. */
-  insert(pet: NewPet, now: number): Promise<Pet>
-  /** Adds a pet inside the transaction `trx` (it commits with it). */
-  insertIn(trx: Kysely<Database>, pet: NewPet, now: number): Promise<Pet>
-  /** Inside `trx`: moves the pet from `from` to `to` only if it is in `from` now (a conditional UPDATE). True when this call moved it. */
-  transition(trx: Kysely<Database>, id: number, from: PetStatus, to: PetStatus): Promise<boolean>
-  /** Inside `trx`: the pet as that transaction sees it. */
-  findIn(trx: Kysely<Database>, id: number): Promise<Pet | undefined>
+  /**
+   * Adds a pet; resolves once it is committed durably. With `completion`, the pet is
+   * also stored as the Idempotency-Key's response, in the same transaction.
+   */
+  insert(pet: NewPet, now: number, completion?: Completion): Promise<Pet>
   /** Exact counts per status. */
   inventory(): Promise<Inventory>
-  close(): void
 }

@@ -3,7 +3,7 @@
 // logged with its detail and answered 500 with a generic message.
 import fp from 'fastify-plugin'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
-import { isStoreUnavailable } from '../db/database.js'
+import { StoreUnavailableError } from '../db/store-errors.js'
 import { ApiError } from '../errors.js'
 import { emptyBody } from './json-body.js'
 import { validationError } from './validation.js'
@@ -25,7 +25,7 @@ export function toApiError(error: FastifyError | Error): ApiError | undefined {
   if (fastifyError.validation) return validationError(fastifyError.validation, fastifyError.validationContext)
   const known = fastifyError.code ? FRAMEWORK_ERRORS[fastifyError.code] : undefined
   if (known) return known()
-  if (isStoreUnavailable(error)) {
+  if (error instanceof StoreUnavailableError) {
     return new ApiError('service_unavailable', 'The database is unavailable for a moment; retry shortly.', {
       headers: { 'retry-after': '1' },
       dependency: 'store',

@@ -33,11 +33,6 @@ export function createMetrics() {
       help: 'Requests answered 503 because the database could not be reached.',
       registers: [registry],
     }),
-    redisErrors: new Counter({
-      name: 'petstore_redis_fallbacks_total',
-      help: 'Times the rate limiter lost Redis and fell back to per-instance counters.',
-      registers: [registry],
-    }),
   }
 }
 
@@ -45,6 +40,18 @@ export type Metrics = ReturnType<typeof createMetrics>
 
 export default fp(
   async (app, { metrics, limiter }: { metrics: Metrics; limiter: RateLimiter }) => {
+    let fallbacksCounted = 0
+    new Counter({
+      name: 'petstore_redis_fallbacks_total',
+      help: 'Times the rate limiter lost Redis and fell back to per-instance counters.',
+      registers: [metrics.registry],
+      // The limiter counts its fallbacks; read when scraped.
+      collect() {
+        const fallbacks = limiter.shared?.fallbacks ?? 0
+        this.inc(fallbacks - fallbacksCounted)
+        fallbacksCounted = fallbacks
+      },
+    })
     new Gauge({
       name: 'petstore_rate_limiter_degraded',
       help: '1 while Redis cannot be reached and this instance counts rate limits alone, else 0.',

@@ -6,6 +6,18 @@ import swagger from '@fastify/swagger'
 import type { Config } from '../config.js'
 import { ERROR_STATUS } from '../errors.js'
 import { completeResponses } from './openapi-responses.js'
+import { PLAN_LIMITS, PLANS } from '../api-keys/plans.js'
+
+/** The rate-limit table of the description, from the plans themselves (api-keys/plans.ts). */
+function planTable(): string {
+  const number = (n: number) => n.toLocaleString('en-US')
+  const rows = PLANS.map((plan) => {
+    if (plan === 'enterprise') return `| ${plan} | set per key | set per key |`
+    const { perMinute, perDay } = PLAN_LIMITS[plan]
+    return `| ${plan} | ${number(perMinute)} | ${number(perDay)} |`
+  })
+  return ['| Plan | Per minute | Per day |', '|---|---|---|', ...rows].join('\n')
+}
 
 const DESCRIPTION = `Browse and add animals available for adoption.
 
@@ -15,12 +27,7 @@ Every operation needs an API key, sent as \`Authorization: Bearer <key>\`.
 Each key has two fixed windows, the UTC minute and the UTC day; a request is served
 only if both have room, and only served requests count.
 
-| Plan | Per minute | Per day |
-|---|---|---|
-| free | 60 | 1,000 |
-| pro | 300 | 10,000 |
-| business | 1,000 | 100,000 |
-| enterprise | set per key | set per key |
+${planTable()}
 
 Every response carries \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` and
 \`X-RateLimit-Reset\` for the window with the fewest requests left, and the IETF draft

@@ -9,7 +9,7 @@ import fp from 'fastify-plugin'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { AuthResult, Authenticator } from '../api-keys/authenticator.js'
 import { PLAN_LIMITS, type Limits } from '../api-keys/plans.js'
-import type { ApiKeyRecord } from '../db/api-key-repository.js'
+import type { ApiKeyRecord } from '../api-keys/api-key-record.js'
 import { ApiError } from '../errors.js'
 import type { RateLimitCount, RateLimitResult, RateLimiter } from '../rate-limit/limiter.js'
 

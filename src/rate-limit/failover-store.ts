@@ -30,6 +30,8 @@ export interface FailoverCounterStore {
   hit(request: HitRequest): Promise<HitResult | Unavailable>
   /** True while the shared counters cannot be reached. */
   readonly degraded: boolean
+  /** How many times the shared counters were lost and this instance fell back (for /metrics). */
+  readonly fallbacks: number
   readonly mode: RedisFailureMode
   /** Asks the shared counters now (PING); resolves or rejects with why, and updates `degraded` either way. */
   probe(): Promise<void>
@@ -41,12 +43,14 @@ const reasonOf = (error: unknown) => (error instanceof Error && error.message ? 
 
 export function createFailoverCounterStore({ primary, fallback, mode, onTransition, probeEveryMs = 1_000 }: FailoverOptions): FailoverCounterStore {
   let degraded = false
+  let fallbacks = 0
   let closed = false
   let probing: NodeJS.Timeout | undefined
 
   function setDegraded(next: boolean, error?: unknown) {
     if (next === degraded || closed) return
     degraded = next
+    if (next) fallbacks++
     if (next) probing = setInterval(() => probe().catch(() => {}), probeEveryMs).unref()
     else clearInterval(probing)
     onTransition(next, error)
@@ -78,6 +82,9 @@ export function createFailoverCounterStore({ primary, fallback, mode, onTransiti
     },
     get degraded() {
       return degraded
+    },
+    get fallbacks() {
+      return fallbacks
     },
     mode,
     probe,

@@ -48,7 +48,7 @@ export interface RateLimiter {
   /** True while the shared counters cannot be reached and this instance counts alone (or refuses). */
   readonly degraded: boolean
   /** The shared counters, for /readyz: absent when counters are in memory only. */
-  shared: Pick<FailoverCounterStore, 'mode' | 'probe'> | undefined
+  shared: Pick<FailoverCounterStore, 'mode' | 'probe' | 'fallbacks'> | undefined
   ready(): Promise<void>
   close(): Promise<void>
 }

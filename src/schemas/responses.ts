@@ -2,6 +2,7 @@
 // the headers a client can rely on. Every status a route can send is declared.
 import { Type, type TSchema } from 'typebox'
 import type { ErrorCode } from '../errors.js'
+import { PLAN_LIMITS } from '../api-keys/plans.js'
 import { ErrorSchema } from './error.js'
 import { ref } from './shared.js'
 
@@ -27,13 +28,16 @@ export const optionalHeader = (description: string, schema: TSchema = Type.Strin
 const integer = Type.Integer()
 
 // Decision D7: every /v1 response carries the rate-limit state, errors included.
+const FREE = PLAN_LIMITS.free
+
 const COMMON_HEADERS: Headers = {
   'X-Request-Id': header('The request id: the one the client sent, when it was sane, or a generated one. It is in the log line of this request.'),
   'X-RateLimit-Limit': header('The limit of the window with the fewest requests left (per minute or per day).', integer),
   'X-RateLimit-Remaining': header('Requests left in that window after this one.', integer),
   'X-RateLimit-Reset': header('Unix time (seconds) at which that window ends.', integer),
-  'RateLimit-Policy': header('Both windows (IETF draft): `"minute";q=60;w=60, "day";q=1000;w=86400`.'),
-  RateLimit: header('Requests left and seconds to reset in each window (IETF draft): `"minute";r=59;t=30, "day";r=999;t=50000`.'),
+  // The examples are the free plan's numbers.
+  'RateLimit-Policy': header(`Both windows (IETF draft): \`"minute";q=${FREE.perMinute};w=60, "day";q=${FREE.perDay};w=86400\`.`),
+  RateLimit: header(`Requests left and seconds to reset in each window (IETF draft): \`"minute";r=${FREE.perMinute - 1};t=30, "day";r=${FREE.perDay - 1};t=50000\`.`),
 }
 
 export const UNAUTHORIZED = errorResponse('Missing, malformed, unknown or revoked API key.', ['unauthorized'], {

@@ -5,8 +5,9 @@ import { issueApiKey } from '../../src/api-keys/issue-key.js'
 import type { KeyEnvironment } from '../../src/api-keys/key-format.js'
 import { checkPlan, type Limits } from '../../src/api-keys/plans.js'
 import { systemClock, type Clock } from '../../src/clock.js'
-import type { ApiKeyRepository } from '../../src/db/api-key-repository.js'
-import { openStore, type Store } from '../../src/db/store.js'
+import type { ApiKeysStore } from '../../src/db/api-keys-store.js'
+import { openStore } from '../../src/db/open-store.js'
+import type { Store } from '../../src/db/store.js'
 
 /** Enterprise limits no test reaches, for tests of anything but rate limiting. */
 export const UNLIMITED: Limits = { perMinute: 1_000_000, perDay: 10_000_000 }
@@ -27,7 +28,7 @@ export interface TestKey {
   id: number
 }
 
-export async function issueTestKey(apiKeys: Pick<ApiKeyRepository, 'insert'>, options: TestKeyOptions = {}): Promise<TestKey> {
+export async function issueTestKey(apiKeys: Pick<ApiKeysStore, 'insert'>, options: TestKeyOptions = {}): Promise<TestKey> {
   const { secret, record } = await issueApiKey(apiKeys, options.clock ?? systemClock, {
     name: options.name ?? 'test',
     ...checkPlan(options.plan ?? 'free', options.custom ?? {}),

@@ -8,7 +8,8 @@ import { hashApiKey, keyEnvironmentFor } from '../../src/api-keys/key-format.js'
 import type { Limits } from '../../src/api-keys/plans.js'
 import { systemClock, type Clock } from '../../src/clock.js'
 import { loadConfig } from '../../src/config.js'
-import { openStore } from '../../src/db/store.js'
+import { openStore } from '../../src/db/open-store.js'
+import { createRateLimiterFromConfig } from '../../src/rate-limit/from-config.js'
 import type { RateLimiter } from '../../src/rate-limit/limiter.js'
 import { issueTestKey } from './keys.js'
 import { createTestDatabase, needs } from './services.js'
@@ -25,6 +26,7 @@ export interface TestServerOptions {
   /** Which store to run on: a temp SQLite file (default) or a fresh PostgreSQL database. */
   store?: StoreKind
   clock?: Clock
+  /** By default, the one the config names (as server.ts builds it), closed with the server. */
   limiter?: RateLimiter
   /** Where log lines go; silent when not given. */
   logStream?: NodeJS.WritableStream
@@ -46,7 +48,10 @@ export async function startTestServer(options: TestServerOptions = {}) {
   const config = loadConfig({ DATABASE_URL: databaseUrl, ...options.env })
   const clock = options.clock ?? systemClock
   const store = await openStore(config.databaseUrl)
-  const app = await buildApp({ config, store, clock, limiter: options.limiter, logger: options.logStream ? { level: 'info', stream: options.logStream } : false })
+  const ownLimiter = options.limiter ? undefined : createRateLimiterFromConfig(config, clock, { onRedisTransition: () => {} })
+  await ownLimiter?.ready()
+  const limiter = options.limiter ?? ownLimiter!
+  const app = await buildApp({ config, store, clock, limiter, logger: options.logStream ? { level: 'info', stream: options.logStream } : false })
   await app.listen({ host: '127.0.0.1', port: 0 })
   const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
 
@@ -84,6 +89,7 @@ export async function startTestServer(options: TestServerOptions = {}) {
     },
     async close() {
       await app.close()
+      await ownLimiter?.close()
       await store.close()
       await postgres?.drop()
       rmSync(dir, { recursive: true, force: true })

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { createOneAtATimeRead, createReadCoalescer } from '../../src/db/read-coalescer.js'
+import { createOneAtATimeRead, createReadCoalescer } from '../../src/db/batching/read-coalescer.js'
 
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve))
 

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { createTurnBatcher, type BatchItem } from '../../src/db/turn-batcher.js'
+import { createTurnBatcher, type BatchItem } from '../../src/db/batching/turn-batcher.js'
 
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve))
 

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely'
-import type { Dialect } from '../database.js'
+import type { Dialect } from '../dialect.js'
 
 // Migrations see the schema as it was when they were written, not today's
 // Database type, so they take an untyped Kysely (as Kysely's docs advise).

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely'
-import type { Dialect } from '../database.js'
+import type { Dialect } from '../dialect.js'
 
 // Idempotency-Key records of POST /v1/pets (IETF draft httpapi-idempotency-key-header):
 // one row per (API key, Idempotency-Key). While a request runs, `locked_until` is set

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely'
-import type { Dialect } from '../database.js'
+import type { Dialect } from '../dialect.js'
 
 // Store orders (decision D10): one row per reservation of a pet, owned by the API key
 // that placed it. The database, not the code, keeps a pet to one open order: a

@@ -1,7 +1,7 @@
 // Every migration, in order. Names are date-prefixed; a released migration is
 // never edited, a change is a new file.
 import type { Migration, MigrationProvider } from 'kysely'
-import type { Dialect } from '../database.js'
+import type { Dialect } from '../dialect.js'
 import * as petsAndApiKeys from './2026-11-22-001-pets-and-api-keys.js'
 import * as idempotencyKeys from './2026-11-22-002-idempotency-keys.js'
 import * as orders from './2026-11-23-003-orders.js'

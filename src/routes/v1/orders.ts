@@ -1,27 +1,26 @@
 // The store operations (decision D10): place, read, list, complete and cancel
 // orders, and the inventory. An order belongs to the API key that placed it: any
 // other key gets the 404 a missing order gets. State changes are conditional
-// updates in one transaction with the pet's status (db/order-repository.ts).
+// updates in one transaction with the pet's status (db/orders-store.ts).
 import type { FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import type { Clock } from '../../clock.js'
-import { isUniqueViolation } from '../../db/database.js'
+import type { PlaceResult } from '../../db/orders-store.js'
 import type { Store } from '../../db/store.js'
 import { ApiError } from '../../errors.js'
-import type { PlaceResult } from '../../db/order-repository.js'
+import { createIdempotency } from '../../idempotency/idempotency.js'
+import { fingerprintOf } from '../../idempotency/idempotency-key.js'
 import { Inventory, NewOrder, Order, OrderStatusSchema } from '../../schemas/order.js'
 import { MAX_SAFE_ID } from '../../schemas/pet.js'
 import { errorResponse, header, optionalHeader, response, TOO_MANY_REQUESTS, UNAUTHORIZED } from '../../schemas/responses.js'
-import { parametersWithDefaults, ref } from '../../schemas/shared.js'
+import { ref } from '../../schemas/shared.js'
 import { refuseOtherMethods } from '../method-not-allowed.js'
 import { decodeCursor, pageWithLink } from './cursor.js'
-import { createIdempotency } from './idempotency.js'
-import { fingerprintOf, MAX_IDEMPOTENCY_KEY_LENGTH } from './idempotency-key.js'
-import { DEFAULT_LIMIT, MAX_LIMIT } from './pets.js'
+import { idempotencyKeyHeaders, listQuery } from './parameters.js'
 
 export interface OrderRoutesOptions {
-  store: Pick<Store, 'pets' | 'orders' | 'idempotency' | 'transaction'>
+  store: Pick<Store, 'pets' | 'orders' | 'idempotency'>
   clock: Clock
 }
 
@@ -29,20 +28,12 @@ const OrderIdParams = Type.Object({
   orderId: Type.Integer({ minimum: 1, maximum: MAX_SAFE_ID, format: 'int64', description: 'Identifier of the order.' }),
 })
 
-const ListQuery = parametersWithDefaults(
-  Type.Object({
-    limit: Type.Integer({ minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT, description: 'Maximum number of orders to return.' }),
-    status: Type.Optional(OrderStatusSchema('Only orders with this status.')),
-    cursor: Type.Optional(Type.String({ description: 'Where the page starts: an opaque token from the `Link: rel="next"` header of the previous page.' })),
-  }),
-)
+const ListQuery = listQuery('orders', OrderStatusSchema('Only orders with this status.'))
 
-const PlaceHeaders = Type.Object({
-  'Idempotency-Key': Type.Optional(
-    Type.String({
-      description: `Makes a retry safe (IETF draft httpapi-idempotency-key-header): 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} printable ASCII characters, e.g. a UUID, bare or quoted. For 24 hours, the same key (per API key) with the same body answers the first 201 again, with \`Idempotent-Replayed: true\`, and reserves nothing; with another body it answers 422; while the first request is still running, 409. A request that failed (404, 409) does not spend its key.`,
-    }),
-  ),
+const PlaceHeaders = idempotencyKeyHeaders({
+  replays: 'the first 201',
+  doesNot: 'reserves nothing',
+  more: ' A request that failed (404, 409) does not spend its key.',
 })
 
 const orderLocation = { Location: header('`/v1/store/orders/{id}`: where the order can be read.') }
@@ -52,7 +43,7 @@ const BAD_ORDER_ID = errorResponse('orderId is not a positive integer.', ['inval
 export async function orderRoutes(app: FastifyInstance, { store, clock }: OrderRoutesOptions) {
   const v1 = app.withTypeProvider<TypeBoxTypeProvider>()
   const { orders } = store
-  const idempotency = createIdempotency({ records: store.idempotency, transaction: store.transaction, clock })
+  const idempotency = createIdempotency({ records: store.idempotency, clock })
   const noSuchOrder = (orderId: number) => new ApiError('not_found', `There is no order with id ${orderId} placed with this API key.`)
 
   v1.post(
@@ -89,14 +80,14 @@ export async function orderRoutes(app: FastifyInstance, { store, clock }: OrderR
     async (request, reply) => {
       const { petId } = request.body
       const apiKeyId = request.apiKey!.id
-      const { body, replayed } = await idempotency.run(request, {
+      const answer = await idempotency.run(request, {
         fingerprint: () => fingerprintOf('placeOrder', { petId }),
-        once: async (trx) => placedOrder(petId, await orders.place(trx, petId, apiKeyId, clock.now()).catch(unavailableIfTaken(petId))),
-        // Without a key: the repository's own transaction (on SQLite, the group commit).
-        withoutKey: async () => placedOrder(petId, await orders.placeAlone(petId, apiKeyId, clock.now()).catch(unavailableIfTaken(petId))),
+        write: (completion) => orders.place(petId, apiKeyId, clock.now(), completion),
+        completed: (placed) => placed.outcome === 'placed',
       })
-      if (replayed) reply.header('idempotent-replayed', 'true')
-      return reply.code(201).header('location', `/v1/store/orders/${body.id}`).send(body)
+      if (answer.replayed) reply.header('idempotent-replayed', 'true')
+      const order = answer.replayed ? (answer.body as Order) : placedOrder(petId, answer.result)
+      return reply.code(201).header('location', `/v1/store/orders/${order.id}`).send(order)
     },
   )
 
@@ -175,7 +166,7 @@ export async function orderRoutes(app: FastifyInstance, { store, clock }: OrderR
       },
       async (request) => {
         const { orderId } = request.params
-        const closed = await orders.closeAlone(orderId, request.apiKey!.id, to, clock.now())
+        const closed = await orders.close(orderId, request.apiKey!.id, to, clock.now())
         if (closed.outcome === 'no_such_order') throw noSuchOrder(orderId)
         if (closed.outcome === 'order_closed') throw new ApiError('order_closed', `Order ${orderId} is already completed or cancelled; only a placed order can be ${to}.`)
         return closed.order
@@ -204,18 +195,9 @@ export async function orderRoutes(app: FastifyInstance, { store, clock }: OrderR
   refuseOtherMethods(app, '/store/inventory', ['GET'])
 }
 
-/** The placed order, or the refusal as an ApiError (thrown inside the transaction: nothing of the request is committed). */
+/** The placed order, or the refusal as an ApiError (nothing of the request was committed). */
 function placedOrder(petId: number, placed: PlaceResult): Order {
   if (placed.outcome === 'no_such_pet') throw new ApiError('not_found', `There is no pet with id ${petId}.`)
-  if (placed.outcome === 'pet_unavailable') throw unavailable(petId)
+  if (placed.outcome === 'pet_unavailable') throw new ApiError('pet_unavailable', `Pet ${petId} is not available: it is reserved in another order, or already sold.`)
   return placed.order
 }
-
-/** orders_one_open_per_pet: the pet has an open order although its status said otherwise. */
-const unavailableIfTaken = (petId: number) => (error: unknown): never => {
-  if (isUniqueViolation(error)) throw unavailable(petId)
-  throw error
-}
-
-const unavailable = (petId: number) =>
-  new ApiError('pet_unavailable', `Pet ${petId} is not available: it is reserved in another order, or already sold.`)

@@ -5,16 +5,17 @@ import { Type } from 'typebox'
 import type { Clock } from '../../clock.js'
 import type { Store } from '../../db/store.js'
 import { ApiError } from '../../errors.js'
+import { createIdempotency } from '../../idempotency/idempotency.js'
+import { fingerprint } from '../../idempotency/idempotency-key.js'
 import { MAX_SAFE_ID, NewPet, Pet, PetStatusSchema } from '../../schemas/pet.js'
 import { errorResponse, header, optionalHeader, response, TOO_MANY_REQUESTS, UNAUTHORIZED } from '../../schemas/responses.js'
-import { parametersWithDefaults, ref } from '../../schemas/shared.js'
+import { ref } from '../../schemas/shared.js'
 import { decodeCursor } from './cursor.js'
 import { createListPageAnswers } from './list-page-answer.js'
-import { createIdempotency } from './idempotency.js'
-import { fingerprint, MAX_IDEMPOTENCY_KEY_LENGTH } from './idempotency-key.js'
+import { idempotencyKeyHeaders, listQuery } from './parameters.js'
 
 export interface PetRoutesOptions {
-  store: Pick<Store, 'pets' | 'idempotency' | 'transaction'>
+  store: Pick<Store, 'pets' | 'idempotency'>
   clock: Clock
 }
 
@@ -38,16 +39,7 @@ function serializePage(reply: FastifyReply, pets: readonly Pet[]): string {
   return serialize(pets as unknown as Record<string, unknown>)
 }
 
-export const DEFAULT_LIMIT = 20
-export const MAX_LIMIT = 100
-
-const ListQuery = parametersWithDefaults(Type.Object({
-  limit: Type.Integer({ minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT, description: 'Maximum number of animals to return.' }),
-  status: Type.Optional(PetStatusSchema({ description: 'Only animals with this status.' })),
-  cursor: Type.Optional(
-    Type.String({ description: 'Where the page starts: an opaque token from the `Link: rel="next"` header of the previous page.' }),
-  ),
-}))
+const ListQuery = listQuery('animals', PetStatusSchema({ description: 'Only animals with this status.' }))
 
 const PetIdParams = Type.Object({
   petId: Type.Integer({ minimum: 1, maximum: MAX_SAFE_ID, format: 'int64', description: 'Identifier of the animal to retrieve.' }),
@@ -59,18 +51,12 @@ const deprecationHeaders = {
   Link: header('`</v1/pets>; rel="successor-version"`: the replacement, GET /v1/pets with the status filter.'),
 }
 
-const CreateHeaders = Type.Object({
-  'Idempotency-Key': Type.Optional(
-    Type.String({
-      description: `Makes a retry safe (IETF draft httpapi-idempotency-key-header): 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} printable ASCII characters, e.g. a UUID, bare or quoted. For 24 hours, the same key (per API key) with the same body answers the first response again, with \`Idempotent-Replayed: true\`, and creates nothing; with another body it answers 422; while the first request is still running, 409.`,
-    }),
-  ),
-})
+const CreateHeaders = idempotencyKeyHeaders({ replays: 'the first response', doesNot: 'creates nothing' })
 
 export async function petRoutes(app: FastifyInstance, { store, clock }: PetRoutesOptions) {
   const v1 = app.withTypeProvider<TypeBoxTypeProvider>()
   const { pets } = store
-  const idempotency = createIdempotency({ records: store.idempotency, transaction: store.transaction, clock })
+  const idempotency = createIdempotency({ records: store.idempotency, clock })
   const listPageAnswers = createListPageAnswers()
 
   v1.get(
@@ -140,14 +126,13 @@ export async function petRoutes(app: FastifyInstance, { store, clock }: PetRoute
     },
     async (request, reply) => {
       const now = clock.now()
-      const { body, replayed } = await idempotency.run(request, {
+      const answer = await idempotency.run(request, {
         fingerprint: () => fingerprint(request.body),
-        once: (trx) => pets.insertIn(trx, request.body, now),
-        // Without a key, group commit (SQLite): many inserts per transaction.
-        withoutKey: () => pets.insert(request.body, now),
+        write: (completion) => pets.insert(request.body, now, completion),
       })
-      if (replayed) reply.header('idempotent-replayed', 'true')
-      return reply.code(201).header('location', `/v1/pets/${body.id}`).send(body)
+      if (answer.replayed) reply.header('idempotent-replayed', 'true')
+      const pet = answer.replayed ? (answer.body as Pet) : answer.result
+      return reply.code(201).header('location', `/v1/pets/${pet.id}`).send(pet)
     },
   )
 

@@ -9,7 +9,7 @@
 
 import type SqliteDatabase from 'better-sqlite3'
 import type { Kysely } from 'kysely'
-import type { Database } from './schema.js'
+import type { Database } from '../schema.js'
 import { createTurnBatcher, type BatchItem } from './turn-batcher.js'
 
 export interface GroupCommitOptions {
@@ -57,10 +57,10 @@ export function createGroupCommit({ transaction, savepoint, inTransaction, exclu
 
 /**
  * The group commit of `writer`, the better-sqlite3 connection Kysely (`db`) runs on.
- * Each group runs under Kysely's connection lock, so that it never lands inside a
- * transaction another request holds open across an await (transaction.ts takes the
- * same lock). The lock, not the connection object: the prepared statements run on
- * the same connection.
+ * Each group runs under Kysely's connection lock, so that it never lands between the
+ * statements of anything else run through Kysely on that connection (the
+ * Idempotency-Key claims, the API keys, migrations). The lock, not the connection
+ * object: the prepared statements run on the same connection.
  */
 export function createSqliteGroupCommit(db: Kysely<Database>, writer: SqliteDatabase.Database): GroupCommit {
   // BEGIN IMMEDIATE: take the write lock up front, so that two processes never both

@@ -3,8 +3,8 @@
 // the fingerprint that tells "the same request again" from "another request".
 import { createHash } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
-import { ApiError } from '../../errors.js'
-import type { NewPet } from '../../schemas/pet.js'
+import { ApiError } from '../errors.js'
+import type { NewPet } from '../schemas/pet.js'
 
 /** A key and its response are remembered for 24 hours. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000

@@ -5,7 +5,7 @@
 // busier the store, the larger the batches.
 //
 // Used by both stores' writes: SQLite's group commit (group-commit.ts) and
-// PostgreSQL's multi-row insert (postgres-pets-store.ts).
+// PostgreSQL's multi-row INSERT and reservations (postgres/pets-store.ts, postgres/orders-store.ts).
 
 export interface BatchItem<I, O> {
   input: I

@@ -1,14 +1,22 @@
-// Order placement and closing on PostgreSQL. The reservations of one event-loop turn
-// go in one statement (turn-batcher.ts), as the creates of pets do; a close is one
+// The orders store on PostgreSQL. The reservations of one event-loop turn go in one
+// statement (batching/turn-batcher.ts), as the creates of pets do; a close is one
 // statement of its own. Both use data-modifying CTEs, so one round trip and one
-// transaction instead of BEGIN, statements and COMMIT. The conditional UPDATEs are
-// order-repository.ts's: of racing requests, the first to lock the row moves it, and
-// the others, re-checking the row once it commits (READ COMMITTED), find it moved
-// and change nothing.
+// transaction instead of BEGIN, statements and COMMIT, and both are conditional
+// UPDATEs: of racing requests, the first to lock the row moves it, and the others,
+// re-checking the row once it commits (READ COMMITTED), find it moved and change
+// nothing. A reservation with an Idempotency-Key runs the same statement for its one
+// pet in a transaction of its own, with the response it stores. Reads are
+// sql/order-reads.ts.
 import type pg from 'pg'
-import { isUniqueViolation } from './database.js'
-import type { OrderRow, OrderWrites, PlaceRowResult } from './order-writes.js'
-import { createTurnBatcher, type BatchItem } from './turn-batcher.js'
+import type { Kysely } from 'kysely'
+import { createTurnBatcher, type BatchItem } from '../batching/turn-batcher.js'
+import type { Completion } from '../idempotency-store.js'
+import { CLOSING, type OrdersStore, type PlaceResult } from '../orders-store.js'
+import type { Database } from '../schema.js'
+import { isUniqueViolation } from '../store-errors.js'
+import { createOrderReads, toOrder, type OrderRow } from '../sql/order-reads.js'
+import { completeClaim } from './idempotency.js'
+import { inTransaction } from './transaction.js'
 
 // Every data-modifying CTE runs to completion, read or not: the pet moves in the same statement.
 const CLOSE = {
@@ -49,15 +57,15 @@ interface Reservation {
   now: number
 }
 
-export function createPostgresOrderWrites(pool: pg.Pool): OrderWrites {
+const placeValues = (asked: readonly Reservation[]) => [asked.map((r) => r.petId), asked.map((r) => r.apiKeyId), asked.map((r) => r.now)]
+
+export function createPostgresOrdersStore(db: Kysely<Database>, pool: pg.Pool): OrdersStore {
   const exists = async (query: pg.QueryConfig) => ((await pool.query(query)).rowCount ?? 0) > 0
 
-  async function place(batch: BatchItem<Reservation, PlaceRowResult>[]): Promise<void> {
-    const asked = batch.map((item) => item.input)
+  async function place(batch: BatchItem<Reservation, PlaceResult>[]): Promise<void> {
     let placed: OrderRow[]
     try {
-      const values = [asked.map((r) => r.petId), asked.map((r) => r.apiKeyId), asked.map((r) => r.now)]
-      placed = (await pool.query<OrderRow>({ ...PLACE, values })).rows
+      placed = (await pool.query<OrderRow>({ ...PLACE, values: placeValues(batch.map((item) => item.input)) })).rows
     } catch (error) {
       if (!isUniqueViolation(error) || batch.length === 1) throw error
       // orders_one_open_per_pet refused one of them (a pet whose status was changed by
@@ -73,24 +81,48 @@ export function createPostgresOrderWrites(pool: pg.Pool): OrderWrites {
       const row = byPet.get(item.input.petId)
       if (row) {
         byPet.delete(item.input.petId)
-        item.resolve({ outcome: 'placed', row })
+        item.resolve({ outcome: 'placed', order: toOrder(row) })
       } else refused.push(item)
     }
     if (refused.length === 0) return
-    // Nothing was written for these; this read only tells the two refusals apart.
-    const { rows } = await pool.query<{ id: number }>({ ...PETS_EXISTING, values: [refused.map((item) => item.input.petId)] })
-    const existing = new Set(rows.map((row) => row.id))
+    const existing = await existingPets(pool, refused.map((item) => item.input.petId))
     for (const item of refused) item.resolve(existing.has(item.input.petId) ? { outcome: 'pet_unavailable' } : { outcome: 'no_such_pet' })
   }
   // One statement at a time, as the creates of pets: the reservations arriving meanwhile make the next one larger.
   const reserve = createTurnBatcher(place)
 
+  /** The same statement for one reservation, in a transaction that also stores the Idempotency-Key's response. */
+  const placeCompleting = (reservation: Reservation, completion: Completion) =>
+    inTransaction(pool, async (client): Promise<PlaceResult> => {
+      const [row] = (await client.query<OrderRow>({ ...PLACE, values: placeValues([reservation]) })).rows
+      if (!row) return (await existingPets(client, [reservation.petId])).size > 0 ? { outcome: 'pet_unavailable' } : { outcome: 'no_such_pet' }
+      const order = toOrder(row)
+      await completeClaim(client, completion, order)
+      return { outcome: 'placed', order }
+    })
+
   return {
-    place: (petId, apiKeyId, now) => reserve({ petId, apiKeyId, now }),
-    async close(orderId, apiKeyId, to, petTo, now) {
-      const { rows } = await pool.query<OrderRow>({ ...CLOSE, values: [to, now, orderId, apiKeyId, petTo] })
-      if (rows[0]) return { outcome: 'closed', row: rows[0] }
+    ...createOrderReads(db),
+
+    place: (petId, apiKeyId, now, completion) =>
+      (completion ? placeCompleting({ petId, apiKeyId, now }, completion) : reserve({ petId, apiKeyId, now })).catch(refusedIfTaken),
+
+    async close(orderId, apiKeyId, to, now) {
+      const { rows } = await pool.query<OrderRow>({ ...CLOSE, values: [to, now, orderId, apiKeyId, CLOSING[to]] })
+      if (rows[0]) return { outcome: 'closed', order: toOrder(rows[0]) }
       return (await exists({ ...ORDER_EXISTS, values: [orderId, apiKeyId] })) ? { outcome: 'order_closed' } : { outcome: 'no_such_order' }
     },
   }
+}
+
+/** Which of `ids` are pets. Nothing was written for a refused reservation; this read only tells the two refusals apart. */
+async function existingPets(db: pg.Pool | pg.PoolClient, ids: number[]): Promise<Set<number>> {
+  const { rows } = await db.query<{ id: number }>({ ...PETS_EXISTING, values: [ids] })
+  return new Set(rows.map((row) => row.id))
+}
+
+/** orders_one_open_per_pet refused the order (a pet whose status was changed by hand while its order is open): nothing was written, and the pet is unavailable all the same. */
+function refusedIfTaken(error: unknown): PlaceResult {
+  if (isUniqueViolation(error)) return { outcome: 'pet_unavailable' }
+  throw error
 }

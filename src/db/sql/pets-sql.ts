@@ -1,11 +1,9 @@
-// Every statement on the pets table, in one place. The hot-path stores
-// (sqlite-pets-store.ts, postgres-pets-store.ts) prepare the text statements; work
-// inside a transaction (an Idempotency-Key's insert, an order's status change) uses
-// the Kysely functions below on the transaction's handle.
-import { type Kysely, type Selectable } from 'kysely'
-import type { Database, PetsTable } from './schema.js'
-import type { Inventory } from '../schemas/order.js'
-import type { NewPet, Pet, PetStatus } from '../schemas/pet.js'
+// Every statement on the pets table, in one place: the stores of both databases
+// (sqlite/pets-store.ts, postgres/pets-store.ts) prepare these texts.
+import type { Selectable } from 'kysely'
+import type { PetsTable } from '../schema.js'
+import type { Inventory } from '../../schemas/order.js'
+import type { Pet, PetStatus } from '../../schemas/pet.js'
 
 /** The columns a Pet is read from, in the order raw (array) rows use. */
 export const PET_COLUMNS = 'id, name, category_id, status'
@@ -44,32 +42,7 @@ export function toPet(row: Pick<Selectable<PetsTable>, 'id' | 'name' | 'category
 export type PetRow = [id: number, name: string, categoryId: number, status: string]
 export const rowToPet = ([id, name, categoryId, status]: PetRow): Pet => ({ id, name, categoryId, status: status as PetStatus })
 
-/** Inserts a pet on `db`, typically a transaction's handle. */
-export async function insertPet(db: Kysely<Database>, pet: NewPet, now: number): Promise<Pet> {
-  const row = await db
-    .insertInto('pets')
-    .values({ name: pet.name, category_id: pet.categoryId, status: pet.status ?? 'available', created_at: now })
-    .returning(['id', 'name', 'category_id', 'status'])
-    .executeTakeFirstOrThrow()
-  return toPet(row)
-}
-
-export async function findPet(db: Kysely<Database>, id: number): Promise<Pet | undefined> {
-  const row = await db.selectFrom('pets').select(['id', 'name', 'category_id', 'status']).where('id', '=', id).executeTakeFirst()
-  return row && toPet(row)
-}
-
-/**
- * Moves a pet from `from` to `to` if, and only if, it is in `from` now: one
- * conditional UPDATE, so that of any number of concurrent callers at most one wins,
- * whatever process or instance they run in. True when this call moved it.
- */
-export async function transitionPet(db: Kysely<Database>, id: number, from: PetStatus, to: PetStatus): Promise<boolean> {
-  const result = await db.updateTable('pets').set({ status: to }).where('id', '=', id).where('status', '=', from).executeTakeFirst()
-  return result.numUpdatedRows > 0n
-}
-
-export type { Inventory } from '../schemas/order.js'
+export type { Inventory } from '../../schemas/order.js'
 
 /** The inventory from countByStatus rows; a status without pets counts 0. */
 export function toInventory(rows: readonly { status: string; count: number | string | bigint }[]): Inventory {

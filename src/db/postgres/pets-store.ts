@@ -2,15 +2,19 @@
 // coalesced per event-loop turn (read-coalescer.ts), and the creates of a turn in one
 // multi-row INSERT (turn-batcher.ts), committed before any of them is answered. No
 // cache across turns: other instances write the same database, and nothing here
-// would learn of it in time (bench/results.md, fifth pass).
+// would learn of it in time (bench/results.md, fifth pass). A create with an
+// Idempotency-Key runs the same INSERT for its one pet in a transaction of its own,
+// with the response it stores.
 import type pg from 'pg'
 import type { Selectable } from 'kysely'
-import { createOneAtATimeRead, createReadCoalescer } from './read-coalescer.js'
-import { findPet, insertPet, petsStatements, POSTGRES_INSERT_MANY, toInventory, toPet, transitionPet } from './pets-sql.js'
-import type { PetsTable } from './schema.js'
-import type { PetsPage, PetsStore } from './pets-store.js'
-import { createTurnBatcher } from './turn-batcher.js'
-import type { NewPet, Pet } from '../schemas/pet.js'
+import { createOneAtATimeRead, createReadCoalescer } from '../batching/read-coalescer.js'
+import { createTurnBatcher } from '../batching/turn-batcher.js'
+import type { PetsPage, PetsStore } from '../pets-store.js'
+import type { PetsTable } from '../schema.js'
+import { petsStatements, POSTGRES_INSERT_MANY, toInventory, toPet } from '../sql/pets-sql.js'
+import { completeClaim } from './idempotency.js'
+import { inTransaction } from './transaction.js'
+import type { NewPet, Pet } from '../../schemas/pet.js'
 
 type PetRecord = Pick<Selectable<PetsTable>, 'id' | 'name' | 'category_id' | 'status'>
 
@@ -23,20 +27,20 @@ const INSERT_MANY = { name: 'petstore_pets_insert_many', text: POSTGRES_INSERT_M
 
 export function createPostgresPetsStore(pool: pg.Pool): PetsStore {
   const rows = async (query: pg.QueryConfig) => (await pool.query<PetRecord>(query)).rows
-  // A turn's callers of one list query share one page object, so the route serializes it once (list-page-answer.ts).
+  // A turn's callers of one list query share one page object, so the route serializes it once (routes/v1/list-page-answer.ts).
   const pageOfTurn = createReadCoalescer<PetsPage>()
   const listPage = async (query: pg.QueryConfig): Promise<PetsPage> =>
     Object.freeze({ pets: Object.freeze((await rows(query)).map((row) => Object.freeze(toPet(row)))), shared: true })
   const rowOfTurn = createReadCoalescer<PetRecord[]>()
   const countAll = createOneAtATimeRead(async () => toInventory((await pool.query<{ status: string; count: string }>(SQL.countByStatus)).rows))
 
+  const insertMany = (pets: readonly NewPet[], now: readonly number[]): pg.QueryConfig => ({
+    ...INSERT_MANY,
+    values: [pets.map((p) => p.name), pets.map((p) => p.categoryId), pets.map((p) => p.status ?? 'available'), now],
+  })
   const insertBatch = createTurnBatcher<{ pet: NewPet; now: number }, Pet>(
     async (batch) => {
-      const pets = batch.map(({ input }) => input.pet)
-      const inserted = await rows({
-        ...INSERT_MANY,
-        values: [pets.map((p) => p.name), pets.map((p) => p.categoryId), pets.map((p) => p.status ?? 'available'), batch.map(({ input }) => input.now)],
-      })
+      const inserted = await rows(insertMany(batch.map(({ input }) => input.pet), batch.map(({ input }) => input.now)))
       if (inserted.length !== batch.length) throw new Error(`a batch of ${batch.length} creates inserted ${inserted.length} rows`)
       // Committed (autocommit): now, and only now, may anyone hear back.
       batch.forEach((item, i) => item.resolve(toPet(inserted[i]!)))
@@ -57,14 +61,18 @@ export function createPostgresPetsStore(pool: pg.Pool): PetsStore {
       return row && toPet(row)
     },
 
-    insert: (pet, now) => insertBatch({ pet, now }),
-    insertIn: insertPet,
-    transition: transitionPet,
-    findIn: findPet,
+    insert(pet, now, completion) {
+      if (!completion) return insertBatch({ pet, now })
+      return inTransaction(pool, async (client) => {
+        const [row] = (await client.query<PetRecord>(insertMany([pet], [now]))).rows
+        const created = toPet(row!)
+        await completeClaim(client, completion, created)
+        return created
+      })
+    },
     async inventory() {
       // A full count each time (exact, never cached: other instances write too), shared by the calls that wait for it.
       return { ...(await countAll()) }
     },
-    close() {},
   }
 }

@@ -1,13 +1,10 @@
 // The pets store on SQLite, for the hot path: statements prepared once, list pages
 // served from memory while the database is unchanged, inserts committed in groups
-// (group-commit.ts, shared with the orders' writes).
+// (batching/group-commit.ts, shared with the orders' writes).
 //
 // Two connections:
-// - Kysely's one connection (the writer). Group commits run on it while holding
-//   Kysely's connection lock, so they never land inside a transaction that another
-//   request has open across an await (transaction.ts holds the same lock). So inside
-//   such a transaction, insert with insertIn(trx), never with insert: it would wait
-//   for the transaction to end, which waits for it.
+// - Kysely's one connection (the writer). Every write runs on it in the group
+//   commit, under Kysely's connection lock.
 // - A read-only connection of our own (the reader) for list, find and inventory. WAL
 //   gives it a snapshot per statement: it never sees a transaction that is not
 //   committed, and it does not wait for the writer.
@@ -25,31 +22,31 @@
 // the list calls of that turn (bench/results.md, third pass). find is deferred the
 // same way.
 import SqliteDatabase from 'better-sqlite3'
-import type { Kysely } from 'kysely'
-import type { Database } from './schema.js'
-import { createSqliteGroupCommit, type GroupCommit } from './group-commit.js'
-import { findPet, insertPet, petsStatements, rowToPet, toInventory, transitionPet, type Inventory, type PetRow } from './pets-sql.js'
-import type { PetsPage, PetsStore } from './pets-store.js'
-import { createReadCoalescer } from './read-coalescer.js'
-import type { NewPet, Pet } from '../schemas/pet.js'
+import type { GroupCommit } from '../batching/group-commit.js'
+import { createReadCoalescer } from '../batching/read-coalescer.js'
+import type { PetsPage, PetsStore } from '../pets-store.js'
+import { petsStatements, rowToPet, toInventory, type Inventory, type PetRow } from '../sql/pets-sql.js'
+import type { CompleteClaim } from './idempotency.js'
+import type { NewPet, Pet } from '../../schemas/pet.js'
 
 export interface SqlitePetsStoreOptions {
-  /** Kysely over the writer connection; only its connection lock is used. */
-  db: Kysely<Database>
-  /** The writer connection itself (Kysely's), to run prepared inserts on. */
+  /** The writer connection (Kysely's), to run prepared inserts on. */
   writer: SqliteDatabase.Database
   /** The database file, to open the reader connection on. */
   file: string
-  /** The writer's group commit, shared with the orders (sqlite-orders.ts) so that one turn is one commit; by default, one of its own. */
-  groupCommit?: GroupCommit
+  /** The writer's group commit, shared with the orders (orders-store.ts) so that one turn is one commit. */
+  groupCommit: GroupCommit
+  /** Completes an Idempotency-Key claim inside an insert's operation. */
+  completeClaim: CompleteClaim
   /** Cached pages kept at most (all are dropped when it is reached). */
   maxCachedPages?: number
 }
 
 const SQL = petsStatements(() => '?')
 
-export function createSqlitePetsStore(options: SqlitePetsStoreOptions): PetsStore {
-  const { db, writer, file, maxCachedPages = 1_000 } = options
+/** The pets store on SQLite; `close()` closes its reader connection. */
+export function createSqlitePetsStore(options: SqlitePetsStoreOptions): PetsStore & { close(): void } {
+  const { writer, file, groupCommit, completeClaim, maxCachedPages = 1_000 } = options
   const reader = new SqliteDatabase(file, { readonly: true })
   reader.pragma('busy_timeout = 5000')
 
@@ -76,7 +73,6 @@ export function createSqlitePetsStore(options: SqlitePetsStoreOptions): PetsStor
     const { lastInsertRowid } = insertStatement.run(pet.name, pet.categoryId, status, now)
     return { id: Number(lastInsertRowid), name: pet.name, categoryId: pet.categoryId, status }
   }
-  const groupCommit = options.groupCommit ?? createSqliteGroupCommit(db, writer)
 
   return {
     async list({ status, afterId, limit }) {
@@ -102,10 +98,13 @@ export function createSqlitePetsStore(options: SqlitePetsStoreOptions): PetsStor
       return row && rowToPet(row)
     },
 
-    insert: (pet, now) => groupCommit(() => insertOne(pet, now)),
-    insertIn: insertPet,
-    transition: transitionPet,
-    findIn: findPet,
+    insert: (pet, now, completion) =>
+      groupCommit(() => {
+        const created = insertOne(pet, now)
+        // In the insert's own savepoint: a lost claim rolls the pet back too.
+        if (completion) completeClaim(completion, created)
+        return created
+      }),
 
     async inventory() {
       const version = await currentVersion()

@@ -1,0 +1,2 @@
+/** The databases the store runs on: one folder each (sqlite/, postgres/). */
+export type Dialect = 'sqlite' | 'postgres'

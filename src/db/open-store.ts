@@ -1,0 +1,36 @@
+// Opens the store a URL names: `sqlite:<path>` or a PostgreSQL URL. A third backend
+// is a folder beside sqlite/ and postgres/, a line here, and a line in the contract
+// test's list of dialects (test/store-contract.test.ts).
+import { guarded } from './store-errors.js'
+import { openPostgresStore } from './postgres/postgres-store.js'
+import { openSqliteStore } from './sqlite/sqlite-store.js'
+import type { Store, StoreOptions } from './store.js'
+
+/** Expired Idempotency-Key records outlive their 24 hours only until the next purge. */
+const PURGE_EVERY_MS = 10 * 60 * 1000
+
+/** Opens the database at `url`, applies pending migrations, and purges expired Idempotency-Key records every ten minutes until closed. */
+export async function openStore(url: string, { onConnectionError, onBackgroundError = () => {} }: StoreOptions = {}): Promise<Store> {
+  const store = url.startsWith('sqlite:')
+    ? await openSqliteStore(url.slice('sqlite:'.length))
+    : await openPostgresStore(url, { onIdleError: onConnectionError })
+
+  const idempotency = guarded(store.idempotency)
+  const purge = setInterval(() => {
+    idempotency.purgeExpired(Date.now()).catch((error: unknown) => onBackgroundError(error, 'could not purge expired Idempotency-Keys'))
+  }, PURGE_EVERY_MS).unref()
+
+  return {
+    dialect: store.dialect,
+    // The edge where a driver's "cannot reach the database" becomes a StoreUnavailableError.
+    pets: guarded(store.pets),
+    orders: guarded(store.orders),
+    apiKeys: guarded(store.apiKeys),
+    idempotency,
+    ping: store.ping,
+    close: () => {
+      clearInterval(purge)
+      return store.close()
+    },
+  }
+}

@@ -1,0 +1,52 @@
+// The PostgreSQL pool, bounded so that no request hangs on a dead or stuck database,
+// and Kysely over it.
+import pg from 'pg'
+import { Kysely, PostgresDialect } from 'kysely'
+import type { Database } from '../schema.js'
+
+export interface PostgresConnection {
+  pool: pg.Pool
+  db: Kysely<Database>
+}
+
+export interface PostgresPoolOptions {
+  /** A pooled connection died while idle (e.g. the server restarted); the pool replaces it. Unhandled, it would end the process. */
+  onIdleError?: (error: Error) => void
+}
+
+// int8 (bigint) is returned as a string by default; our ids and times are safe integers.
+const INT8_OID = 20
+const int8AsNumber = (value: string) => Number(value)
+
+// No request may hang on a dead or stuck database: bounded waits for a connection
+// and for each statement. Four connections: reads are shared per turn and creates go
+// one multi-row INSERT at a time, so more connections only meant more PostgreSQL
+// backends fighting for the same cores (bench/results.md, fifth pass: POST 1.01–1.06
+// of pgbench with 4, 0.80–0.82 with 10, in three pairs of runs).
+const POOL_SIZE = 4
+const CONNECT_TIMEOUT_MS = 2_000
+const STATEMENT_TIMEOUT_MS = 5_000
+
+export function openPostgres(url: string, { onIdleError = () => {} }: PostgresPoolOptions = {}): PostgresConnection {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: POOL_SIZE,
+    // Once open, a connection stays open: pg-pool would close it after 10 s idle, and
+    // the first requests after every quiet spell paid for new connections and cold
+    // backends (bench/results.md, seventh pass). TCP keepalive keeps it known to be alive.
+    min: POOL_SIZE,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 60_000,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    statement_timeout: STATEMENT_TIMEOUT_MS,
+    query_timeout: STATEMENT_TIMEOUT_MS + 1_000,
+    types: {
+      getTypeParser: ((oid: number, format?: string) =>
+        oid === INT8_OID ? int8AsNumber : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+    },
+  })
+  // A server restart kills idle connections; the pool drops them and opens new
+  // ones on demand.
+  pool.on('error', onIdleError)
+  return { pool, db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }) }
+}

@@ -1,0 +1,29 @@
+// The store on PostgreSQL: one bounded pool (connection.ts) for Kysely and for the
+// hot paths' named statements alike.
+import { migrate, ping } from '../database.js'
+import { createApiKeysStore } from '../sql/api-keys.js'
+import { createIdempotencyClaims } from '../sql/idempotency-claims.js'
+import type { Store } from '../store.js'
+import { openPostgres, type PostgresPoolOptions } from './connection.js'
+import { createPostgresOrdersStore } from './orders-store.js'
+import { createPostgresPetsStore } from './pets-store.js'
+
+/** Opens a pool on the database at `url` and applies pending migrations. */
+export async function openPostgresStore(url: string, options: PostgresPoolOptions = {}): Promise<Store> {
+  const { pool, db } = openPostgres(url, options)
+  try {
+    await migrate({ dialect: 'postgres', db })
+  } catch (error) {
+    await db.destroy()
+    throw error
+  }
+  return {
+    dialect: 'postgres',
+    pets: createPostgresPetsStore(pool),
+    orders: createPostgresOrdersStore(db, pool),
+    apiKeys: createApiKeysStore(db),
+    idempotency: createIdempotencyClaims(db),
+    ping: () => ping(db),
+    close: () => db.destroy(),
+  }
+}

@@ -1,0 +1,25 @@
+// One transaction on one pooled connection, for a write that must commit together
+// with its Idempotency-Key response. Other writes are one statement each (autocommit).
+import type pg from 'pg'
+
+export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect()
+  // A connection that cannot even begin or roll back is not handed to anyone else.
+  let broken: Error | undefined
+  try {
+    await client.query('BEGIN').catch((error: Error) => {
+      broken = error
+      throw error
+    })
+    try {
+      const result = await work(client)
+      await client.query('COMMIT')
+      return result
+    } catch (error) {
+      await client.query('ROLLBACK').catch((rollbackError: Error) => (broken = rollbackError))
+      throw error
+    }
+  } finally {
+    client.release(broken)
+  }
+}

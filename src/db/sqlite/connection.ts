@@ -1,0 +1,32 @@
+// The SQLite file: opened with the pragmas the service relies on, and Kysely over
+// that one connection (the writer).
+import { mkdirSync } from 'node:fs'
+import { dirname, resolve } from 'node:path'
+import SqliteDatabase from 'better-sqlite3'
+import { Kysely, SqliteDialect } from 'kysely'
+import type { Database } from '../schema.js'
+
+export interface SqliteConnection {
+  /** The absolute path of the file, to open the reader connection on. */
+  file: string
+  /** The one connection Kysely runs on, for the prepared statements of the hot paths. */
+  writer: SqliteDatabase.Database
+  db: Kysely<Database>
+}
+
+export function openSqlite(path: string): SqliteConnection {
+  const file = resolve(path)
+  mkdirSync(dirname(file), { recursive: true })
+  const writer = new SqliteDatabase(file)
+  // WAL: readers never block the writer. synchronous=NORMAL in WAL mode makes a
+  // commit durable against the process dying (kill -9): the WAL write is done
+  // before the commit returns. (Against power loss it needs synchronous=FULL.)
+  writer.pragma('journal_mode = WAL')
+  writer.pragma('synchronous = NORMAL')
+  // The CLI and the server may write the same file at once.
+  writer.pragma('busy_timeout = 5000')
+  // better-sqlite3's build already enforces foreign keys; said here so that the file
+  // never depends on how SQLite was compiled (orders.pet_id, as on PostgreSQL).
+  writer.pragma('foreign_keys = ON')
+  return { file, writer, db: new Kysely<Database>({ dialect: new SqliteDialect({ database: writer }) }) }
+}

@@ -1,0 +1,39 @@
+// The store on SQLite: one file, the writer connection Kysely runs on, and a
+// read-only connection of the pets store's own. Every write (pets, orders, and the
+// Idempotency-Key responses that go with them) goes through one group commit, so
+// one event-loop turn is one commit.
+import { createSqliteGroupCommit } from '../batching/group-commit.js'
+import { migrate, ping } from '../database.js'
+import { createApiKeysStore } from '../sql/api-keys.js'
+import { createIdempotencyClaims } from '../sql/idempotency-claims.js'
+import type { Store } from '../store.js'
+import { openSqlite } from './connection.js'
+import { createSqliteCompleteClaim } from './idempotency.js'
+import { createSqliteOrdersStore } from './orders-store.js'
+import { createSqlitePetsStore } from './pets-store.js'
+
+/** Opens the SQLite file at `path` and applies pending migrations. */
+export async function openSqliteStore(path: string): Promise<Store> {
+  const { file, writer, db } = openSqlite(path)
+  try {
+    await migrate({ dialect: 'sqlite', db })
+  } catch (error) {
+    await db.destroy()
+    throw error
+  }
+  const groupCommit = createSqliteGroupCommit(db, writer)
+  const completeClaim = createSqliteCompleteClaim(writer)
+  const pets = createSqlitePetsStore({ writer, file, groupCommit, completeClaim })
+  return {
+    dialect: 'sqlite',
+    pets,
+    orders: createSqliteOrdersStore({ db, writer, groupCommit, completeClaim }),
+    apiKeys: createApiKeysStore(db),
+    idempotency: createIdempotencyClaims(db),
+    ping: () => ping(db),
+    close: async () => {
+      pets.close()
+      await db.destroy()
+    },
+  }
+}

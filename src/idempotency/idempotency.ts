@@ -1,0 +1,76 @@
+// Idempotency-Key for every create-like operation (IETF draft
+// httpapi-idempotency-key-header), in one call: `run` parses the header, claims the
+// key, hands the write a Completion (the store then stores the response in the
+// write's own transaction), replays a stored response, and answers the key's own
+// errors (409 in use, 422 reused). The records are db/idempotency-store.ts; the
+// header's syntax, lifetimes and fingerprints are idempotency-key.ts.
+import type { FastifyRequest } from 'fastify'
+import type { Clock } from '../clock.js'
+import { ClaimLostError, type Completion, type IdempotencyStore } from '../db/idempotency-store.js'
+import { ApiError } from '../errors.js'
+import { IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS, parseIdempotencyKey } from './idempotency-key.js'
+
+/** Create-like operations answer 201; only a 201 is stored, so a request that failed frees its key. */
+const CREATED = 201
+
+export interface IdempotentWork<R> {
+  /** What the request asks for, canonicalised (idempotency-key.ts): the same key with another fingerprint is refused. Worked out only when a key is sent (it hashes the body). */
+  fingerprint: () => string
+  /**
+   * The store's write. With a key it gets a Completion, and must store its 201 body
+   * with it in the same transaction (pets.insert, orders.place take one); without a
+   * key, undefined.
+   */
+  write: (completion: Completion | undefined) => Promise<R>
+  /** Whether the write's result is a success the store completed the claim with (by default, every result); a refusal frees the key. */
+  completed?: (result: R) => boolean
+}
+
+export type IdempotentResult<R> =
+  /** The write ran now. */
+  | { replayed: false; result: R }
+  /** The stored 201 body of an earlier request with the same key (send `Idempotent-Replayed: true`). */
+  | { replayed: true; body: unknown }
+
+export type Idempotency = ReturnType<typeof createIdempotency>
+
+export function createIdempotency({ records, clock }: { records: IdempotencyStore; clock: Clock }) {
+  const inUse = () =>
+    new ApiError('idempotency_key_in_use', 'A request with this Idempotency-Key is still running; retry in a moment to get its answer.', {
+      headers: { 'retry-after': '1' },
+    })
+
+  return {
+    /** The one call a create-like handler makes. `request.apiKey` must be set (the /v1 guard has run). */
+    async run<R>(request: FastifyRequest, { fingerprint, write, completed = () => true }: IdempotentWork<R>): Promise<IdempotentResult<R>> {
+      const key = parseIdempotencyKey(request.raw)
+      if (key === undefined) return { replayed: false, result: await write(undefined) }
+
+      const scope = { apiKeyId: request.apiKey!.id, key }
+      const claim = await records.claim(scope, { fingerprint: fingerprint(), now: clock.now(), ttlMs: IDEMPOTENCY_TTL_MS, leaseMs: IDEMPOTENCY_LEASE_MS })
+      switch (claim.outcome) {
+        case 'mismatch':
+          throw new ApiError('idempotency_key_reused', 'This Idempotency-Key was already used with a different body; send a new key to make another request.')
+        case 'in_flight':
+          throw inUse()
+        case 'replay':
+          return { replayed: true, body: claim.response.body }
+      }
+      const release = () =>
+        records.release(claim.claim).catch((releaseError: unknown) => request.log.warn({ err: releaseError }, 'could not release an Idempotency-Key'))
+      let result: R
+      try {
+        result = await write({ claim: claim.claim, status: CREATED })
+      } catch (error) {
+        // A retry took the key over after the lease: its answer is the one that counts.
+        if (error instanceof ClaimLostError) throw inUse()
+        // Nothing was committed: free the key so that a retry runs afresh.
+        await release()
+        throw error
+      }
+      // Refused (a 404 or 409 to come): nothing was stored, and the key is free again.
+      if (!completed(result)) await release()
+      return { replayed: false, result }
+    },
+  }
+}

@@ -1,0 +1,30 @@
+// Request pieces more than one operation takes, defined once: the list query of a
+// keyset-paginated collection, and the Idempotency-Key header of a create-like operation.
+import { Type, type TSchema } from 'typebox'
+import { MAX_IDEMPOTENCY_KEY_LENGTH } from '../../idempotency/idempotency-key.js'
+import { parametersWithDefaults } from '../../schemas/shared.js'
+
+export const DEFAULT_LIMIT = 20
+export const MAX_LIMIT = 100
+
+/** `?limit=&status=&cursor=` of a list operation: `items` names what is listed, `status` is its status filter's schema. */
+export function listQuery<S extends TSchema>(items: string, status: S) {
+  return parametersWithDefaults(
+    Type.Object({
+      limit: Type.Integer({ minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT, description: `Maximum number of ${items} to return.` }),
+      status: Type.Optional(status),
+      cursor: Type.Optional(Type.String({ description: 'Where the page starts: an opaque token from the `Link: rel="next"` header of the previous page.' })),
+    }),
+  )
+}
+
+/** The Idempotency-Key header: what a replay answers (`replays`) and does not do again (`doesNot`); `more`, anything the operation adds. */
+export function idempotencyKeyHeaders({ replays, doesNot, more = '' }: { replays: string; doesNot: string; more?: string }) {
+  return Type.Object({
+    'Idempotency-Key': Type.Optional(
+      Type.String({
+        description: `Makes a retry safe (IETF draft httpapi-idempotency-key-header): 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} printable ASCII characters, e.g. a UUID, bare or quoted. For 24 hours, the same key (per API key) with the same body answers ${replays} again, with \`Idempotent-Replayed: true\`, and ${doesNot}; with another body it answers 422; while the first request is still running, 409.${more}`,
+      }),
+    ),
+  })
+}

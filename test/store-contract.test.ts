@@ -1,0 +1,293 @@
+// The store's contracts (src/db/*-store.ts), one suite run over every backend, the
+// way kysely loops its tests over DIALECTS: a third backend is a folder in src/db/
+// and a line in DIALECTS. Each backend runs on a fresh database of its own; what the
+// store committed is read back through a connection of the test's own.
+import { after, before, describe, it } from 'node:test'
+import assert from 'node:assert/strict'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { sql } from 'kysely'
+import { openDatabase, type DatabaseHandle } from '../src/db/database.js'
+import type { Dialect } from '../src/db/dialect.js'
+import { ClaimLostError, type ClaimOptions, type IdempotencyScope } from '../src/db/idempotency-store.js'
+import { openStore } from '../src/db/open-store.js'
+import type { Store } from '../src/db/store.js'
+import type { NewPet, Pet } from '../src/schemas/pet.js'
+import { createTestDatabase, needs } from './helpers/services.js'
+
+interface TestDatabase {
+  url: string
+  drop(): Promise<void>
+}
+
+const DIALECTS: { dialect: Dialect; create(): Promise<TestDatabase> }[] = [
+  {
+    dialect: 'sqlite',
+    async create() {
+      const dir = mkdtempSync(join(tmpdir(), 'petstore-contract-'))
+      return { url: `sqlite:${join(dir, 'petstore.db')}`, drop: async () => rmSync(dir, { recursive: true, force: true }) }
+    },
+  },
+  { dialect: 'postgres', create: createTestDatabase },
+]
+
+const NOW = Date.UTC(2026, 10, 23, 10)
+
+for (const { dialect, create } of DIALECTS) {
+  describe(`store contract (${dialect})`, async () => {
+    if (dialect === 'postgres' && !(await needs('postgres', 'the PostgreSQL store contract'))) return
+    let database: TestDatabase
+    let store: Store
+    /** A connection of the test's own: it sees only what is committed, and writes as another process would. */
+    let other: DatabaseHandle
+    before(async () => {
+      database = await create()
+      store = await openStore(database.url)
+      other = openDatabase(database.url)
+    })
+    after(async () => {
+      await other?.db.destroy()
+      await store?.close()
+      await database?.drop()
+    })
+
+    const newPet = (pet: Partial<NewPet> = {}) => store.pets.insert({ name: 'Rex', categoryId: 1, ...pet }, NOW)
+    const committedStatus = async (petId: number) =>
+      (await other.db.selectFrom('pets').select('status').where('id', '=', petId).executeTakeFirst())?.status
+    const openOrders = async (petId: number) =>
+      (await other.db.selectFrom('orders').select('id').where('pet_id', '=', petId).where('status', '=', 'placed').execute()).length
+    const setStatusByHand = (petId: number, status: string) => sql`update pets set status = ${status} where id = ${petId}`.execute(other.db)
+
+    describe('pets', () => {
+      it('inserts pets with distinct ids increasing in the order asked, each committed when it resolves', async () => {
+        const asked = Array.from({ length: 25 }, (_, i) => ({ name: `pet ${i}`, categoryId: i + 1, status: (['available', 'pending', 'sold'] as const)[i % 3] }))
+        const pets = await Promise.all(asked.map((pet) => store.pets.insert(pet, NOW)))
+        assert.deepEqual(pets.map(({ id: _id, ...pet }) => pet), asked)
+        const ids = pets.map((pet) => pet.id)
+        assert.deepEqual(ids, [...ids].sort((a, b) => a - b))
+        assert.equal(new Set(ids).size, ids.length)
+        for (const pet of pets) assert.equal(await committedStatus(pet.id), pet.status)
+      })
+
+      it('fills in the status "available" when none is given', async () => {
+        const pet = await newPet()
+        assert.deepEqual(pet, { id: pet.id, name: 'Rex', categoryId: 1, status: 'available' })
+      })
+
+      it('fails only the bad insert of those asked together', async () => {
+        const bad = { name: 'bad', categoryId: 1, status: 'lost' } as unknown as NewPet // breaks the CHECK constraint
+        const results = await Promise.allSettled([newPet({ name: 'good 1' }), store.pets.insert(bad, NOW), newPet({ name: 'good 2' })])
+        assert.deepEqual(results.map((r) => r.status), dialect === 'sqlite' ? ['fulfilled', 'rejected', 'fulfilled'] : ['rejected', 'rejected', 'rejected'])
+      })
+
+      it('lists pets in ascending id order, by status, from a position, at most `limit`', async () => {
+        const [a, b, c] = [await newPet({ status: 'sold' }), await newPet({ status: 'available' }), await newPet({ status: 'sold' })]
+        const page = await store.pets.list({ afterId: a.id - 1, limit: 2 })
+        assert.deepEqual(page.pets, [a, b])
+        const sold = await store.pets.list({ status: 'sold', afterId: a.id - 1, limit: 10 })
+        assert.deepEqual(sold.pets.filter((pet) => pet.id <= c.id), [a, c])
+        assert.deepEqual((await store.pets.list({ afterId: c.id, limit: 10 })).pets, [])
+      })
+
+      it('hands out pages that cannot be changed', async () => {
+        await newPet()
+        const page = await store.pets.list({ afterId: 0, limit: 3 })
+        assert.ok(Object.isFrozen(page.pets) && page.pets.every((pet) => Object.isFrozen(pet)))
+        assert.throws(() => {
+          ;(page.pets as Pet[]).length = 1
+        }, TypeError)
+      })
+
+      it('finds a pet by id, and nothing for an unknown id', async () => {
+        const created = await newPet({ name: 'findable', categoryId: 6, status: 'pending' })
+        assert.deepEqual(await store.pets.find(created.id), created)
+        assert.equal(await store.pets.find(999_999_999), undefined)
+      })
+
+      it('never answers older than a commit made elsewhere before the call: list, find and inventory', async () => {
+        const pet = await newPet()
+        const before = await store.pets.inventory()
+        assert.equal((await store.pets.list({ afterId: pet.id - 1, limit: 1 })).pets[0]?.status, 'available')
+        await setStatusByHand(pet.id, 'sold')
+        assert.equal((await store.pets.list({ afterId: pet.id - 1, limit: 1 })).pets[0]?.status, 'sold')
+        assert.equal((await store.pets.find(pet.id))?.status, 'sold')
+        assert.deepEqual(await store.pets.inventory(), { ...before, available: before.available - 1, sold: before.sold + 1 })
+        const { id } = await other.db.insertInto('pets').values({ name: 'elsewhere', category_id: 4, status: 'pending', created_at: 1 }).returning('id').executeTakeFirstOrThrow()
+        assert.equal((await store.pets.list({ afterId: pet.id, limit: 1_000 })).pets.at(-1)?.id, id)
+      })
+
+      it('counts every pet by status, a status without pets as 0', async () => {
+        const counted = await other.db.selectFrom('pets').select(['status', (eb) => eb.fn.countAll().as('n')]).groupBy('status').execute()
+        const expected = { available: 0, pending: 0, sold: 0 }
+        for (const { status, n } of counted) expected[status as keyof typeof expected] = Number(n)
+        assert.deepEqual(await store.pets.inventory(), expected)
+      })
+    })
+
+    describe('orders', () => {
+      const apiKeyId = 1
+
+      it('places an order: the pet is pending, the order placed, both committed when it resolves', async () => {
+        const pet = await newPet()
+        const placed = await store.orders.place(pet.id, apiKeyId, NOW)
+        assert.ok(placed.outcome === 'placed')
+        assert.deepEqual(placed.order, { id: placed.order.id, petId: pet.id, status: 'placed', placedAt: new Date(NOW).toISOString() })
+        assert.equal(await committedStatus(pet.id), 'pending')
+        assert.equal(await openOrders(pet.id), 1)
+      })
+
+      it('refuses a pet that is not available, and one that does not exist, writing nothing', async () => {
+        const sold = await newPet({ status: 'sold' })
+        assert.deepEqual(await store.orders.place(sold.id, apiKeyId, NOW), { outcome: 'pet_unavailable' })
+        assert.deepEqual(await store.orders.place(2 ** 40, apiKeyId, NOW), { outcome: 'no_such_pet' })
+        assert.equal(await committedStatus(sold.id), 'sold')
+        assert.equal(await openOrders(sold.id), 0)
+      })
+
+      it('of reservations asked together, places one per pet, refuses the others, and fails none for its neighbour', async () => {
+        const [contested, taken, free] = [await newPet(), await newPet(), await newPet()]
+        // `taken` has an open order although its status says available (changed by
+        // hand): only orders_one_open_per_pet refuses it, as pet_unavailable.
+        assert.equal((await store.orders.place(taken.id, apiKeyId, NOW)).outcome, 'placed')
+        await setStatusByHand(taken.id, 'available')
+        const results = await Promise.all([
+          store.orders.place(contested.id, apiKeyId, NOW),
+          store.orders.place(contested.id, apiKeyId + 1, NOW),
+          store.orders.place(taken.id, apiKeyId, NOW),
+          store.orders.place(2 ** 40, apiKeyId, NOW),
+          store.orders.place(free.id, apiKeyId, NOW),
+        ])
+        assert.deepEqual(
+          results.map((r) => r.outcome),
+          ['placed', 'pet_unavailable', 'pet_unavailable', 'no_such_pet', 'placed'],
+        )
+        assert.equal(await openOrders(contested.id), 1)
+        assert.equal(await openOrders(taken.id), 1)
+        assert.equal(await committedStatus(taken.id), 'available', 'the refused reservation changed nothing')
+        assert.equal(await committedStatus(free.id), 'pending')
+      })
+
+      it('closes an order once, however many ask together: completed makes the pet sold, cancelled available', async () => {
+        for (const [to, petStatus] of [['completed', 'sold'], ['cancelled', 'available']] as const) {
+          const pet = await newPet()
+          const placed = await store.orders.place(pet.id, apiKeyId, NOW)
+          assert.ok(placed.outcome === 'placed')
+          const [mine, again, notMine] = await Promise.all([
+            store.orders.close(placed.order.id, apiKeyId, to, NOW + 1),
+            store.orders.close(placed.order.id, apiKeyId, to, NOW + 1),
+            store.orders.close(placed.order.id, apiKeyId + 1, to, NOW + 1),
+          ])
+          assert.deepEqual([mine!.outcome, again!.outcome].sort(), ['closed', 'order_closed'], 'one of two racing closes wins')
+          assert.equal(notMine!.outcome, 'no_such_order', 'another key\'s order is not found')
+          const closed = mine!.outcome === 'closed' ? mine : again
+          assert.ok(closed?.outcome === 'closed')
+          assert.deepEqual(closed.order, { ...placed.order, status: to, closedAt: new Date(NOW + 1).toISOString() })
+          assert.equal(await committedStatus(pet.id), petStatus)
+        }
+        assert.deepEqual(await store.orders.close(2 ** 40, apiKeyId, 'completed', NOW), { outcome: 'no_such_order' })
+      })
+
+      it('finds and lists only the orders of their own key, in id order, by status, from a position', async () => {
+        const owner = 1_000 + Math.floor(Math.random() * 1_000_000)
+        const placed = []
+        for (let i = 0; i < 3; i++) {
+          const result = await store.orders.place((await newPet()).id, owner, NOW)
+          assert.ok(result.outcome === 'placed')
+          placed.push(result.order)
+        }
+        const [first, second, third] = placed
+        await store.orders.close(second!.id, owner, 'cancelled', NOW + 5)
+        assert.deepEqual(await store.orders.find(first!.id, owner), first)
+        assert.equal(await store.orders.find(first!.id, owner + 1), undefined, 'another key\'s order is not found')
+        assert.deepEqual((await store.orders.list({ apiKeyId: owner, afterId: 0, limit: 10 })).map((o) => o.id), [first!.id, second!.id, third!.id])
+        assert.deepEqual((await store.orders.list({ apiKeyId: owner, status: 'placed', afterId: 0, limit: 10 })).map((o) => o.id), [first!.id, third!.id])
+        assert.deepEqual((await store.orders.list({ apiKeyId: owner, afterId: first!.id, limit: 1 })).map((o) => o.id), [second!.id])
+        assert.deepEqual(await store.orders.list({ apiKeyId: owner + 1, afterId: 0, limit: 10 }), [])
+      })
+    })
+
+    describe('API keys', () => {
+      it('stores a key by its hash, finds it by hash and id, lists, re-plans, revokes once and records its use', async () => {
+        const hash = `hash-${Math.random()}`
+        const key = await store.apiKeys.insert({ name: 'contract', plan: 'enterprise', prefix: 'ps_test_AbCd', hash, custom: { perMinute: 5, perDay: 50 } }, NOW)
+        assert.deepEqual(key, { id: key.id, name: 'contract', plan: 'enterprise', prefix: 'ps_test_AbCd', custom: { perMinute: 5, perDay: 50 }, createdAt: NOW, lastUsedAt: null, revokedAt: null })
+        assert.deepEqual(await store.apiKeys.findByHash(hash), key)
+        assert.deepEqual(await store.apiKeys.findById(key.id), key)
+        assert.equal(await store.apiKeys.findByHash('no such hash'), undefined)
+        assert.deepEqual((await store.apiKeys.list()).at(-1), key)
+        await assert.rejects(store.apiKeys.insert({ name: 'twin', plan: 'free', prefix: 'ps_test_Twin', hash, custom: null }, NOW), 'the hash is unique')
+
+        assert.equal(await store.apiKeys.setPlan(key.id, 'pro', null), true)
+        await store.apiKeys.touch(key.id, NOW + 1)
+        assert.equal(await store.apiKeys.revoke(key.id, NOW + 2), true)
+        assert.equal(await store.apiKeys.revoke(key.id, NOW + 3), true)
+        assert.deepEqual(await store.apiKeys.findById(key.id), { ...key, plan: 'pro', custom: null, lastUsedAt: NOW + 1, revokedAt: NOW + 2 })
+        assert.equal(await store.apiKeys.setPlan(2 ** 40, 'pro', null), false)
+        assert.equal(await store.apiKeys.revoke(2 ** 40, NOW), false)
+      })
+    })
+
+    describe('Idempotency-Key records', () => {
+      let n = 0
+      const scope = (): IdempotencyScope => ({ apiKeyId: 1, key: `key-${++n}` })
+      const options = (fingerprint: string, now = NOW): ClaimOptions => ({ fingerprint, now, ttlMs: 60_000, leaseMs: 1_000 })
+
+      it('claims a key once: the same request again is in flight, another body a mismatch', async () => {
+        const s = scope()
+        assert.equal((await store.idempotency.claim(s, options('a'))).outcome, 'claimed')
+        assert.deepEqual(await store.idempotency.claim(s, options('a')), { outcome: 'in_flight' })
+        assert.deepEqual(await store.idempotency.claim(s, options('b')), { outcome: 'mismatch' })
+        assert.equal((await store.idempotency.claim({ ...s, apiKeyId: 2 }, options('b'))).outcome, 'claimed', 'keys are scoped per API key')
+      })
+
+      it('stores the response in the transaction of the write, and replays it', async () => {
+        const s = scope()
+        const claim = await store.idempotency.claim(s, options('pet'))
+        assert.ok(claim.outcome === 'claimed')
+        const pet = await store.pets.insert({ name: 'Once', categoryId: 1 }, NOW, { claim: claim.claim, status: 201 })
+        assert.deepEqual(await store.idempotency.claim(s, options('pet')), { outcome: 'replay', response: { status: 201, body: pet } })
+        assert.deepEqual(await store.idempotency.claim(s, options('other')), { outcome: 'mismatch' })
+
+        const order = scope()
+        const orderClaim = await store.idempotency.claim(order, options('order'))
+        assert.ok(orderClaim.outcome === 'claimed')
+        const placed = await store.orders.place(pet.id, 1, NOW, { claim: orderClaim.claim, status: 201 })
+        assert.ok(placed.outcome === 'placed')
+        assert.deepEqual(await store.idempotency.claim(order, options('order')), { outcome: 'replay', response: { status: 201, body: placed.order } })
+      })
+
+      it('stores nothing for a refused reservation; release frees the key', async () => {
+        const s = scope()
+        const claim = await store.idempotency.claim(s, options('refused'))
+        assert.ok(claim.outcome === 'claimed')
+        assert.deepEqual(await store.orders.place(2 ** 40, 1, NOW, { claim: claim.claim, status: 201 }), { outcome: 'no_such_pet' })
+        assert.deepEqual(await store.idempotency.claim(s, options('refused')), { outcome: 'in_flight' })
+        await store.idempotency.release(claim.claim)
+        assert.equal((await store.idempotency.claim(s, options('refused'))).outcome, 'claimed')
+      })
+
+      it('lets the same request take over an abandoned claim after its lease; a lost claim rolls the write back', async () => {
+        const s = scope()
+        const slow = await store.idempotency.claim(s, options('same'))
+        assert.ok(slow.outcome === 'claimed')
+        const retry = await store.idempotency.claim(s, options('same', NOW + 1_000))
+        assert.ok(retry.outcome === 'claimed')
+        await store.idempotency.release(slow.claim) // must not free the retry's claim
+        await assert.rejects(store.pets.insert({ name: 'Rolled back', categoryId: 1 }, NOW, { claim: slow.claim, status: 201 }), ClaimLostError)
+        const names = await other.db.selectFrom('pets').select('id').where('name', '=', 'Rolled back').execute()
+        assert.deepEqual(names, [], 'the slow request\'s insert was rolled back')
+        const pet = await store.pets.insert({ name: 'Counted', categoryId: 1 }, NOW, { claim: retry.claim, status: 201 })
+        assert.deepEqual(await store.idempotency.claim(s, options('same', NOW + 1_000)), { outcome: 'replay', response: { status: 201, body: pet } })
+      })
+
+      it('forgets a record once it expires: any body claims it again, and the purge deletes it', async () => {
+        const s = scope()
+        assert.equal((await store.idempotency.claim(s, options('old'))).outcome, 'claimed')
+        assert.equal((await store.idempotency.claim(s, options('new', NOW + 60_000))).outcome, 'claimed')
+        assert.ok((await store.idempotency.purgeExpired(NOW + 10 * 60_000)) >= 1)
+        assert.equal((await store.idempotency.claim(s, options('newer', NOW + 10 * 60_000))).outcome, 'claimed')
+      })
+    })
+  })
+}
