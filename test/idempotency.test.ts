@@ -107,14 +107,30 @@ for (const store of STORES) describe(`Idempotency-Key on POST /v1/pets (${store}
 
   it('lets a retry take over a claim whose request never finished, once its lease has run out', async () => {
     const idem = randomUUID()
+    // The claim of a request whose process died mid-request, as the handler makes it.
     await server.store.idempotency.claim(
       { apiKeyId: await server.keyId(key), key: idem },
-      { fingerprint: 'died mid-request', now: clock.now(), ttlMs: IDEMPOTENCY_TTL_MS, leaseMs: IDEMPOTENCY_LEASE_MS },
+      { fingerprint: fingerprint({ name: 'Orphan', categoryId: 1 }), now: clock.now(), ttlMs: IDEMPOTENCY_TTL_MS, leaseMs: IDEMPOTENCY_LEASE_MS },
     )
     clock.advance(IDEMPOTENCY_LEASE_MS)
     const res = await create(idem, { name: 'Orphan', categoryId: 1 })
     assert.equal(res.status, 201)
     assert.equal((await create(idem, { name: 'Orphan', categoryId: 1 })).headers.get('idempotent-replayed'), 'true')
+  })
+
+  it('answers 422 idempotency_key_reused to a retry with another body, even once an abandoned claim\'s lease has run out', async () => {
+    const idem = randomUUID()
+    await server.store.idempotency.claim(
+      { apiKeyId: await server.keyId(key), key: idem },
+      { fingerprint: fingerprint({ name: 'Died mid-request', categoryId: 1 }), now: clock.now(), ttlMs: IDEMPOTENCY_TTL_MS, leaseMs: IDEMPOTENCY_LEASE_MS },
+    )
+    clock.advance(IDEMPOTENCY_LEASE_MS)
+    const res = await create(idem, { name: 'Another body', categoryId: 1 })
+    assert.equal(res.status, 422, res.text)
+    assert.equal(res.body.code, 'idempotency_key_reused')
+    assert.deepEqual(await named('Another body'), [], 'nothing was created')
+    // The key still belongs to its first body: that body's retry takes the claim over.
+    assert.equal((await create(idem, { name: 'Died mid-request', categoryId: 1 })).status, 201)
   })
 
   it('lets a slow first request neither complete nor free a claim that a retry took over', async () => {

@@ -267,10 +267,11 @@ for (const { dialect, create } of DIALECTS) {
         assert.equal((await store.idempotency.claim(s, options('refused'))).outcome, 'claimed')
       })
 
-      it('lets the same request take over an abandoned claim after its lease; a lost claim rolls the write back', async () => {
+      it('lets the same request take over an abandoned claim after its lease, never another body; a lost claim rolls the write back', async () => {
         const s = scope()
         const slow = await store.idempotency.claim(s, options('same'))
         assert.ok(slow.outcome === 'claimed')
+        assert.deepEqual(await store.idempotency.claim(s, options('different', NOW + 1_000)), { outcome: 'mismatch' })
         const retry = await store.idempotency.claim(s, options('same', NOW + 1_000))
         assert.ok(retry.outcome === 'claimed')
         await store.idempotency.release(slow.claim) // must not free the retry's claim

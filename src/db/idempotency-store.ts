@@ -57,8 +57,8 @@ export interface ClaimOptions {
   /** How long a record (and so its replay) lives. */
   ttlMs: number
   /**
-   * How long a claim holds the key before another request may take it over: a
-   * process that died mid-request never completes or releases its claim.
+   * How long a claim holds the key before a retry with the same fingerprint may take
+   * it over: a process that died mid-request never completes or releases its claim.
    */
   leaseMs: number
 }

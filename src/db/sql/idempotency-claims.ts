@@ -28,10 +28,14 @@ export function createIdempotencyClaims(db: Kysely<Database>): IdempotencyStore 
 
       const existing = await record(scope).executeTakeFirst()
       if (!existing) return { outcome: 'in_flight' } // released or purged this instant: the client retries
+      const expired = existing.expires_at <= now
+      // A key still remembered belongs to its first body, whether its request
+      // completed, still runs, or died mid-request: another body is refused.
+      if (!expired && existing.fingerprint !== fingerprint) return { outcome: 'mismatch' }
       const abandoned = existing.response_status === null && (existing.locked_until ?? 0) <= now
-      if (existing.expires_at <= now || abandoned) {
-        // Take over an expired record or an abandoned claim; the condition makes
-        // sure only one of several concurrent retries does.
+      if (expired || abandoned) {
+        // Take over an expired record, or the abandoned claim of this same request;
+        // the condition makes sure only one of several concurrent retries does.
         const taken = await db
           .updateTable('idempotency_keys')
           .set(fresh)
@@ -42,7 +46,6 @@ export function createIdempotencyClaims(db: Kysely<Database>): IdempotencyStore 
           .executeTakeFirst()
         return taken.numUpdatedRows > 0n ? held : { outcome: 'in_flight' }
       }
-      if (existing.fingerprint !== fingerprint) return { outcome: 'mismatch' }
       if (existing.response_status === null || existing.response_body === null) return { outcome: 'in_flight' }
       return { outcome: 'replay', response: { status: existing.response_status, body: JSON.parse(existing.response_body) as unknown } }
     },
