@@ -73,17 +73,27 @@ describe('PostgreSQL store', async () => {
   })
 
   it('keeps its connections open while idle, so that the first requests after a quiet spell find them', async () => {
-    await Promise.all(Array.from({ length: 20 }, () => server.request('/v1/pets?limit=5', { key })))
-    const database = new URL(server.config.databaseUrl).pathname.slice(1)
-    const backends = async () =>
-      (await adminQuery<{ pid: number }>(POSTGRES_ADMIN_URL, 'select pid from pg_stat_activity where datname = $1 order by pid', [database])).map((row) => row.pid)
-    const before = await backends()
-    assert.ok(before.length > 0)
-    // pg-pool's default closes a connection idle for 10 s.
-    await new Promise((resolve) => setTimeout(resolve, 11_000))
-    assert.deepEqual(await backends(), before)
-    assert.equal((await server.request('/v1/pets?limit=5', { key })).status, 200)
-    assert.deepEqual(await backends(), before, 'the request after the quiet spell used a connection already open')
+    // pg-pool closes a connection idle for idleTimeoutMillis (10 s by default) while
+    // it holds more than `min`: a short timeout proves they stay without waiting 10 s.
+    const IDLE_TIMEOUT_MS = 100
+    const database = await createTestDatabase()
+    const store = await openStore(database.url, { idleTimeoutMs: IDLE_TIMEOUT_MS })
+    try {
+      const name = new URL(database.url).pathname.slice(1)
+      const backends = async () =>
+        (await adminQuery<{ pid: number }>(POSTGRES_ADMIN_URL, 'select pid from pg_stat_activity where datname = $1 order by pid', [name])).map((row) => row.pid)
+      // Distinct reads in one turn, so that several connections are in use at once.
+      await Promise.all(Array.from({ length: 20 }, (_, i) => store.pets.find(i + 1)))
+      const before = await backends()
+      assert.ok(before.length > 1, `${before.length} connections open`)
+      await new Promise((resolve) => setTimeout(resolve, IDLE_TIMEOUT_MS * 5))
+      assert.deepEqual(await backends(), before)
+      await store.pets.list({ afterId: 0, limit: 5 })
+      assert.deepEqual(await backends(), before, 'the query after the quiet spell used a connection already open')
+    } finally {
+      await store.close()
+      await database.drop()
+    }
   })
 
   it('migrates safely when two processes start at once on a fresh database', async () => {

@@ -10,10 +10,10 @@ import type { Store, StoreOptions } from './store.js'
 const PURGE_EVERY_MS = 10 * 60 * 1000
 
 /** Opens the database at `url`, applies pending migrations, and purges expired Idempotency-Key records every ten minutes until closed. */
-export async function openStore(url: string, { onConnectionError, onBackgroundError = () => {} }: StoreOptions = {}): Promise<Store> {
+export async function openStore(url: string, { onConnectionError, onBackgroundError = () => {}, idleTimeoutMs }: StoreOptions = {}): Promise<Store> {
   const store = url.startsWith('sqlite:')
     ? await openSqliteStore(url.slice('sqlite:'.length))
-    : await openPostgresStore(url, { onIdleError: onConnectionError })
+    : await openPostgresStore(url, { onIdleError: onConnectionError, idleTimeoutMs })
 
   const idempotency = guarded(store.idempotency)
   const purge = setInterval(() => {

@@ -23,4 +23,10 @@ export interface StoreOptions {
   onConnectionError?: (error: Error) => void
   /** A background task of the store failed (the purge of expired Idempotency-Key records); it tries again later. */
   onBackgroundError?: (error: unknown, what: string) => void
+  /**
+   * PostgreSQL: pg-pool's idle timeout, 10 s by default. Only connections beyond the
+   * pool's minimum are ever closed for it, and the minimum is the pool's size, so in
+   * practice none is; tests set a short one to prove it without waiting 10 s.
+   */
+  idleTimeoutMs?: number
 }

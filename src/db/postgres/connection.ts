@@ -12,6 +12,8 @@ export interface PostgresConnection {
 export interface PostgresPoolOptions {
   /** A pooled connection died while idle (e.g. the server restarted); the pool replaces it. Unhandled, it would end the process. */
   onIdleError?: (error: Error) => void
+  /** pg-pool's idleTimeoutMillis; pg-pool's own default (10 s) when not given. */
+  idleTimeoutMs?: number
 }
 
 // int8 (bigint) is returned as a string by default; our ids and times are safe integers.
@@ -27,14 +29,16 @@ const POOL_SIZE = 4
 const CONNECT_TIMEOUT_MS = 2_000
 const STATEMENT_TIMEOUT_MS = 5_000
 
-export function openPostgres(url: string, { onIdleError = () => {} }: PostgresPoolOptions = {}): PostgresConnection {
+export function openPostgres(url: string, { onIdleError = () => {}, idleTimeoutMs }: PostgresPoolOptions = {}): PostgresConnection {
   const pool = new pg.Pool({
     connectionString: url,
     max: POOL_SIZE,
-    // Once open, a connection stays open: pg-pool would close it after 10 s idle, and
-    // the first requests after every quiet spell paid for new connections and cold
-    // backends (bench/results.md, seventh pass). TCP keepalive keeps it known to be alive.
+    // Once open, a connection stays open: pg-pool closes a connection idle for
+    // idleTimeoutMillis only while the pool holds more than `min`, and the first
+    // requests after every quiet spell paid for new connections and cold backends
+    // (bench/results.md, seventh pass). TCP keepalive keeps it known to be alive.
     min: POOL_SIZE,
+    ...(idleTimeoutMs === undefined ? {} : { idleTimeoutMillis: idleTimeoutMs }),
     keepAlive: true,
     keepAliveInitialDelayMillis: 60_000,
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
