@@ -62,7 +62,7 @@ export function createSqliteOrdersStore({ db, writer, groupCommit, completeClaim
  * while its order is open): the operation was rolled back to its savepoint, and the
  * pet is unavailable all the same.
  */
-export function refusedIfTaken(error: unknown): PlaceResult {
+function refusedIfTaken(error: unknown): PlaceResult {
   if (isUniqueViolation(error)) return { outcome: 'pet_unavailable' }
   throw error
 }
