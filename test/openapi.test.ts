@@ -9,6 +9,7 @@ import { connect, type Socket } from 'node:net'
 import { createManualClock } from '../src/clock.js'
 import { answerClientError } from '../src/plugins/client-errors.js'
 import { ERROR_CODES } from '../src/errors.js'
+import { StoreUnavailableError } from '../src/db/store-errors.js'
 import { fingerprint, fingerprintOf, IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS } from '../src/idempotency/idempotency-key.js'
 import type { Order } from '../src/schemas/order.js'
 import type { Pet } from '../src/schemas/pet.js'
@@ -165,7 +166,8 @@ for (const store of STORES) describe(`the OpenAPI document (${store})`, () => {
     },
     431: async (target) => parseRaw(await rawRequest(`${target.method.toUpperCase()} ${concrete(target)} HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`)),
     500: (target) => withFailingKeyStore(target, new Error('a bug')),
-    503: (target) => withFailingKeyStore(target, Object.assign(new Error('the connection was lost'), { code: '08006' })),
+    // What the store throws when the database cannot be reached (db/store-errors.ts).
+    503: (target) => withFailingKeyStore(target, new StoreUnavailableError('the connection was lost')),
     413: (target) =>
       server.request(concrete(target), { method: target.method.toUpperCase(), key, body: JSON.stringify({ name: 'x'.repeat(70_000) }), headers: { 'content-type': 'application/json' } }),
     415: (target) => server.request(concrete(target), { method: target.method.toUpperCase(), key, body: 'name=Rex', headers: { 'content-type': 'text/plain' } }),
