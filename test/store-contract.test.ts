@@ -4,33 +4,14 @@
 // store committed is read back through a connection of the test's own.
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { sql } from 'kysely'
 import { openDatabase, type DatabaseHandle } from '../src/db/database.js'
-import type { Dialect } from '../src/db/dialect.js'
 import { ClaimLostError, type ClaimOptions, type IdempotencyScope } from '../src/db/idempotency-store.js'
 import { openStore } from '../src/db/open-store.js'
 import type { Store } from '../src/db/store.js'
 import type { NewPet, Pet } from '../src/schemas/pet.js'
-import { createTestDatabase, needs } from './helpers/services.js'
-
-interface TestDatabase {
-  url: string
-  drop(): Promise<void>
-}
-
-const DIALECTS: { dialect: Dialect; create(): Promise<TestDatabase> }[] = [
-  {
-    dialect: 'sqlite',
-    async create() {
-      const dir = mkdtempSync(join(tmpdir(), 'petstore-contract-'))
-      return { url: `sqlite:${join(dir, 'petstore.db')}`, drop: async () => rmSync(dir, { recursive: true, force: true }) }
-    },
-  },
-  { dialect: 'postgres', create: createTestDatabase },
-]
+import { DIALECTS, type TestDatabase } from './helpers/dialects.js'
+import { needs } from './helpers/services.js'
 
 const NOW = Date.UTC(2026, 10, 23, 10)
 

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { createOneAtATimeRead, createReadCoalescer } from '../../src/db/batching/read-coalescer.js'
+import { createReadCoalescer } from '../../src/db/batching/read-coalescer.js'
 
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve))
 
@@ -52,49 +52,5 @@ describe('read coalescer', () => {
       ['rejected', 'rejected'],
     )
     assert.equal(await read('a', async () => 7), 7)
-  })
-})
-
-describe('one-at-a-time read', () => {
-  it('runs one read at a time; callers arriving meanwhile share the next, started once it ends', async () => {
-    let runs = 0
-    let running = 0
-    const finishers: Array<() => void> = []
-    const read = createOneAtATimeRead(
-      () =>
-        new Promise<number>((resolve) => {
-          const run = ++runs
-          running++
-          assert.equal(running, 1, 'never two at once')
-          finishers.push(() => {
-            running--
-            resolve(run)
-          })
-        }),
-    )
-    const first = read()
-    const waiting = [read(), read(), read()]
-    assert.equal(runs, 1, 'the next read waits for the running one')
-    finishers.shift()!()
-    assert.equal(await first, 1)
-    await nextTurn()
-    assert.equal(runs, 2, 'one read for all who waited')
-    const late = read() // arrives while the second runs: waits for a third
-    finishers.shift()!()
-    assert.deepEqual(await Promise.all(waiting), [2, 2, 2])
-    await nextTurn()
-    finishers.shift()!()
-    assert.equal(await late, 3)
-  })
-
-  it('passes a failure to its callers only, and reads again for the next', async () => {
-    let fail = true
-    const read = createOneAtATimeRead(async () => {
-      if (fail) throw new Error('statement timeout')
-      return 'counted'
-    })
-    await assert.rejects(read(), /statement timeout/)
-    fail = false
-    assert.equal(await read(), 'counted')
   })
 })

@@ -24,36 +24,3 @@ export function createReadCoalescer<T>(): Coalesced<T> {
     return result
   }
 }
-
-/**
- * For a read too slow to run once per turn under load (PostgreSQL's exact inventory
- * counts every row): at most one runs at a time. Callers arriving while it runs wait
- * for the next one, which starts once it ends, so it too sees every commit they could
- * have known about; however many they are, they share it. Without this, every turn
- * started a count of its own and the counts starved each other of the CPU
- * (bench/results.md, fifth pass).
- */
-export function createOneAtATimeRead<T>(read: () => Promise<T>): () => Promise<T> {
-  let running: Promise<T> | undefined
-  let next: Promise<T> | undefined
-  const start = (): Promise<T> => {
-    const result = read()
-    running = result
-    const clear = () => {
-      if (running === result) running = undefined
-    }
-    result.then(clear, clear)
-    return result
-  }
-  return () => {
-    if (!running) return start()
-    next ??= running.then(
-      () => undefined,
-      () => undefined,
-    ).then(() => {
-      next = undefined
-      return start()
-    })
-    return next
-  }
-}

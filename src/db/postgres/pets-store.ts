@@ -7,11 +7,11 @@
 // with the response it stores.
 import type pg from 'pg'
 import type { Selectable } from 'kysely'
-import { createOneAtATimeRead, createReadCoalescer } from '../batching/read-coalescer.js'
+import { createReadCoalescer } from '../batching/read-coalescer.js'
 import { createTurnBatcher } from '../batching/turn-batcher.js'
 import type { PetsPage, PetsStore } from '../pets-store.js'
 import type { PetsTable } from '../schema.js'
-import { petsStatements, POSTGRES_INSERT_MANY, toInventory, toPet } from '../sql/pets-sql.js'
+import { petsStatements, POSTGRES_INSERT_MANY, toInventory, toPet, type Inventory } from '../sql/pets-sql.js'
 import { completeClaim } from './idempotency.js'
 import { inTransaction } from './transaction.js'
 import type { NewPet, Pet } from '../../schemas/pet.js'
@@ -24,6 +24,7 @@ const LIST_ALL = { name: 'petstore_pets_list', text: SQL.listAll }
 const LIST_BY_STATUS = { name: 'petstore_pets_list_by_status', text: SQL.listByStatus }
 const BY_ID = { name: 'petstore_pets_by_id', text: SQL.byId }
 const INSERT_MANY = { name: 'petstore_pets_insert_many', text: POSTGRES_INSERT_MANY }
+const COUNT_BY_STATUS = { name: 'petstore_pets_count_by_status', text: SQL.countByStatus }
 
 export function createPostgresPetsStore(pool: pg.Pool): PetsStore {
   const rows = async (query: pg.QueryConfig) => (await pool.query<PetRecord>(query)).rows
@@ -32,7 +33,8 @@ export function createPostgresPetsStore(pool: pg.Pool): PetsStore {
   const listPage = async (query: pg.QueryConfig): Promise<PetsPage> =>
     Object.freeze({ pets: Object.freeze((await rows(query)).map((row) => Object.freeze(toPet(row)))), shared: true })
   const rowOfTurn = createReadCoalescer<PetRecord[]>()
-  const countAll = createOneAtATimeRead(async () => toInventory((await pool.query<{ status: string; count: string }>(SQL.countByStatus)).rows))
+  const countsOfTurn = createReadCoalescer<Inventory>()
+  const readCounts = async () => toInventory((await pool.query<{ status: string; count: string }>(COUNT_BY_STATUS)).rows)
 
   const insertMany = (pets: readonly NewPet[], now: readonly number[]): pg.QueryConfig => ({
     ...INSERT_MANY,
@@ -71,8 +73,9 @@ export function createPostgresPetsStore(pool: pg.Pool): PetsStore {
       })
     },
     async inventory() {
-      // A full count each time (exact, never cached: other instances write too), shared by the calls that wait for it.
-      return { ...(await countAll()) }
+      // The triggers' counts, summed: exact and never cached (other instances write
+      // too), read once per turn for the calls of that turn.
+      return { ...(await countsOfTurn('inventory', readCounts)) }
     },
   }
 }

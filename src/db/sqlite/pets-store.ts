@@ -25,7 +25,7 @@ import SqliteDatabase from 'better-sqlite3'
 import type { GroupCommit } from '../batching/group-commit.js'
 import { createReadCoalescer } from '../batching/read-coalescer.js'
 import type { PetsPage, PetsStore } from '../pets-store.js'
-import { petsStatements, rowToPet, toInventory, type Inventory, type PetRow } from '../sql/pets-sql.js'
+import { petsStatements, rowToPet, toInventory, type PetRow } from '../sql/pets-sql.js'
 import type { CompleteClaim } from './idempotency.js'
 import type { NewPet, Pet } from '../../schemas/pet.js'
 
@@ -57,9 +57,8 @@ export function createSqlitePetsStore(options: SqlitePetsStoreOptions): PetsStor
   const countByStatus = reader.prepare(SQL.countByStatus)
   const insertStatement = writer.prepare(SQL.insert)
 
-  // Pages and the inventory, each with the data_version it was read at.
+  // Pages, each with the data_version it was read at.
   const pages = new Map<string, { page: PetsPage; version: unknown }>()
-  let inventory: { counts: Inventory; version: unknown } | undefined
   const versionOfTurn = createReadCoalescer<unknown>()
   const readVersion = async () => dataVersion.get()
   // Read the version before the rows: a commit in between makes the next call see a
@@ -107,9 +106,9 @@ export function createSqlitePetsStore(options: SqlitePetsStoreOptions): PetsStor
       }),
 
     async inventory() {
-      const version = await currentVersion()
-      if (!inventory || inventory.version !== version) inventory = { counts: toInventory(countByStatus.all() as { status: string; count: number }[]), version }
-      return { ...inventory.counts }
+      // Three rows kept by triggers (migrations/2026-11-24-004): read afresh each time,
+      // never older than the last commit.
+      return toInventory(countByStatus.all() as { status: string; count: number }[])
     },
 
     close() {
