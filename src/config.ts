@@ -93,7 +93,7 @@ function url(env: Env, name: string, protocols: string[]): string | undefined {
   try {
     parsed = new URL(raw)
   } catch {
-    throw new ConfigError(`${name} is not a URL: "${raw}"`)
+    throw new ConfigError(`${name} is not a URL: "${redactUrl(raw)}"`)
   }
   if (!protocols.includes(parsed.protocol)) {
     throw new ConfigError(`${name} must start with ${protocols.join(' or ')}`)
@@ -120,7 +120,7 @@ function databaseUrl(env: Env): string {
 function baseUrl(env: Env, name: string, fallback: string): string {
   const value = url(env, name, ['http:', 'https:']) ?? fallback
   // Both base URLs include the version segment (spec, Versioning).
-  if (!/\/v1\/?$/.test(value)) throw new ConfigError(`${name} must end with /v1, got "${value}"`)
+  if (!/\/v1\/?$/.test(value)) throw new ConfigError(`${name} must end with /v1, got "${redactUrl(value)}"`)
   return value.replace(/\/$/, '')
 }
 
@@ -130,4 +130,37 @@ function trustProxy(env: Env): boolean | string {
   if (raw === 'true') return true
   // Otherwise a comma-separated list of addresses or CIDR ranges, as Fastify takes it.
   return raw
+}
+
+// Query parameters that carry secrets in connection strings (libpq's password and
+// sslpassword, tokens and keys of managed services).
+const SECRET_PARAMETER = /pass|secret|token|key/i
+
+/**
+ * A URL fit for a log line or an error message: the password of its userinfo and the
+ * values of secret-looking query parameters replaced by `***`. Works on text that is
+ * not a valid URL too (the password ends at the last `@` of the authority), so that a
+ * URL refused for its syntax is never echoed with its secret. `sqlite:` paths are
+ * returned as they are.
+ */
+export function redactUrl(raw: string): string {
+  if (raw.startsWith('sqlite:')) return raw
+  let text = raw
+  // The userinfo's password: from the first colon after `//` to the last `@`, which
+  // over-masks rather than leaks when the password itself holds `/`, `?`, `#` or `@`.
+  const start = text.indexOf('//') + 2
+  const at = text.lastIndexOf('@')
+  const colon = text.indexOf(':', start)
+  if (start > 1 && at > start && colon !== -1 && colon < at) text = `${text.slice(0, colon)}:***${text.slice(at)}`
+  return text.replace(/([?&])([^=&#]*)=([^&#]*)/g, (match, separator: string, name: string) =>
+    SECRET_PARAMETER.test(decodeURIComponentSafely(name)) ? `${separator}${name}=***` : match,
+  )
+}
+
+function decodeURIComponentSafely(text: string): string {
+  try {
+    return decodeURIComponent(text)
+  } catch {
+    return text
+  }
 }

@@ -1,7 +1,7 @@
 // Opens the store DATABASE_URL names. A store that cannot be opened at start
 // (PostgreSQL unreachable, a wrong password, a SQLite path that cannot be created)
 // stops the process with a message naming the variable to fix, never its password.
-import type { Config } from '../config.js'
+import { redactUrl, type Config } from '../config.js'
 import { openStore } from './open-store.js'
 import type { Store, StoreOptions } from './store.js'
 
@@ -14,17 +14,6 @@ export async function openStoreFromConfig(config: Pick<Config, 'databaseUrl'>, o
     return await openStore(config.databaseUrl, options)
   } catch (error) {
     const reason = error instanceof Error ? error.message.split('\n')[0] : String(error)
-    throw new StoreOpenError(`DATABASE_URL=${redacted(config.databaseUrl)}: cannot open the store: ${reason}`, { cause: error })
-  }
-}
-
-function redacted(url: string): string {
-  if (url.startsWith('sqlite:')) return url
-  try {
-    const parsed = new URL(url)
-    if (parsed.password) parsed.password = '***'
-    return parsed.toString()
-  } catch {
-    return url.split(':')[0] + ':…'
+    throw new StoreOpenError(`DATABASE_URL=${redactUrl(config.databaseUrl)}: cannot open the store: ${reason}`, { cause: error })
   }
 }

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { ConfigError, loadConfig } from '../../src/config.js'
+import { ConfigError, loadConfig, redactUrl } from '../../src/config.js'
 import { openStoreFromConfig } from '../../src/db/from-config.js'
 
 describe('config', () => {
@@ -67,5 +67,42 @@ describe('config', () => {
       openStoreFromConfig({ databaseUrl: 'postgres://postgres:hunter2@127.0.0.1:1/petstore' }),
       (e: unknown) => e instanceof Error && /^DATABASE_URL=postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:1\/petstore: cannot open the store: .*ECONNREFUSED/.test(e.message),
     )
+  })
+
+  it('never echoes the password of a DATABASE_URL or REDIS_URL that fails to parse', () => {
+    for (const [name, raw] of [
+      ['REDIS_URL', 'redis://:hunter2@cache.internal:notaport'],
+      ['DATABASE_URL', 'postgres://petstore:hunter2@[::1/petstore'],
+      ['DATABASE_URL', 'postgres://petstore:hun/ter2@db.internal:bad/petstore'],
+    ] as const) {
+      assert.throws(
+        () => loadConfig({ [name]: raw }),
+        (e: unknown) => e instanceof ConfigError && e.message.includes(name) && !/hunter2|hun\/ter2/.test(e.message),
+        raw,
+      )
+    }
+  })
+
+  it('masks a password given as a query parameter when the store cannot be opened', async () => {
+    await assert.rejects(
+      openStoreFromConfig({ databaseUrl: 'postgres://postgres@127.0.0.1:1/petstore?password=hunter2&sslmode=disable' }),
+      (e: unknown) => e instanceof Error && e.message.startsWith('DATABASE_URL=postgres://postgres@127.0.0.1:1/petstore?password=***&sslmode=disable: cannot open'),
+    )
+  })
+})
+
+describe('redactUrl', () => {
+  it('masks userinfo passwords and secret query parameters, and nothing else', () => {
+    const cases: [string, string][] = [
+      ['postgres://app:hunter2@db:5432/pets', 'postgres://app:***@db:5432/pets'],
+      ['postgres://app:p@ss/w#rd@db/pets', 'postgres://app:***@db/pets'],
+      ['redis://:hunter2@cache:6379/0', 'redis://:***@cache:6379/0'],
+      ['postgres://app@db/pets?sslmode=require&password=hunter2', 'postgres://app@db/pets?sslmode=require&password=***'],
+      ['postgres://db/pets?sslpassword=a&application_name=petstore', 'postgres://db/pets?sslpassword=***&application_name=petstore'],
+      ['rediss://cache.example:6380?token=abc', 'rediss://cache.example:6380?token=***'],
+      ['postgres://app@db:5432/pets', 'postgres://app@db:5432/pets'],
+      ['sqlite:./data/petstore.db', 'sqlite:./data/petstore.db'],
+    ]
+    for (const [raw, expected] of cases) assert.equal(redactUrl(raw), expected, raw)
   })
 })
