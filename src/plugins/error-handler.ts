@@ -4,7 +4,7 @@
 import fp from 'fastify-plugin'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { StoreUnavailableError } from '../db/store-errors.js'
-import { ApiError } from '../errors.js'
+import { ApiError, type ErrorCode } from '../errors.js'
 import { emptyBody } from './json-body.js'
 import { validationError } from './validation.js'
 
@@ -30,10 +30,6 @@ export function toApiError(error: FastifyError | Error): ApiError | undefined {
       headers: { 'retry-after': '1' },
       dependency: 'store',
     })
-  }
-  // The JSON parser's own errors (syntax, __proto__ and constructor keys) carry 400.
-  if (fastifyError.statusCode === 400) {
-    return new ApiError('invalid_body', `The request body is not valid JSON: ${error.message}.`)
   }
   return undefined
 }
@@ -76,7 +72,7 @@ export default fp(
       }
       if (fastifyStatusIsClientError(error)) {
         request.log.info({ err: error }, 'unexpected client error')
-        return sendError(reply, new ApiError('invalid_body', error.message))
+        return sendError(reply, clientError(error))
       }
       request.log.error({ err: error }, 'request failed')
       return sendError(reply, new ApiError('internal_error', 'Something went wrong on our side; the error has been logged.'))
@@ -86,6 +82,23 @@ export default fp(
   },
   { name: 'error-handler' },
 )
+
+// The catalog's code for a client error nothing above named: its own status where the
+// catalog has a code meaning just that status, else a plain 400.
+const CLIENT_ERROR_CODES: Partial<Record<number, ErrorCode>> = {
+  400: 'bad_request',
+  404: 'not_found',
+  405: 'method_not_allowed',
+  408: 'request_timeout',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
+  431: 'request_header_fields_too_large',
+}
+
+/** A 4xx from a library that none of the above knows, answered with its own status and code where the catalog has one, else 400 bad_request. */
+export function clientError(error: FastifyError): ApiError {
+  return new ApiError(CLIENT_ERROR_CODES[error.statusCode ?? 400] ?? 'bad_request', error.message)
+}
 
 function fastifyStatusIsClientError(error: FastifyError): boolean {
   return typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500
