@@ -10,7 +10,7 @@ import { openStoreFromConfig } from '../db/from-config.js'
 import type { Store } from '../db/store.js'
 import { positiveInteger } from './arguments.js'
 import { CliError } from './cli-error.js'
-import type { Io } from './main.js'
+import type { Io } from './io.js'
 
 const limitOptions = {
   'per-minute': { type: 'string' },

@@ -3,7 +3,7 @@
 import { parseArgs } from 'node:util'
 import { positiveInteger } from './arguments.js'
 import { CliError } from './cli-error.js'
-import type { Io } from './main.js'
+import type { Io } from './io.js'
 
 export interface ListOptions<S> {
   status: S | undefined

@@ -8,6 +8,8 @@ import { keysCommand } from './keys.js'
 import { DEFAULT_URL, petsCommand } from './pets.js'
 import { inventoryCommand, ordersCommand } from './orders.js'
 import { CliError } from './cli-error.js'
+import { consoleIo, type Io } from './io.js'
+import { PLAN_LIMITS } from '../api-keys/plans.js'
 import { openStoreFromConfig } from '../db/from-config.js'
 
 const USAGE = `Usage: petstore <command>   (petstore <command> --help: that command alone; --version)
@@ -33,16 +35,12 @@ Commands:
   orders get ID | complete ID | cancel ID    print, complete (pet sold) or cancel (pet available) an order
   inventory                                  print the number of pets in each status
 
-Plans: free (60/min, 1000/day), pro (300, 10000), business (1000, 100000),
-enterprise (--per-minute and --per-day set per key).
+Plans: ${Object.entries(PLAN_LIMITS)
+  .map(([plan, { perMinute, perDay }]) => `${plan} (${perMinute}/min, ${perDay}/day)`)
+  .join(', ')}, enterprise (--per-minute and --per-day set per key).
 
 The pets, orders and inventory commands talk to a running service: PETSTORE_URL
 (default ${DEFAULT_URL}) and PETSTORE_API_KEY. They need no DATABASE_URL.`
-
-export interface Io {
-  out: (line: string) => void
-  err: (line: string) => void
-}
 
 const HELP = new Set(['--help', '-h', 'help'])
 const VERSION = new Set(['--version', '-V', 'version'])
@@ -66,15 +64,18 @@ function version(): string {
   return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version
 }
 
-const consoleIo: Io = { out: (line) => console.log(line), err: (line) => console.error(line) }
-
 /** Runs one command; returns the process exit code. */
 export async function main(argv: string[], io: Io = consoleIo, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   try {
     const [command, ...rest] = argv
-    if (command === undefined || HELP.has(command)) {
+    // Decision D9: bad arguments are one line on stderr and a non-zero exit; the usage is asked for.
+    if (command === undefined) {
+      io.err('petstore: no command given; run "petstore --help" for the list')
+      return 2
+    }
+    if (HELP.has(command)) {
       io.out(USAGE)
-      return command === undefined ? 2 : 0
+      return 0
     }
     if (VERSION.has(command)) {
       io.out(version())

@@ -6,7 +6,7 @@ import { ORDER_STATUSES } from '../schemas/order.js'
 import { positiveInteger } from './arguments.js'
 import { CliError } from './cli-error.js'
 import { listCommand } from './list-command.js'
-import type { Io } from './main.js'
+import type { Io } from './io.js'
 import { withClient } from './pets.js'
 
 type Env = Readonly<Record<string, string | undefined>>

@@ -7,7 +7,7 @@ import { PET_STATUSES } from '../schemas/pet.js'
 import { positiveInteger } from './arguments.js'
 import { CliError } from './cli-error.js'
 import { listCommand, oneOf } from './list-command.js'
-import type { Io } from './main.js'
+import type { Io } from './io.js'
 
 export const DEFAULT_URL = 'http://127.0.0.1:8080'
 
