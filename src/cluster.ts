@@ -6,25 +6,56 @@ import { hostname } from 'node:os'
 import type { Config } from './config.js'
 import { openStoreFromConfig } from './db/from-config.js'
 
+/** A worker that ran this long was healthy: its death is not a failure to start. */
+const HEALTHY_AFTER_MS = 10_000
+const FIRST_RETRY_MS = 100
+const MAX_RETRY_MS = 2_000
+const MAX_START_FAILURES = 8
+
 export async function runPrimary(config: Config): Promise<void> {
   const store = await openStoreFromConfig(config)
   await store.close()
 
   let stopping = false
-  const fork = () => cluster.fork()
+  let exitCode = 0
+  const exitOnceAllGone = () => {
+    if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(exitCode)
+  }
+  // A worker that dies soon after it started (a port taken, a store it cannot open)
+  // would die again at once: replace it after a growing delay, and give up after
+  // MAX_START_FAILURES such deaths in a row rather than crash-loop for ever.
+  let failures = 0
+  const startedAt = new Map<number, number>()
+  const fork = () => {
+    const worker = cluster.fork()
+    startedAt.set(worker.id, Date.now())
+  }
   for (let i = 0; i < config.workers; i++) fork()
   cluster.on('exit', (worker, code, signal) => {
-    if (stopping) {
-      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0)
-      return
+    if (stopping) return exitOnceAllGone()
+    const ranFor = Date.now() - (startedAt.get(worker.id) ?? 0)
+    startedAt.delete(worker.id)
+    failures = ranFor < HEALTHY_AFTER_MS ? failures + 1 : 0
+    const how = signal ?? `code ${code}`
+    if (failures >= MAX_START_FAILURES) {
+      log(config, 'fatal', { worker: worker.process.pid, code, signal, failures }, `workers keep dying within ${HEALTHY_AFTER_MS / 1000} s of starting (${failures} in a row, the last with ${how}; its error is above); giving up`)
+      console.error(`petstore: workers keep failing to start (${failures} in a row); giving up. The workers' own error is above.`)
+      stopping = true
+      exitCode = 1
+      for (const other of Object.values(cluster.workers ?? {})) other?.process.kill('SIGTERM')
+      return exitOnceAllGone()
     }
-    log(config, 'error', { worker: worker.process.pid, code, signal }, `worker ${worker.process.pid} exited (${signal ?? code}); starting another`)
-    fork()
+    const delay = failures === 0 ? 0 : Math.min(FIRST_RETRY_MS * 2 ** (failures - 1), MAX_RETRY_MS)
+    log(config, 'error', { worker: worker.process.pid, code, signal, delayMs: delay }, `worker ${worker.process.pid} exited (${how}); starting another${delay ? ` in ${delay} ms` : ''}`)
+    setTimeout(() => {
+      if (!stopping) fork()
+    }, delay)
   })
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.once(signal, () => {
       stopping = true
       for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill(signal)
+      exitOnceAllGone() // none left: between a death and its delayed replacement
     })
   }
 }
@@ -35,7 +66,7 @@ export const isPrimaryOf = (config: Config) => config.workers > 1 && cluster.isP
 // on stdout, so they are JSON lines of the same shape (level, time, pid, hostname, msg).
 const LEVELS: Record<string, number> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60, silent: Infinity }
 
-function log(config: Config, level: 'info' | 'warn' | 'error', fields: Record<string, unknown>, msg: string) {
+function log(config: Config, level: 'info' | 'warn' | 'error' | 'fatal', fields: Record<string, unknown>, msg: string) {
   if (LEVELS[level]! < (LEVELS[config.logLevel] ?? LEVELS.info!)) return
   process.stdout.write(`${JSON.stringify({ level: LEVELS[level], time: Date.now(), pid: process.pid, hostname: hostname(), ...fields, msg })}\n`)
 }

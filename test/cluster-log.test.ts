@@ -3,6 +3,7 @@
 import { after, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
+import { createServer, type AddressInfo } from 'node:net'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -70,5 +71,52 @@ describe('PETSTORE_WORKERS=2', { skip: !withRedis }, () => {
     assert.equal(restart.level, 50)
     assert.equal(restart.pid, child.pid)
     assert.deepEqual(stderr, [])
+  })
+
+  it('backs off when workers cannot start, then exits 1 saying so instead of crash-looping', async () => {
+    // The port is taken: every worker fails to listen as soon as it starts.
+    const blocker = createServer()
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve))
+    const port = (blocker.address() as AddressInfo).port
+    try {
+      const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+        env: {
+          ...process.env,
+          PORT: String(port),
+          LOG_LEVEL: 'info',
+          PETSTORE_WORKERS: '2',
+          REDIS_URL,
+          PETSTORE_REDIS_PREFIX: uniqueRedisPrefix(),
+          DATABASE_URL: `sqlite:${join(dir, 'blocked.db')}`,
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      })
+      const stdout: string[] = []
+      const stderr: string[] = []
+      createInterface({ input: child.stdout! }).on('line', (line) => stdout.push(line))
+      createInterface({ input: child.stderr! }).on('line', (line) => stderr.push(line))
+      const code = await new Promise<number | null>((resolve, reject) => {
+        const timer = setTimeout(() => {
+          child.kill('SIGKILL')
+          reject(new Error(`still running after 60 s; stdout:\n${stdout.join('\n')}`))
+        }, 60_000)
+        child.once('exit', (exitCode) => {
+          clearTimeout(timer)
+          resolve(exitCode)
+        })
+      })
+      assert.equal(code, 1)
+      assert.ok(stderr.some((line) => /workers keep failing to start .*giving up/.test(line)), stderr.join('\n'))
+      assert.ok(stderr.some((line) => /EADDRINUSE/.test(line)), 'the workers\' own error is shown')
+      const entries = stdout.map((line) => JSON.parse(line) as { level: number; msg: string; delayMs?: number })
+      const restarts = entries.filter((entry) => /starting another/.test(entry.msg))
+      assert.ok(restarts.length <= 8, `${restarts.length} restarts: it should give up, not loop`)
+      const delays = restarts.map((entry) => entry.delayMs ?? 0)
+      assert.deepEqual(delays, [...delays].sort((a, b) => a - b), 'each retry waits at least as long as the one before')
+      assert.ok(delays.at(-1)! >= 1_000, `the delays grow: ${delays.join(', ')}`)
+      assert.ok(entries.some((entry) => entry.level === 60 && /giving up/.test(entry.msg)))
+    } finally {
+      blocker.close()
+    }
   })
 })
