@@ -106,8 +106,13 @@ for (const store of STORES) describe(`durability (${store})`, () => {
     // Acknowledged (2xx) changes, each to be found as answered after the kill.
     const acknowledged = new Map<number, Order['status']>()
     let signalled = false
+    // Bounded: a server that stops acknowledging, or outlives its kill, fails the test
+    // after a minute instead of hanging it.
+    const deadline = Date.now() + 60_000
+    let timedOut = false
+    const inTime = () => Date.now() < deadline || ((timedOut = true), server.child.kill('SIGKILL'), false)
     const worker = async (n: number) => {
-      for (let i = 0; !signalled; i++) {
+      for (let i = 0; !signalled && inTime(); i++) {
         if (acknowledged.size >= 150) {
           signalled = true
           server.child.kill('SIGKILL')
@@ -126,7 +131,7 @@ for (const store of STORES) describe(`durability (${store})`, () => {
         }
       }
       // Go on until the server is gone, so that the kill lands mid-request.
-      for (;;) {
+      while (inTime()) {
         try {
           await call('/v1/store/orders', { petId: petIds[n % petIds.length] })
         } catch {
@@ -135,6 +140,7 @@ for (const store of STORES) describe(`durability (${store})`, () => {
       }
     }
     await Promise.all([0, 1, 2, 3, 4, 5, 6, 7].map(worker))
+    assert.ok(!timedOut, `not done within a minute: ${acknowledged.size} changes acknowledged, killed: ${signalled}`)
     assert.equal(await server.exited, 'SIGKILL')
 
     const handle = openDatabase(databaseUrl)

@@ -2,7 +2,7 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { PassThrough } from 'node:stream'
-import { systemClock } from '../src/clock.js'
+import { createManualClock, systemClock } from '../src/clock.js'
 import { loadConfig } from '../src/config.js'
 import { createRateLimiterFromConfig } from '../src/rate-limit/from-config.js'
 import { rawHttp as raw } from './helpers/raw-http.js'
@@ -33,7 +33,8 @@ describe('operations', () => {
   let server: TestServer
   let key: string
   before(async () => {
-    server = await startTestServer({ logStream: logs })
+    // A clock that stands still: the metrics test's three requests must share one minute.
+    server = await startTestServer({ logStream: logs, clock: createManualClock('2026-11-24T10:00:30Z') })
     key = await server.createKey('enterprise', { perMinute: 2, perDay: 100 })
   })
   after(() => server.close())

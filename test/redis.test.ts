@@ -5,7 +5,6 @@
 // server processes enforcing one limit. The counting rules themselves are the
 // contract suite's (counter-stores.test.ts), run on both stores.
 import { after, before, describe, it } from 'node:test'
-import { setTimeout as delay } from 'node:timers/promises'
 import assert from 'node:assert/strict'
 import { Redis } from 'ioredis'
 import { createManualClock, systemClock } from '../src/clock.js'
@@ -231,15 +230,18 @@ describe('Redis shared by databases', async () => {
   it('gives each key counters of its own, though a recreated database hands out the same key ids again', async () => {
     // Two stores, one Redis prefix: as after a database is dropped and created again.
     const env = { REDIS_URL, PETSTORE_REDIS_PREFIX: uniqueRedisPrefix() }
-    const [before, after] = [await startTestServer({ env }), await startTestServer({ env })]
+    // The recreated database's keys are made a second later (each store on a clock of its own).
+    const [before, after] = [
+      await startTestServer({ env, clock: createManualClock('2026-11-24T10:00:00Z') }),
+      await startTestServer({ env, clock: createManualClock('2026-11-24T10:00:01Z') }),
+    ]
     try {
       const old = await before.createKey('free')
       const fresh = await after.createKey('free')
       assert.equal(await before.keyId(old), await after.keyId(fresh), 'the same id in both databases')
-      const tight = await before.createKey('enterprise', { perMinute: 1, perDay: 100 })
-      // The recreated database's key comes later, if only by a millisecond here.
-      await delay(2)
-      const tightAgain = await after.createKey('enterprise', { perMinute: 1, perDay: 100 })
+      // One a day (Redis's own time counts): no minute boundary can fall between the two requests.
+      const tight = await before.createKey('enterprise', { perMinute: 1, perDay: 1 })
+      const tightAgain = await after.createKey('enterprise', { perMinute: 1, perDay: 1 })
       assert.equal((await before.request('/v1/pets', { key: tight })).status, 200)
       assert.equal((await before.request('/v1/pets', { key: tight })).status, 429)
       const res = await after.request('/v1/pets', { key: tightAgain })
