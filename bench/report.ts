@@ -4,7 +4,8 @@ import { cpus } from 'node:os'
 import type { LoadResult } from './load.js'
 import type { PgbenchResult } from './pgbench.js'
 
-export type EndpointId = 'list' | 'list-sold' | 'post' | 'get' | 'order' | 'inventory' | 'mixed'
+export const ALL_ENDPOINTS = ['list', 'list-sold', 'post', 'get', 'order', 'inventory', 'mixed'] as const
+export type EndpointId = (typeof ALL_ENDPOINTS)[number]
 
 export interface Measured {
   /** Absent for the baseline. */
@@ -36,6 +37,8 @@ export interface SuiteResult {
   orderPool: number
   /** PostgreSQL alone, on a postgres suite: measured, or skipped for want of pgbench. */
   pgbench?: PgbenchMeasured[] | 'not installed'
+  /** The same endpoints served by another revision (--against), on a store of its own. */
+  against?: { rev: string; commit: string; endpoints: Measured[]; servicePeakRss: number }
 }
 
 export interface Report {
@@ -65,7 +68,9 @@ function table(suite: SuiteResult): string {
   }
   const columns = ['Target', 'req/s', 'ratio to baseline', ...(alone ? ['ratio to pgbench'] : []), 'p50 ms', 'p99 ms (worst run)', 'peak RSS MB', 'non-2xx / errors']
   const lines = [`| ${columns.join(' | ')} |`, `|---|${'---:|'.repeat(columns.length - 1)}`]
-  for (const m of [suite.baseline, ...suite.endpoints]) {
+  // --against: each endpoint's row of the other revision right under this checkout's.
+  const rows = [suite.baseline, ...suite.endpoints.flatMap((m, i) => [m, ...(suite.against ? [suite.against.endpoints[i]!] : [])])]
+  for (const m of rows) {
     const ratios = [(rps(m) / base).toFixed(2), ...(alone ? [toAlone(m)] : [])]
     lines.push(
       `| ${m.title} | ${rps(m).toFixed(0)} | ${ratios.join(' | ')} | ${mean(m.runs.map((r) => r.p50Ms)).toFixed(2)} | ` +
@@ -111,7 +116,7 @@ interface Check {
 const find = (suite: SuiteResult, id: EndpointId) => suite.endpoints.find((m) => m.id === id)
 const worstP99 = (m: Measured) => Math.max(...m.runs.map((r) => r.p99Ms))
 
-/** The targets of issues 5 and 15, checked against what this run measured. */
+/** The targets, checked against what this run measured. */
 export function checks(report: Report): Check[] {
   const out: Check[] = []
   for (const suite of report.suites) {
@@ -153,6 +158,29 @@ export function checks(report: Report): Check[] {
           pass: r === undefined ? undefined : r >= floor,
         })
         out.push({ target: `PostgreSQL ${m.title}: p99 < 20 ms (${at})`, measured: `${worstP99(m).toFixed(1)} ms`, pass: worstP99(m) < 20 })
+      }
+    }
+  }
+  for (const suite of report.suites) {
+    const at = `${suite.pets.toLocaleString('en')} pets`
+    // An exact inventory that costs no more than a page of the list, whatever the table's size.
+    const [inventory, list] = [find(suite, 'inventory'), find(suite, 'list')]
+    if (inventory && list) {
+      const r = rps(inventory) / rps(list)
+      out.push({ target: `${inventory.title}: ≥ 0.5 of ${list.title}'s req/s (${at})`, measured: r.toFixed(2), pass: r >= 0.5 })
+    }
+    if (suite.against) {
+      const { rev } = suite.against
+      for (const [i, m] of suite.endpoints.entries()) {
+        const theirs = suite.against.endpoints[i]!
+        const r = rps(m) / rps(theirs)
+        // Writes must not lose more than a tenth to what was added since REV; other endpoints are shown, not judged.
+        const floor = m.id === 'post' || m.id === 'order' ? 0.9 : undefined
+        out.push({
+          target: `${m.title}: ${floor === undefined ? 'ratio' : `≥ ${floor.toFixed(2)}`} to ${rev}'s req/s (${at})`,
+          measured: `${r.toFixed(2)} (${rps(m).toFixed(0)} vs ${rps(theirs).toFixed(0)})`,
+          pass: floor === undefined ? undefined : r >= floor,
+        })
       }
     }
   }
@@ -206,7 +234,7 @@ export function render(report: Report): string {
     )
     if (suite.pgbench) parts.push(pgbenchTable(suite.pgbench, suite))
   }
-  parts.push(`\n**Targets (issues ${report.store === 'postgres' ? '5, 15 and 17' : '5 and 15'})**\n`, '| Target | Measured | Result |', '|---|---|---|')
+  parts.push('\n**Targets**\n', '| Target | Measured | Result |', '|---|---|---|')
   for (const check of checks(report)) parts.push(`| ${check.target} | ${check.measured} | ${check.pass === undefined ? '–' : check.pass ? 'PASS' : 'FAIL'} |`)
   return parts.join('\n')
 }
@@ -218,15 +246,25 @@ function machine(): string {
 
 /**
  * Writes this run's section of bench/results.md, replacing the section of an earlier
- * run with the same store and sizes and keeping everything else (notes written by hand).
+ * run of the same kind (store, sizes, endpoints when --only chose some, --against
+ * revision) and keeping everything else: a run of a few endpoints never erases the
+ * full table, nor notes written by hand.
  */
 export function writeResults(file: string, report: Report): void {
-  const id = `${report.store}:${report.suites.map((s) => s.pets).join(',')}`
+  const suite = report.suites[0]
+  const endpoints = suite?.endpoints.map((m) => m.id).join('+') ?? ''
+  const id = [
+    report.store,
+    report.suites.map((s) => s.pets).join(','),
+    ...(endpoints === ALL_ENDPOINTS.join('+') ? [] : [endpoints]),
+    ...(suite?.against ? [`against-${suite.against.rev}`] : []),
+  ].join(':')
   const begin = `<!-- bench:${id}:begin -->`
   const end = `<!-- bench:${id}:end -->`
   const section = [
     begin,
-    `### ${report.store}, ${report.suites.map((s) => s.pets.toLocaleString('en')).join(' and ')} pets`,
+    `### ${report.store}, ${report.suites.map((s) => s.pets.toLocaleString('en')).join(' and ')} pets` +
+      `${endpoints === ALL_ENDPOINTS.join('+') ? '' : ` (${endpoints.replaceAll('+', ', ')})`}${suite?.against ? `, against ${suite.against.rev}` : ''}`,
     '',
     `- Date: ${new Date().toISOString()}`,
     `- Machine: ${machine()}`,

@@ -8,13 +8,14 @@ import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { PET_COLUMNS } from '../src/db/sql/pets-sql.js'
+import { checkOut, type Checkout } from './against.js'
 import { BASELINE_PATH, captureResponse, startBaseline } from './baseline.js'
 import { detectGenerator, runLoad, type Generator, type LoadSpec } from './load.js'
 import { describeStatement, hasPgbench, PGBENCH_MISSING, runPgbench, type PgbenchStatement } from './pgbench.js'
 import { freePort, killAll, peakRss, resetPeakRss, spawnPinned, stop, waitForPort, type Pinned } from './processes.js'
 import { render, writeResults, type EndpointId, type Measured, type PgbenchMeasured, type Report, type SuiteResult } from './report.js'
 import { ORDERS_PATH, type Scenario } from './scenarios.js'
-import { createEnterpriseKey, createTempStore, REDIS_URL, seedInBulk, seedOrderPool, seedThroughApi, type StoreKind } from './store.js'
+import { createEnterpriseKey, createTempStore, REDIS_URL, seedInBulk, seedOrderPool, seedThroughApi, type StoreKind, type TempStore } from './store.js'
 
 const USAGE = `npm run bench -- [options]
   --pets N[,N…]         pets to seed, one suite per size (default 10000)
@@ -29,6 +30,10 @@ const USAGE = `npm run bench -- [options]
                         mixed (default all)
   --seed api|bulk       (default: api up to 10000 pets, bulk above)
   --generator wrk|autocannon   (default: wrk when installed)
+  --against REV         also run REV (a git revision) of the service, built in a temp
+                        worktree, on a store of its own, alternating with this checkout
+                        (B S A S A… B): each endpoint's ratio to REV, POST and
+                        reservations with a floor of 0.90
   --cpu-prof DIR        run the service with --cpu-prof, writing the profile to DIR
   --no-write            print the table only; leave bench/results.md alone`
 
@@ -44,12 +49,12 @@ const POST_BODY = JSON.stringify(POST_PET)
 // What a list route asks the store for: ?limit=20, plus one to learn whether a next page exists.
 const LIST_ROWS = 21
 const middlePet = (pets: number) => Math.max(1, Math.ceil(pets / 2))
-// The order pool's size: enough for the order runs at up to this many reservations per
-// second (POST /v1/pets, a lighter write, peaked near 24,000 here), and the mixed runs
-// at up to this many (one request in twenty reserves). Past the pool, reservations
-// answer 404 and show as non-2xx.
-const ORDER_RATE_MAX = 25_000
-const MIXED_RESERVE_RATE_MAX = 3_000
+// Reservations per second assumed for the first (warm-up) run of the order and mixed
+// endpoints, before the run has shown its own rate (see ensurePool): above anything
+// seen here (POST /v1/pets, a lighter write, peaked near 24,000; one mixed request in
+// twenty reserves).
+const ORDER_RATE_GUESS = 25_000
+const MIXED_RESERVE_RATE_GUESS = 3_000
 
 interface Endpoint {
   title: string
@@ -115,6 +120,7 @@ interface Options {
   seed: 'api' | 'bulk' | undefined
   generator: Generator
   cpuProfDir: string | undefined
+  against: string | undefined
   write: boolean
   /** pgbench runs the service's statements alone: on PostgreSQL, when installed. */
   pgbench: boolean
@@ -134,6 +140,7 @@ function parseOptions(argv: string[]): Options {
       seed: { type: 'string' },
       generator: { type: 'string' },
       'cpu-prof': { type: 'string' },
+      against: { type: 'string' },
       'no-write': { type: 'boolean' },
       help: { type: 'boolean' },
     },
@@ -164,6 +171,7 @@ function parseOptions(argv: string[]): Options {
     seed: oneOf('seed', values.seed, ['api', 'bulk'] as const),
     generator: oneOf('generator', values.generator, ['wrk', 'autocannon'] as const) ?? detectGenerator(),
     cpuProfDir: values['cpu-prof'] && resolve(values['cpu-prof']),
+    against: values.against,
     write: !values['no-write'],
     pgbench: values.store === 'postgres' && hasPgbench(),
   }
@@ -177,23 +185,36 @@ async function cleanUp() {
   for (const undo of cleanups.splice(0).reverse()) await undo().catch((error: unknown) => log(`cleanup: ${String(error)}`))
 }
 
-async function startService(options: Options, env: NodeJS.ProcessEnv): Promise<{ process: Pinned; url: string }> {
+/** One service under test: this checkout's, or the --against revision's, each on a store of its own. */
+interface Target {
+  /** '' for this checkout; the revision for --against. */
+  rev: string
+  store: TempStore
+  service: { process: Pinned; url: string }
+  key: string
+  /** The unused part of the order pool, which the order and mixed runs reserve from in id order. */
+  pool: { next: number; last: number; appended: number }
+  /** The most reservations per second any run of an endpoint has made, to size the pool before the next. */
+  reservationRate: Partial<Record<EndpointId, number>>
+  /** Peak RSS of the process that served an API seeding, when the service was restarted since. */
+  seedingPeak: number
+}
+
+async function startService(options: Options, env: NodeJS.ProcessEnv, checkout: string): Promise<{ process: Pinned; url: string }> {
   const port = await freePort()
-  const nodeArgs = options.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', options.cpuProfDir] : []
-  const service = spawnPinned(SERVICE_CORE, process.execPath, [...nodeArgs, 'dist/server.js'], { ...env, PORT: String(port) })
+  // As `npm start` runs it (package.json): V8's young generation capped at 2 × 16 MB.
+  const nodeArgs = ['--max-semi-space-size=16', ...(options.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', options.cpuProfDir] : [])]
+  const service = spawnPinned(SERVICE_CORE, process.execPath, [...nodeArgs, join(checkout, 'dist/server.js')], { ...env, PORT: String(port) })
   cleanups.push(() => stop(service))
   await waitForPort(port, service)
   return { process: service, url: `http://127.0.0.1:${port}` }
 }
 
-/** Pets the order pool needs for every order and mixed run of a suite, warm-ups included. */
-function orderPoolSize(options: Options): number {
-  const seconds = WARMUP_S + options.durationS * options.rounds
-  return (options.only.includes('order') ? ORDER_RATE_MAX * seconds : 0) + (options.only.includes('mixed') ? MIXED_RESERVE_RATE_MAX * seconds : 0)
-}
-
-async function runSuite(options: Options, dir: string, pets: number): Promise<SuiteResult> {
-  const store = await createTempStore(options.store, dir, `n${pets}`)
+/** A store of its own, its schema made by the target's own command line (with the key), seeded, and the service started on it. */
+async function startTarget(options: Options, dir: string, pets: number, against: Checkout | undefined): Promise<Target> {
+  const rev = against?.rev ?? ''
+  const checkout = against?.dir ?? '.'
+  const store = await createTempStore(options.store, dir, `n${pets}${against ? '_against' : ''}`)
   cleanups.push(() => store.remove())
   const env: NodeJS.ProcessEnv = {
     ...process.env,
@@ -201,42 +222,57 @@ async function runSuite(options: Options, dir: string, pets: number): Promise<Su
     HOST: '127.0.0.1',
     LOG_LEVEL: 'warn',
     PETSTORE_ENV: 'development',
+    // Each target its own Redis keys: the two services' counters never meet.
+    PETSTORE_REDIS_PREFIX: `petstore-bench-${process.pid}${against ? '-against' : ''}`,
   }
   delete env.REDIS_URL // only the postgres stack runs with Redis
   if (options.store === 'postgres') env.REDIS_URL = REDIS_URL
-  const key = await createEnterpriseKey(env)
+  const key = await createEnterpriseKey(env, checkout)
 
-  const seed = options.seed ?? (pets <= SEED_THROUGH_API_MAX ? 'api' : 'bulk')
+  const seed = seedOf(options, pets)
   const seeding = Date.now()
   if (seed === 'bulk') await seedInBulk(store.databaseUrl, pets)
-  let service = await startService(options, env)
+  const service = await startService(options, env, checkout)
   if (seed === 'api') await seedThroughApi(service.url, key, pets)
-  log(`${pets.toLocaleString('en')} pets seeded ${seed === 'api' ? 'through the API' : 'in bulk'} in ${((Date.now() - seeding) / 1000).toFixed(1)} s`)
+  log(`${rev ? `${rev}: ` : ''}${pets.toLocaleString('en')} pets seeded ${seed === 'api' ? 'through the API' : 'in bulk'} in ${((Date.now() - seeding) / 1000).toFixed(1)} s`)
+  return { rev, store, service, key, pool: { next: 1, last: 0, appended: 0 }, reservationRate: {}, seedingPeak: 0 }
+}
 
-  // The order pool goes after the seeded pets, so that the pets the mixed runs sell
-  // never enter the first page of sold pets that they list. It is written while no
-  // service runs: no cache or counter of the service can miss it.
-  const poolSize = orderPoolSize(options)
-  const pool = { next: 1, last: 0 }
-  let seedingPeak = 0 // of the process that served the seeding, when the pool restarts the service
-  if (poolSize > 0) {
-    const pooling = Date.now()
-    seedingPeak = peakRss(service.process.pid)
-    await stop(service.process)
-    Object.assign(pool, await seedOrderPool(store.databaseUrl, poolSize).then(({ first, last }) => ({ next: first, last })))
-    service = await startService(options, env)
-    log(`order pool: ${poolSize.toLocaleString('en')} available pets (ids ${pool.next}–${pool.last}) in ${((Date.now() - pooling) / 1000).toFixed(1)} s`)
-  }
+const seedOf = (options: Options, pets: number) => options.seed ?? (pets <= SEED_THROUGH_API_MAX ? 'api' : 'bulk')
 
-  const baseline = await startBaseline(await captureResponse(service.url, key), dir, SERVICE_CORE)
+/**
+ * Sizes the order pool from the run itself: before each order or mixed run, at least
+ * twice what the fastest run of that endpoint so far reserved per second (for the
+ * first, the warm-up, a generous guess), over the run's duration. Topped up while the
+ * service is idle between runs (a fresh segment of consecutive ids, appended after
+ * every pet the POST runs made): the list pages are read again after any commit, and
+ * the inventory's counts follow any writer, so nothing the service keeps can miss it.
+ */
+async function ensurePool(target: Target, id: EndpointId, durationS: number): Promise<void> {
+  const rate = target.reservationRate[id] ?? (id === 'order' ? ORDER_RATE_GUESS : MIXED_RESERVE_RATE_GUESS)
+  const needed = Math.ceil(rate * 2 * durationS) + 1_000
+  if (target.pool.last - target.pool.next + 1 >= needed) return
+  const pooling = Date.now()
+  const { first, last } = await seedOrderPool(target.store.databaseUrl, needed)
+  Object.assign(target.pool, { next: first, last, appended: target.pool.appended + needed })
+  log(`${target.rev ? `${target.rev}: ` : ''}order pool: ${needed.toLocaleString('en')} available pets (ids ${first}–${last}) in ${((Date.now() - pooling) / 1000).toFixed(1)} s`)
+}
+
+async function runSuite(options: Options, dir: string, pets: number, against: Checkout | undefined): Promise<SuiteResult> {
+  const current = await startTarget(options, dir, pets, undefined)
+  const other = against && (await startTarget(options, dir, pets, against))
+  const targets = other ? [current, other] : [current]
+
+  const baseline = await startBaseline(await captureResponse(current.service.url, current.key), dir, SERVICE_CORE)
   cleanups.push(() => stop(baseline.process))
 
-  const auth = { authorization: `Bearer ${key}` }
-  const spec = (url: string, id: EndpointId | undefined, durationS: number): LoadSpec => {
+  const spec = (target: Target | undefined, id: EndpointId | undefined, durationS: number): LoadSpec => {
+    const url = target?.service.url ?? baseline.url
+    const auth = { authorization: `Bearer ${target?.key ?? current.key}` }
     const endpoint = id && ENDPOINTS[id]
-    if (endpoint?.scenario) {
+    if (target && endpoint?.scenario) {
       // A scenario builds its own requests; each of its runs starts where the pool's unused pets do.
-      return { url, method: endpoint.method, headers: auth, connections: options.connections, durationS, scenario: endpoint.scenario(pool.next) }
+      return { url, method: endpoint.method, headers: auth, connections: options.connections, durationS, scenario: endpoint.scenario(target.pool.next) }
     }
     return {
       url: endpoint ? `${url}${endpoint.path(pets)}` : `${url}${BASELINE_PATH}`,
@@ -247,11 +283,20 @@ async function runSuite(options: Options, dir: string, pets: number): Promise<Su
       durationS,
     }
   }
-  const load = async (url: string, id: EndpointId | undefined, durationS: number) => {
-    const result = await runLoad(options.generator, spec(url, id, durationS), GENERATOR_CORE, dir)
-    if (result.petsReserved !== undefined) {
-      pool.next += result.petsReserved
-      if (pool.next > pool.last + 1) log(`the order pool ran out (${pool.next - pool.last - 1} reservations past it answered 404): raise ORDER_RATE_MAX in bench/run.ts`)
+  /** One run; a measured run that got any answer but a 2xx, or any connection error, fails the whole bench. */
+  const load = async (target: Target | undefined, id: EndpointId | undefined, durationS: number, measured: boolean) => {
+    if (target && id && ENDPOINTS[id].scenario) await ensurePool(target, id, durationS)
+    const result = await runLoad(options.generator, spec(target, id, durationS), GENERATOR_CORE, dir)
+    if (target && id && result.petsReserved !== undefined) {
+      target.pool.next += result.petsReserved
+      target.reservationRate[id] = Math.max(target.reservationRate[id] ?? 0, result.petsReserved / durationS)
+    }
+    if (measured && (result.non2xx > 0 || result.errors > 0)) {
+      const what = `${target?.rev ? `${target.rev}: ` : ''}${id ? ENDPOINTS[id].title : 'baseline'}`
+      throw new Error(
+        `${what}: ${result.non2xx} answers outside 2xx and ${result.errors} connection errors in a measured run; ` +
+          'a figure that counts refusals as served is no figure, so the run stops here',
+      )
     }
     return result
   }
@@ -265,30 +310,31 @@ async function runSuite(options: Options, dir: string, pets: number): Promise<Su
     return { statement, measured }
   })
   const pgbench = (statement: PgbenchStatement, durationS: number) =>
-    runPgbench(statement, { databaseUrl: store.databaseUrl, clients: options.connections, durationS }, GENERATOR_CORE, dir)
+    runPgbench(statement, { databaseUrl: current.store.databaseUrl, clients: options.connections, durationS }, GENERATOR_CORE, dir)
 
   // Warm-up (JIT, caches) on every target, not counted.
-  await store.settle()
-  await load(baseline.url, undefined, WARMUP_S)
-  for (const id of options.only) await load(service.url, id, WARMUP_S)
+  for (const target of targets) await target.store.settle()
+  await load(undefined, undefined, WARMUP_S, false)
+  for (const id of options.only) for (const target of targets) await load(target, id, WARMUP_S, false)
   for (const { statement } of alone) await pgbench(statement, WARMUP_S)
 
-  let servicePeak = Math.max(seedingPeak, peakRss(service.process.pid))
-  const measure = async (target: Measured, pinned: Pinned, url: string) => {
-    if (pinned === service.process) servicePeak = Math.max(servicePeak, peakRss(pinned.pid))
-    await store.settle()
+  const peaks = new Map<Target, number>(targets.map((target) => [target, peakRss(target.service.process.pid)]))
+  const measure = async (row: Measured, target: Target | undefined) => {
+    const pinned = target?.service.process ?? baseline.process
+    for (const t of targets) await t.store.settle()
+    if (target) peaks.set(target, Math.max(peaks.get(target)!, peakRss(pinned.pid)))
     const reset = resetPeakRss(pinned.pid)
-    const result = await load(url, target.id, options.durationS)
-    target.runs.push(result)
+    const result = await load(target, row.id, options.durationS, true)
+    row.runs.push(result)
     const peak = peakRss(pinned.pid)
-    target.peakRss = reset ? Math.max(target.peakRss, peak) : peak
-    if (pinned === service.process) servicePeak = Math.max(servicePeak, peak)
+    row.peakRss = reset ? Math.max(row.peakRss, peak) : peak
+    if (target) peaks.set(target, Math.max(peaks.get(target)!, peak))
     const lists = result.listRequestsPerS === undefined ? '' : ` (its lists ${result.listRequestsPerS.toFixed(0)} req/s)`
-    log(`${pets.toLocaleString('en')} pets, ${target.title}: ${result.requestsPerS.toFixed(0)} req/s${lists}, p99 ${result.p99Ms.toFixed(2)} ms`)
+    log(`${pets.toLocaleString('en')} pets, ${row.title}: ${result.requestsPerS.toFixed(0)} req/s${lists}, p99 ${result.p99Ms.toFixed(2)} ms`)
   }
 
   const measureAlone = async ({ statement, measured }: (typeof alone)[number]) => {
-    await store.settle()
+    await current.store.settle()
     const result = await pgbench(statement, options.durationS)
     measured.runs.push(result)
     log(
@@ -298,18 +344,33 @@ async function runSuite(options: Options, dir: string, pets: number): Promise<Su
   }
 
   const baselineRuns: Measured = { title: 'baseline (node:http, captured answer)', runs: [], peakRss: 0 }
-  const endpoints: Measured[] = options.only.map((id) => ({ id, title: ENDPOINTS[id].title, runs: [], peakRss: 0 }))
+  const rows = (target: Target): Measured[] =>
+    options.only.map((id) => ({ id, title: target.rev ? `${ENDPOINTS[id].title} @ ${target.rev}` : ENDPOINTS[id].title, runs: [], peakRss: 0 }))
+  const endpoints = rows(current)
+  const againstEndpoints = other ? rows(other) : []
   for (let round = 0; round < options.rounds; round++) {
-    await measure(baselineRuns, baseline.process, baseline.url)
-    for (const target of endpoints) await measure(target, service.process, service.url)
+    await measure(baselineRuns, undefined)
+    for (const [i, row] of endpoints.entries()) {
+      await measure(row, current)
+      if (other) await measure(againstEndpoints[i]!, other)
+    }
     for (const statement of alone) await measureAlone(statement)
   }
-  await measure(baselineRuns, baseline.process, baseline.url)
+  await measure(baselineRuns, undefined)
 
   await stop(baseline.process)
-  await stop(service.process) // SIGTERM: the service drains, and --cpu-prof writes its profile
+  for (const target of targets) await stop(target.service.process) // SIGTERM: the service drains, and --cpu-prof writes its profile
   const pgbenchRuns = withStatement.length === 0 ? undefined : options.pgbench ? alone.map((a) => a.measured) : ('not installed' as const)
-  return { pets, seed, baseline: baselineRuns, endpoints, servicePeakRss: servicePeak, orderPool: poolSize, pgbench: pgbenchRuns }
+  return {
+    pets,
+    seed: seedOf(options, pets),
+    baseline: baselineRuns,
+    endpoints,
+    servicePeakRss: peaks.get(current)!,
+    orderPool: current.pool.appended,
+    pgbench: pgbenchRuns,
+    ...(other && against ? { against: { rev: against.rev, commit: against.commit, endpoints: againstEndpoints, servicePeakRss: peaks.get(other)! } } : {}),
+  }
 }
 
 async function main() {
@@ -333,13 +394,19 @@ async function main() {
   log(`generator ${options.generator}, store ${options.store}, ${options.durationS} s per run, ${options.rounds} rounds`)
   if (options.store === 'postgres' && !options.pgbench) log(PGBENCH_MISSING)
   const suites: SuiteResult[] = []
+  let against: Checkout | undefined
   try {
+    if (options.against) {
+      against = await checkOut(options.against, join(dir, 'against'), log)
+      log(`--against ${options.against}: commit ${against.commit.slice(0, 12)} built in ${against.dir}`)
+    }
     for (const pets of options.pets) {
-      suites.push(await runSuite(options, dir, pets))
+      suites.push(await runSuite(options, dir, pets, against))
       await cleanUp()
     }
   } finally {
     await cleanUp()
+    await against?.remove()
   }
 
   const report: Report = {

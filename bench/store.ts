@@ -5,7 +5,7 @@ import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import pg from 'pg'
-import { migrate, openDatabase } from '../src/db/database.js'
+import { openDatabase } from '../src/db/database.js'
 
 export type StoreKind = 'sqlite' | 'postgres'
 
@@ -70,10 +70,10 @@ const run = promisify(execFile)
  * Creates an enterprise key through the command line, as an operator would (it also
  * applies the migrations), with limits the benchmark can never reach.
  */
-export async function createEnterpriseKey(env: NodeJS.ProcessEnv): Promise<string> {
+export async function createEnterpriseKey(env: NodeJS.ProcessEnv, checkout = '.'): Promise<string> {
   const { stdout } = await run(
     process.execPath,
-    ['bin/petstore.js', 'keys', 'create', '--plan', 'enterprise', '--name', 'bench', '--per-minute', '1000000000', '--per-day', '1000000000000'],
+    [join(checkout, 'bin/petstore.js'), 'keys', 'create', '--plan', 'enterprise', '--name', 'bench', '--per-minute', '1000000000', '--per-day', '1000000000000'],
     { env, timeout: 30_000 },
   )
   const key = stdout.split('\n')[0]?.trim()
@@ -88,11 +88,14 @@ export function seedPet(i: number) {
   return { name: `Pet ${i + 1}`, categoryId: 1 + (i % 20), status: STATUSES[i % 3]! }
 }
 
-/** Inserts pets straight through the store's query layer, in multi-row batches. */
+/**
+ * Inserts pets straight through the store's query layer, in multi-row batches, into a
+ * database whose schema the service (or its command line) has already made: a build
+ * of another revision (--against) must find only its own migrations applied.
+ */
 export async function seedInBulk(databaseUrl: string, count: number, pet: (i: number) => ReturnType<typeof seedPet> = seedPet): Promise<void> {
   const handle = openDatabase(databaseUrl)
   try {
-    await migrate(handle)
     const now = Date.now()
     const BATCH = 2_000 // 8,000 bound values: under SQLite's 32,766 and PostgreSQL's 65,535
     for (let start = 0; start < count; start += BATCH) {
@@ -117,7 +120,6 @@ export async function seedOrderPool(databaseUrl: string, count: number): Promise
   const maxId = async () => {
     const handle = openDatabase(databaseUrl)
     try {
-      await migrate(handle)
       const row = await handle.db.selectFrom('pets').select((eb) => eb.fn.max('id').as('id')).executeTakeFirst()
       return Number(row?.id ?? 0)
     } finally {

@@ -33,19 +33,31 @@ export async function up(db: Kysely<any>, dialect: Dialect): Promise<void> {
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- as above
 async function upSqlite(db: Kysely<any>): Promise<void> {
-  await sql`create table pet_status_counts (status text primary key, n integer not null)`.execute(db)
-  await sql`insert into pet_status_counts (status, n) values ('available', 0), ('pending', 0), ('sold', 0)`.execute(db)
-  await sql`update pet_status_counts set n = (select count(*) from pets where pets.status = pet_status_counts.status)`.execute(db)
-  await sql`create trigger pets_count_insert after insert on pets begin
-      update pet_status_counts set n = n + 1 where status = new.status;
-    end`.execute(db)
-  await sql`create trigger pets_count_delete after delete on pets begin
-      update pet_status_counts set n = n - 1 where status = old.status;
-    end`.execute(db)
-  await sql`create trigger pets_count_update after update of status on pets when old.status is not new.status begin
-      update pet_status_counts set n = n - 1 where status = old.status;
-      update pet_status_counts set n = n + 1 where status = new.status;
-    end`.execute(db)
+  // Kysely runs SQLite migrations outside a transaction (its adapter reports no
+  // transactional DDL): one of our own, taking the write lock first, so that no other
+  // process (a running server, the CLI) adds a pet between the backfill and the
+  // triggers, and a failure leaves nothing half made.
+  await sql`begin immediate`.execute(db)
+  try {
+    // n >= 0: a count made wrong by hand fails the next write that would take it below zero, rather than drift.
+    await sql`create table pet_status_counts (status text primary key, n integer not null check (n >= 0))`.execute(db)
+    await sql`insert into pet_status_counts (status, n) values ('available', 0), ('pending', 0), ('sold', 0)`.execute(db)
+    await sql`update pet_status_counts set n = (select count(*) from pets where pets.status = pet_status_counts.status)`.execute(db)
+    await sql`create trigger pets_count_insert after insert on pets begin
+        update pet_status_counts set n = n + 1 where status = new.status;
+      end`.execute(db)
+    await sql`create trigger pets_count_delete after delete on pets begin
+        update pet_status_counts set n = n - 1 where status = old.status;
+      end`.execute(db)
+    await sql`create trigger pets_count_update after update of status on pets when old.status is not new.status begin
+        update pet_status_counts set n = n - 1 where status = old.status;
+        update pet_status_counts set n = n + 1 where status = new.status;
+      end`.execute(db)
+    await sql`commit`.execute(db)
+  } catch (error) {
+    await sql`rollback`.execute(db).catch(() => {})
+    throw error
+  }
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- as above
