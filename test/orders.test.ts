@@ -80,6 +80,8 @@ for (const store of STORES) describe(`store orders (${store})`, () => {
       const res = await place(pet.id)
       assert.equal(res.status, 409, res.text)
       assert.deepEqual(res.body, { code: 'pet_unavailable', message: res.body.message, status: 409 } as unknown)
+      // The message says which: a caller can tell "wait for the other order" from "gone for good".
+      assert.match(res.body.message!, status === 'sold' ? /already sold/ : /reserved \(pending\) in another order/)
       assert.equal(await listedStatus(pet.id), status, 'unchanged')
     }
   })
@@ -96,6 +98,7 @@ for (const store of STORES) describe(`store orders (${store})`, () => {
       const again = await close(order.id, action)
       assert.equal(again.status, 409)
       assert.deepEqual(again.body, { code: 'order_closed', message: again.body.message, status: 409 } as unknown)
+      assert.match(again.body.message!, /was already completed/, 'says how the order was closed')
     }
     assert.equal((await place(pet.id)).status, 409, 'a sold pet cannot be reserved again')
   })
@@ -337,11 +340,19 @@ for (const store of STORES) describe(`store orders (${store})`, () => {
     }
   })
 
-  it('keeps every order to a pet that exists in the database itself (the foreign key)', async () => {
+  it('keeps an open order to a pet that exists: a pet with an open order cannot be deleted, and a deleted pet cannot be reserved', async () => {
+    const pet = await newPet()
+    const order = (await place(pet.id)).body
+    const refused = await a.request<ErrorBody>(`/v1/pets/${pet.id}`, { method: 'DELETE', key })
+    assert.equal(refused.status, 409)
+    assert.equal(refused.body.code, 'pet_in_order')
+    assert.equal((await close(order.id, 'cancel')).status, 200)
+    assert.equal((await a.request(`/v1/pets/${pet.id}`, { method: 'DELETE', key })).status, 204)
+    assert.equal((await place(pet.id)).status, 404)
     const handle = openDatabase(a.config.databaseUrl)
     try {
-      const row = { pet_id: 2 ** 40, api_key_id: 1, status: 'cancelled', placed_at: 1, closed_at: 2 }
-      await assert.rejects(handle.db.insertInto('orders').values(row).execute(), /foreign key/i)
+      const open = await handle.db.selectFrom('orders').select('id').where('status', '=', 'placed').where('pet_id', 'not in', handle.db.selectFrom('pets').select('id')).execute()
+      assert.deepEqual(open, [], 'no open order without its pet')
     } finally {
       await handle.db.destroy()
     }

@@ -106,6 +106,42 @@ for (const { dialect, create } of DIALECTS) {
       })
     })
 
+    describe('pet changes', () => {
+      const apiKeyId = 1
+      it('updates the fields given, keeps the others, and commits before it resolves', async () => {
+        const pet = await newPet({ status: 'pending' })
+        const result = await store.pets.update(pet.id, { name: 'Renamed', status: 'available' })
+        assert.deepEqual(result, { outcome: 'updated', pet: { ...pet, name: 'Renamed', status: 'available' } })
+        assert.equal(await committedStatus(pet.id), 'available')
+        assert.deepEqual(await store.pets.find(pet.id), { ...pet, name: 'Renamed', status: 'available' })
+      })
+
+      it('refuses, writing nothing: no such pet, a precondition that does not hold, a status change or a removal under an open order', async () => {
+        assert.deepEqual(await store.pets.update(2 ** 40, { name: 'x' }), { outcome: 'no_such_pet' })
+        assert.deepEqual(await store.pets.remove(2 ** 40), { outcome: 'no_such_pet' })
+        const pet = await newPet()
+        assert.deepEqual(await store.pets.update(pet.id, { name: 'x' }, () => false), { outcome: 'precondition_failed', current: pet })
+        assert.deepEqual(await store.pets.remove(pet.id, (current) => current.name === 'someone else'), { outcome: 'precondition_failed', current: pet })
+        const placed = await store.orders.place(pet.id, apiKeyId, NOW)
+        assert.ok(placed.outcome === 'placed')
+        assert.deepEqual(await store.pets.update(pet.id, { status: 'sold' }), { outcome: 'pet_in_order', orderId: placed.order.id })
+        assert.deepEqual(await store.pets.remove(pet.id), { outcome: 'pet_in_order', orderId: placed.order.id })
+        assert.equal(await committedStatus(pet.id), 'pending')
+        assert.equal((await store.pets.update(pet.id, { name: 'Reserved Rex' })).outcome, 'updated', 'other fields may change')
+      })
+
+      it('removes a pet no open order holds; its closed orders keep its id', async () => {
+        const pet = await newPet()
+        const placed = await store.orders.place(pet.id, apiKeyId, NOW)
+        assert.ok(placed.outcome === 'placed')
+        assert.equal((await store.orders.close(placed.order.id, apiKeyId, 'completed', NOW)).outcome, 'closed')
+        assert.deepEqual(await store.pets.remove(pet.id), { outcome: 'removed' })
+        assert.equal(await committedStatus(pet.id), undefined)
+        assert.equal((await store.orders.find(placed.order.id, apiKeyId))?.petId, pet.id)
+        assert.deepEqual(await store.orders.place(pet.id, apiKeyId, NOW), { outcome: 'no_such_pet' })
+      })
+    })
+
     describe('orders', () => {
       const apiKeyId = 1
 
@@ -120,7 +156,7 @@ for (const { dialect, create } of DIALECTS) {
 
       it('refuses a pet that is not available, and one that does not exist, writing nothing', async () => {
         const sold = await newPet({ status: 'sold' })
-        assert.deepEqual(await store.orders.place(sold.id, apiKeyId, NOW), { outcome: 'pet_unavailable' })
+        assert.deepEqual(await store.orders.place(sold.id, apiKeyId, NOW), { outcome: 'pet_unavailable', status: 'sold' })
         assert.deepEqual(await store.orders.place(2 ** 40, apiKeyId, NOW), { outcome: 'no_such_pet' })
         assert.equal(await committedStatus(sold.id), 'sold')
         assert.equal(await openOrders(sold.id), 0)

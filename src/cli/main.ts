@@ -28,6 +28,9 @@ Commands:
   pets create --name NAME --category-id N [--status S] [--idempotency-key K]
                                              add a pet; prints it as JSON
   pets get ID                                print one pet (deprecated by the API: removed 5 Dec 2030)
+  pets update ID [--name NAME] [--category-id N] [--status S] [--if-match ETAG]
+                                             change a pet's fields; prints it as JSON, its ETag on stderr
+  pets delete ID [--if-match ETAG]           delete a pet no open order holds
   orders place --pet-id N [--idempotency-key K]
                                              reserve an available pet; prints the order as JSON
   orders list [--status S] [--limit N] [--cursor C] [--all]

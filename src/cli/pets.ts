@@ -1,4 +1,4 @@
-// `petstore pets …`: list, create and get pets through the typed client, against
+// `petstore pets …`: list, create, get, update and delete pets through the typed client, against
 // a running service. It reads only PETSTORE_URL and PETSTORE_API_KEY: it is a
 // client of the service, so the server's own settings (DATABASE_URL…) do not matter.
 import { parseArgs } from 'node:util'
@@ -13,10 +13,12 @@ export const DEFAULT_URL = 'http://127.0.0.1:8080'
 
 export async function petsCommand(argv: string[], env: Readonly<Record<string, string | undefined>>, io: Io): Promise<number> {
   const [sub, ...rest] = argv
-  if (sub !== 'list' && sub !== 'create' && sub !== 'get') {
-    throw new CliError(sub ? `unknown pets command "${sub}": use list, create or get` : 'pets needs a command: list, create or get')
+  const commands = { list, create, get, update, delete: remove }
+  if (sub === undefined || !Object.hasOwn(commands, sub)) {
+    const names = 'list, create, get, update or delete'
+    throw new CliError(sub ? `unknown pets command "${sub}": use ${names}` : `pets needs a command: ${names}`)
   }
-  const run = { list, create, get }[sub]
+  const run = commands[sub as keyof typeof commands]
   return withClient(env, io, (client) => run(rest, client, io))
 }
 
@@ -83,3 +85,34 @@ async function get(argv: string[], client: PetstoreClient, io: Io): Promise<numb
   return 0
 }
 
+
+async function update(argv: string[], client: PetstoreClient, io: Io): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    options: { name: { type: 'string' }, 'category-id': { type: 'string' }, status: { type: 'string' }, 'if-match': { type: 'string' } },
+    allowPositionals: true,
+  })
+  const [id] = positionals
+  const usage = 'usage: petstore pets update ID [--name NAME] [--category-id N] [--status S] [--if-match ETAG] (at least one change)'
+  if (positionals.length !== 1 || id === undefined) throw new CliError(usage)
+  const changes = {
+    ...(values.name === undefined ? {} : { name: values.name }),
+    ...(values['category-id'] === undefined ? {} : { categoryId: positiveInteger(values['category-id'], '--category-id') }),
+    ...(values.status === undefined ? {} : { status: oneOf(values.status, PET_STATUSES) }),
+  }
+  if (Object.keys(changes).length === 0) throw new CliError(usage)
+  const { pet, etag } = await client.updatePet(positiveInteger(id, 'ID'), changes, values['if-match'] === undefined ? {} : { ifMatch: values['if-match'] })
+  io.out(JSON.stringify(pet, null, 2))
+  // The version to pass to --if-match next time, apart from the JSON on stdout.
+  if (etag) io.err(`etag: ${etag}`)
+  return 0
+}
+
+async function remove(argv: string[], client: PetstoreClient, io: Io): Promise<number> {
+  const { values, positionals } = parseArgs({ args: argv, options: { 'if-match': { type: 'string' } }, allowPositionals: true })
+  const [id] = positionals
+  if (positionals.length !== 1 || id === undefined) throw new CliError('usage: petstore pets delete ID [--if-match ETAG]')
+  await client.deletePet(positiveInteger(id, 'ID'), values['if-match'] === undefined ? {} : { ifMatch: values['if-match'] })
+  io.err(`pet ${id} deleted`)
+  return 0
+}

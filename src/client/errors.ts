@@ -7,6 +7,8 @@ export type OperationId =
   | 'listPets'
   | 'createPet'
   | 'getPet'
+  | 'updatePet'
+  | 'deletePet'
   | 'placeOrder'
   | 'getOrder'
   | 'listOrders'

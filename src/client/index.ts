@@ -2,14 +2,14 @@
 // server's own schemas and error catalog (type-only imports, erased at build), so
 // at run time it needs nothing but `fetch`.
 import type { Inventory, Order, OrderStatus } from '../schemas/order.js'
-import type { NewPet, Pet, PetStatus } from '../schemas/pet.js'
+import type { NewPet, Pet, PetPatch, PetStatus } from '../schemas/pet.js'
 import { normalizeBaseUrl } from './base-url.js'
 import type { RateLimitState } from './errors.js'
 import { nextCursor } from './response-headers.js'
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry.js'
 import { createTransport } from './transport.js'
 
-export type { NewPet, Pet, PetStatus } from '../schemas/pet.js'
+export type { NewPet, Pet, PetPatch, PetStatus } from '../schemas/pet.js'
 export type { Inventory, Order, OrderStatus } from '../schemas/order.js'
 export type { ErrorBody, ErrorCode, ErrorDetail } from '../errors.js'
 export { PetstoreError, PetstoreNetworkError, type OperationId, type PetstoreErrorCode, type RateLimitState } from './errors.js'
@@ -87,6 +87,21 @@ export interface PlaceOrderOptions {
   idempotencyKey?: string | false
 }
 
+export interface ChangePetOptions {
+  /**
+   * Sent as `If-Match`: the pet's ETag as last read (from updatePet), or `*`. The
+   * change is made only if the pet is still that version, else PetstoreError
+   * `precondition_failed` (412).
+   */
+  ifMatch?: string
+}
+
+/** A pet and its ETag, the version to send back in `ifMatch`. */
+export interface PetVersion {
+  pet: Pet
+  etag: string | undefined
+}
+
 export interface PetstoreClient {
   /** The normalized base URL, ending in /v1. */
   readonly baseUrl: string
@@ -100,6 +115,23 @@ export interface PetstoreClient {
    * with the status filter. The client warns once per process when it is called.
    */
   getPet(id: number): Promise<Pet>
+  /**
+   * Sets the fields given and keeps the others (a JSON Merge Patch). Throws
+   * `pet_in_order` (409) for a status change while an open order holds the pet, and
+   * `precondition_failed` (412) when `ifMatch` names another version.
+   *
+   * Retried after a network failure or a 5xx like the reads (setting the same fields
+   * twice changes nothing more), except with `ifMatch`: the first attempt may have
+   * changed the pet, and the retry would then throw `precondition_failed` for a call
+   * that worked.
+   */
+  updatePet(id: number, changes: PetPatch, options?: ChangePetOptions): Promise<PetVersion>
+  /**
+   * Deletes a pet that no open order holds (else `pet_in_order`, 409). Retried only
+   * after a 429, as completeOrder: after a lost answer the pet may be gone, and the
+   * retry would throw `not_found` for a call that worked.
+   */
+  deletePet(id: number, options?: ChangePetOptions): Promise<void>
   /**
    * Reserves an available pet (decision D10): the order is `placed` and the pet
    * `pending`. Throws PetstoreError `not_found` when there is no such pet, and
@@ -171,6 +203,22 @@ export function createClient(options: ClientOptions): PetstoreClient {
     return body as Pet
   }
 
+  async function updatePet(id: number, changes: PetPatch, { ifMatch }: ChangePetOptions = {}): Promise<PetVersion> {
+    const { body, headers } = await send({
+      operation: 'updatePet',
+      method: 'PATCH',
+      path: `/pets/${pathId(id)}`,
+      body: changes,
+      ...(ifMatch === undefined ? {} : { headers: { 'if-match': ifMatch } }),
+      repeatable: ifMatch === undefined,
+    })
+    return { pet: body as Pet, etag: headers.get('etag') ?? undefined }
+  }
+
+  async function deletePet(id: number, { ifMatch }: ChangePetOptions = {}): Promise<void> {
+    await send({ operation: 'deletePet', method: 'DELETE', path: `/pets/${pathId(id)}`, ...(ifMatch === undefined ? {} : { headers: { 'if-match': ifMatch } }), repeatable: false })
+  }
+
   async function placeOrder(petId: number, { idempotencyKey }: PlaceOrderOptions = {}): Promise<Order> {
     const { body } = await send({ operation: 'placeOrder', method: 'POST', path: '/store/orders', body: { petId }, ...idempotent(idempotencyKey) })
     return body as Order
@@ -209,6 +257,8 @@ export function createClient(options: ClientOptions): PetstoreClient {
     allPets: (listOptions) => every(listPets, (page) => page.pets, listOptions ?? {}),
     createPet,
     getPet,
+    updatePet,
+    deletePet,
     placeOrder,
     getOrder,
     listOrders,

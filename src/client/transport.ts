@@ -20,7 +20,7 @@ export interface TransportOptions {
 
 export interface ApiRequest {
   operation: OperationId
-  method: 'GET' | 'POST'
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE'
   /** From the base URL on: `/pets?…` */
   path: string
   body?: unknown
@@ -44,7 +44,8 @@ export function createTransport(options: TransportOptions) {
 
   async function attempt(url: string, request: ApiRequest): Promise<Attempt> {
     const headers: Record<string, string> = { authorization: `Bearer ${options.apiKey}`, accept: 'application/json', ...request.headers }
-    if (request.body !== undefined) headers['content-type'] = 'application/json'
+    // RFC 7396: a PATCH body is a JSON Merge Patch.
+    if (request.body !== undefined) headers['content-type'] = request.method === 'PATCH' ? 'application/merge-patch+json' : 'application/json'
     try {
       const response = await options.fetch(url, {
         method: request.method,
@@ -86,6 +87,7 @@ export function createTransport(options: TransportOptions) {
 
 function success(operation: OperationId, response: Response, text: string, attempts: number): ApiResponse {
   let body: unknown
+  if (response.status === 204) return { status: response.status, headers: response.headers, body: undefined, ...responseState(response) }
   try {
     body = JSON.parse(text)
   } catch {

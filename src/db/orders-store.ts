@@ -2,6 +2,7 @@
 // One implementation per database (sqlite/orders-store.ts, postgres/orders-store.ts);
 // the reads, written once for both, are sql/order-reads.ts.
 import type { Order, OrderStatus } from '../schemas/order.js'
+import type { PetStatus } from '../schemas/pet.js'
 import type { Completion } from './idempotency-store.js'
 
 export interface ListOrdersQuery {
@@ -13,9 +14,17 @@ export interface ListOrdersQuery {
 }
 
 /** A reservation's outcome; a refusal wrote nothing. */
-export type PlaceResult = { outcome: 'placed'; order: Order } | { outcome: 'no_such_pet' } | { outcome: 'pet_unavailable' }
+export type PlaceResult =
+  | { outcome: 'placed'; order: Order }
+  | { outcome: 'no_such_pet' }
+  /** `status`: what the pet is instead (`pending`: reserved in another order; `sold`), so that the refusal can say so. */
+  | { outcome: 'pet_unavailable'; status: PetStatus }
 /** Closing's outcome; a refusal wrote nothing. */
-export type CloseResult = { outcome: 'closed'; order: Order } | { outcome: 'no_such_order' } | { outcome: 'order_closed' }
+export type CloseResult =
+  | { outcome: 'closed'; order: Order }
+  | { outcome: 'no_such_order' }
+  /** `status`: how the order was closed before. */
+  | { outcome: 'order_closed'; status: OrderStatus }
 
 /** How an order is closed, and what that does to its pet. */
 export const CLOSING = { completed: 'sold', cancelled: 'available' } as const

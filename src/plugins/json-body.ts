@@ -16,7 +16,11 @@ export const emptyBody = () => new ApiError('invalid_body', 'The request body is
 export default fp(
   async (app) => {
     app.removeAllContentTypeParsers()
-    app.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: BODY_LIMIT }, (request, body, done) => {
+    // RFC 7396's merge patch is JSON too, for PATCH alone (a create is not a patch).
+    app.addContentTypeParser(['application/json', 'application/merge-patch+json'], { parseAs: 'buffer', bodyLimit: BODY_LIMIT }, (request, body, done) => {
+      if (request.method !== 'PATCH' && /^application\/merge-patch\+json/i.test(request.headers['content-type'] ?? '')) {
+        return done(new ApiError('unsupported_media_type', 'application/merge-patch+json is for PATCH; send this body as application/json.'), undefined)
+      }
       // Many HTTP clients send Content-Type: application/json on every POST: an operation
       // that takes no body (completeOrder, cancelOrder) accepts an empty one.
       if ((body as Buffer).length === 0 && request.routeOptions.schema?.body === undefined) return done(null, undefined)

@@ -56,3 +56,19 @@ export const Pet = Type.Object(
   { $id: 'Pet', additionalProperties: false, description: 'An animal available for adoption, as returned.' },
 )
 export type Pet = Static<typeof Pet>
+
+export const PetPatch = Type.Object(
+  {
+    name: Type.Optional(name),
+    categoryId: Type.Optional(categoryId),
+    status: Type.Optional(PetStatusSchema()),
+  },
+  {
+    $id: 'PetPatch',
+    additionalProperties: false,
+    minProperties: 1,
+    description:
+      'Changes to an animal (a JSON Merge Patch, RFC 7396): the fields given are set, the others kept. At least one field; unknown fields (`id` included) and `null` (every field of an animal is required) are refused, and values are never coerced.',
+  },
+)
+export type PetPatch = Static<typeof PetPatch>

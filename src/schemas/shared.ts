@@ -2,10 +2,10 @@
 // document's components) and referenced by routes with ref().
 import { Type, type Static, type TObject, type TSchema } from 'typebox'
 import { ErrorSchema } from './error.js'
-import { NewPet, Pet } from './pet.js'
+import { NewPet, Pet, PetPatch } from './pet.js'
 import { Inventory, NewOrder, Order } from './order.js'
 
-export const SHARED_SCHEMAS = [NewPet, Pet, NewOrder, Order, Inventory, ErrorSchema]
+export const SHARED_SCHEMAS = [NewPet, PetPatch, Pet, NewOrder, Order, Inventory, ErrorSchema]
 
 /** A `$ref` to a shared schema that keeps the schema's static type. */
 export function ref<T extends TSchema>(schema: T) {

@@ -6,12 +6,14 @@ import * as petsAndApiKeys from './2026-11-22-001-pets-and-api-keys.js'
 import * as idempotencyKeys from './2026-11-22-002-idempotency-keys.js'
 import * as orders from './2026-11-23-003-orders.js'
 import * as petStatusCounts from './2026-11-24-004-pet-status-counts.js'
+import * as ordersOutlivePets from './2026-11-24-005-orders-outlive-pets.js'
 
 const MIGRATIONS = {
   '2026-11-22-001-pets-and-api-keys': petsAndApiKeys,
   '2026-11-22-002-idempotency-keys': idempotencyKeys,
   '2026-11-23-003-orders': orders,
   '2026-11-24-004-pet-status-counts': petStatusCounts,
+  '2026-11-24-005-orders-outlive-pets': ordersOutlivePets,
 }
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {

@@ -17,6 +17,8 @@ import { isUniqueViolation } from '../store-errors.js'
 import { createOrderReads, toOrder, type OrderRow } from '../sql/order-reads.js'
 import { completeClaim } from './idempotency.js'
 import { inTransaction } from './transaction.js'
+import type { OrderStatus } from '../../schemas/order.js'
+import type { PetStatus } from '../../schemas/pet.js'
 
 // Every data-modifying CTE runs to completion, read or not: the pet moves in the same statement.
 const CLOSE = {
@@ -48,8 +50,8 @@ const PLACE = {
     SELECT f.pet_id, f.api_key_id, 'placed', f.placed_at, NULL FROM first_asks f JOIN reserved r ON r.id = f.pet_id ORDER BY f.n
     RETURNING *`,
 }
-const PETS_EXISTING = { name: 'petstore_pets_existing', text: 'SELECT id FROM pets WHERE id = ANY($1::bigint[])' }
-const ORDER_EXISTS = { name: 'petstore_orders_exists', text: 'SELECT 1 FROM orders WHERE id = $1 AND api_key_id = $2' }
+const PETS_EXISTING = { name: 'petstore_pets_existing', text: 'SELECT id, status FROM pets WHERE id = ANY($1::bigint[])' }
+const ORDER_STATUS = { name: 'petstore_orders_status', text: 'SELECT status FROM orders WHERE id = $1 AND api_key_id = $2' }
 
 interface Reservation {
   petId: number
@@ -60,8 +62,6 @@ interface Reservation {
 const placeValues = (asked: readonly Reservation[]) => [asked.map((r) => r.petId), asked.map((r) => r.apiKeyId), asked.map((r) => r.now)]
 
 export function createPostgresOrdersStore(db: Kysely<Database>, pool: pg.Pool): OrdersStore {
-  const exists = async (query: pg.QueryConfig) => ((await pool.query(query)).rowCount ?? 0) > 0
-
   async function place(batch: BatchItem<Reservation, PlaceResult>[]): Promise<void> {
     let placed: OrderRow[]
     try {
@@ -86,7 +86,7 @@ export function createPostgresOrdersStore(db: Kysely<Database>, pool: pg.Pool): 
     }
     if (refused.length === 0) return
     const existing = await existingPets(pool, refused.map((item) => item.input.petId))
-    for (const item of refused) item.resolve(existing.has(item.input.petId) ? { outcome: 'pet_unavailable' } : { outcome: 'no_such_pet' })
+    for (const item of refused) item.resolve(refusal(existing, item.input.petId))
   }
   // One statement at a time, as the creates of pets: the reservations arriving meanwhile make the next one larger.
   const reserve = createTurnBatcher(place)
@@ -95,7 +95,7 @@ export function createPostgresOrdersStore(db: Kysely<Database>, pool: pg.Pool): 
   const placeCompleting = (reservation: Reservation, completion: Completion) =>
     inTransaction(pool, async (client): Promise<PlaceResult> => {
       const [row] = (await client.query<OrderRow>({ ...PLACE, values: placeValues([reservation]) })).rows
-      if (!row) return (await existingPets(client, [reservation.petId])).size > 0 ? { outcome: 'pet_unavailable' } : { outcome: 'no_such_pet' }
+      if (!row) return refusal(await existingPets(client, [reservation.petId]), reservation.petId)
       const order = toOrder(row)
       await completeClaim(client, completion, order)
       return { outcome: 'placed', order }
@@ -110,19 +110,25 @@ export function createPostgresOrdersStore(db: Kysely<Database>, pool: pg.Pool): 
     async close(orderId, apiKeyId, to, now) {
       const { rows } = await pool.query<OrderRow>({ ...CLOSE, values: [to, now, orderId, apiKeyId, CLOSING[to]] })
       if (rows[0]) return { outcome: 'closed', order: toOrder(rows[0]) }
-      return (await exists({ ...ORDER_EXISTS, values: [orderId, apiKeyId] })) ? { outcome: 'order_closed' } : { outcome: 'no_such_order' }
+      const [order] = (await pool.query<{ status: OrderStatus }>({ ...ORDER_STATUS, values: [orderId, apiKeyId] })).rows
+      return order ? { outcome: 'order_closed', status: order.status } : { outcome: 'no_such_order' }
     },
   }
 }
 
-/** Which of `ids` are pets. Nothing was written for a refused reservation; this read only tells the two refusals apart. */
-async function existingPets(db: pg.Pool | pg.PoolClient, ids: number[]): Promise<Set<number>> {
-  const { rows } = await db.query<{ id: number }>({ ...PETS_EXISTING, values: [ids] })
-  return new Set(rows.map((row) => row.id))
+/** The status of each of `ids` that is a pet. Nothing was written for a refused reservation; this read only tells the refusals apart. */
+async function existingPets(db: pg.Pool | pg.PoolClient, ids: number[]): Promise<Map<number, PetStatus>> {
+  const { rows } = await db.query<{ id: number; status: PetStatus }>({ ...PETS_EXISTING, values: [ids] })
+  return new Map(rows.map((row) => [row.id, row.status]))
+}
+
+function refusal(existing: Map<number, PetStatus>, petId: number): PlaceResult {
+  const status = existing.get(petId)
+  return status === undefined ? { outcome: 'no_such_pet' } : { outcome: 'pet_unavailable', status }
 }
 
 /** orders_one_open_per_pet refused the order (a pet whose status was changed by hand while its order is open): nothing was written, and the pet is unavailable all the same. */
 function refusedIfTaken(error: unknown): PlaceResult {
-  if (isUniqueViolation(error)) return { outcome: 'pet_unavailable' }
+  if (isUniqueViolation(error)) return { outcome: 'pet_unavailable', status: 'pending' }
   throw error
 }

@@ -9,9 +9,9 @@ import type pg from 'pg'
 import type { Selectable } from 'kysely'
 import { createReadCoalescer } from '../batching/read-coalescer.js'
 import { createTurnBatcher } from '../batching/turn-batcher.js'
-import type { PetsPage, PetsStore } from '../pets-store.js'
+import type { PetPrecondition, PetsPage, PetsStore } from '../pets-store.js'
 import type { PetsTable } from '../schema.js'
-import { petsStatements, POSTGRES_INSERT_MANY, toInventory, toPet, type Inventory } from '../sql/pets-sql.js'
+import { changed, petsStatements, POSTGRES_INSERT_MANY, toInventory, toPet, type Inventory } from '../sql/pets-sql.js'
 import { completeClaim } from './idempotency.js'
 import { inTransaction } from './transaction.js'
 import type { NewPet, Pet } from '../../schemas/pet.js'
@@ -25,6 +25,12 @@ const LIST_BY_STATUS = { name: 'petstore_pets_list_by_status', text: SQL.listByS
 const BY_ID = { name: 'petstore_pets_by_id', text: SQL.byId }
 const INSERT_MANY = { name: 'petstore_pets_insert_many', text: POSTGRES_INSERT_MANY }
 const COUNT_BY_STATUS = { name: 'petstore_pets_count_by_status', text: SQL.countByStatus }
+// FOR UPDATE: the pet stays as read until the change commits; a reservation of it
+// (orders-store.ts locks the same row first) waits, or is waited for.
+const LOCK_BY_ID = { name: 'petstore_pets_lock_by_id', text: `${SQL.byId} FOR UPDATE` }
+const OPEN_ORDER_OF = { name: 'petstore_pets_open_order_of', text: SQL.openOrderOf }
+const UPDATE = { name: 'petstore_pets_update', text: SQL.update }
+const REMOVE = { name: 'petstore_pets_remove', text: SQL.remove }
 
 export function createPostgresPetsStore(pool: pg.Pool): PetsStore {
   const rows = async (query: pg.QueryConfig) => (await pool.query<PetRecord>(query)).rows
@@ -51,6 +57,21 @@ export function createPostgresPetsStore(pool: pg.Pool): PetsStore {
     // make the next one larger. Two or four at a time measured no better (bench/results.md, fifth pass).
   )
 
+  /** In a transaction with the pet locked: the pet, or why `change` is refused; `change` runs only when nothing refuses it. */
+  const changeLocked = <T>(id: number, precondition: PetPrecondition | undefined, statusChanges: (current: Pet) => boolean, change: (client: pg.PoolClient, current: Pet) => Promise<T>) =>
+    inTransaction(pool, async (client): Promise<T | { outcome: 'no_such_pet' } | { outcome: 'pet_in_order'; orderId: number } | { outcome: 'precondition_failed'; current: Pet }> => {
+      const [row] = (await client.query<PetRecord>({ ...LOCK_BY_ID, values: [id] })).rows
+      if (!row) return { outcome: 'no_such_pet' }
+      const current = toPet(row)
+      if (precondition && !precondition(current)) return { outcome: 'precondition_failed', current }
+      if (statusChanges(current)) {
+        // A statement of its own, after the lock: READ COMMITTED sees an order committed while it waited.
+        const [open] = (await client.query<{ id: number }>({ ...OPEN_ORDER_OF, values: [id] })).rows
+        if (open) return { outcome: 'pet_in_order', orderId: open.id }
+      }
+      return change(client, current)
+    })
+
   return {
     list({ status, afterId, limit }) {
       return pageOfTurn(`${status ?? ''}:${afterId}:${limit}`, () =>
@@ -72,6 +93,19 @@ export function createPostgresPetsStore(pool: pg.Pool): PetsStore {
         return created
       })
     },
+    update: (id, changes, precondition) =>
+      changeLocked(id, precondition, (current) => changed(current, changes).statusChanges, async (client, current) => {
+        const { pet } = changed(current, changes)
+        await client.query({ ...UPDATE, values: [pet.name, pet.categoryId, pet.status, id] })
+        return { outcome: 'updated' as const, pet }
+      }),
+
+    remove: (id, precondition) =>
+      changeLocked(id, precondition, () => true, async (client) => {
+        await client.query({ ...REMOVE, values: [id] })
+        return { outcome: 'removed' as const }
+      }),
+
     async inventory() {
       // The triggers' counts, summed: exact and never cached (other instances write
       // too), read once per turn for the calls of that turn.

@@ -1,6 +1,7 @@
 // Every statement on the pets table, in one place: the stores of both databases
 // (sqlite/pets-store.ts, postgres/pets-store.ts) prepare these texts.
 import type { Selectable } from 'kysely'
+import type { PetChanges } from '../pets-store.js'
 import type { PetsTable } from '../schema.js'
 import type { Inventory } from '../../schemas/order.js'
 import type { Pet, PetStatus } from '../../schemas/pet.js'
@@ -15,6 +16,10 @@ export function petsStatements(param: (n: number) => string) {
     listByStatus: `SELECT ${PET_COLUMNS} FROM pets WHERE status = ${param(1)} AND id > ${param(2)} ORDER BY id LIMIT ${param(3)}`,
     byId: `SELECT ${PET_COLUMNS} FROM pets WHERE id = ${param(1)}`,
     insert: `INSERT INTO pets (name, category_id, status, created_at) VALUES (${param(1)}, ${param(2)}, ${param(3)}, ${param(4)})`,
+    update: `UPDATE pets SET name = ${param(1)}, category_id = ${param(2)}, status = ${param(3)} WHERE id = ${param(4)}`,
+    remove: `DELETE FROM pets WHERE id = ${param(1)}`,
+    /** The open order that holds a pet, if any (orders_one_open_per_pet: at most one). */
+    openOrderOf: `SELECT id FROM orders WHERE pet_id = ${param(1)} AND status = 'placed'`,
     /**
      * Exact counts per status, kept by triggers on pets (migrations/2026-11-24-004):
      * at most a few hundred rows, whatever the number of pets.
@@ -35,6 +40,12 @@ export const POSTGRES_INSERT_MANY = `INSERT INTO pets (name, category_id, status
   FROM unnest($1::text[], $2::bigint[], $3::text[], $4::bigint[]) WITH ORDINALITY AS batch (name, category_id, status, created_at, n)
   ORDER BY n
   RETURNING ${PET_COLUMNS}`
+
+/** A pet with `changes` applied, and whether that changes its status. */
+export function changed(current: Pet, changes: PetChanges): { pet: Pet; statusChanges: boolean } {
+  const pet: Pet = { id: current.id, name: changes.name ?? current.name, categoryId: changes.categoryId ?? current.categoryId, status: changes.status ?? current.status }
+  return { pet, statusChanges: pet.status !== current.status }
+}
 
 /** Maps a pets row to the API's Pet: the one place that does. */
 export function toPet(row: Pick<Selectable<PetsTable>, 'id' | 'name' | 'category_id' | 'status'>): Pet {

@@ -13,6 +13,7 @@ import type { Database } from '../schema.js'
 import { isUniqueViolation } from '../store-errors.js'
 import { createOrderReads, toOrder, type OrderRow } from '../sql/order-reads.js'
 import type { CompleteClaim } from './idempotency.js'
+import type { OrderStatus } from '../../schemas/order.js'
 import type { PetStatus } from '../../schemas/pet.js'
 
 export interface SqliteOrdersStoreOptions {
@@ -24,10 +25,10 @@ export interface SqliteOrdersStoreOptions {
 
 export function createSqliteOrdersStore({ db, writer, groupCommit, completeClaim }: SqliteOrdersStoreOptions): OrdersStore {
   const transitionPet = writer.prepare('UPDATE pets SET status = ? WHERE id = ? AND status = ?')
-  const petExists = writer.prepare('SELECT 1 FROM pets WHERE id = ?').pluck()
+  const petStatus = writer.prepare('SELECT status FROM pets WHERE id = ?').pluck()
   const insertOrder = writer.prepare("INSERT INTO orders (pet_id, api_key_id, status, placed_at, closed_at) VALUES (?, ?, 'placed', ?, NULL) RETURNING *")
   const closeOrder = writer.prepare("UPDATE orders SET status = ?, closed_at = ? WHERE id = ? AND api_key_id = ? AND status = 'placed' RETURNING *")
-  const orderExists = writer.prepare('SELECT 1 FROM orders WHERE id = ? AND api_key_id = ?').pluck()
+  const orderStatus = writer.prepare('SELECT status FROM orders WHERE id = ? AND api_key_id = ?').pluck()
 
   const transition = (id: number, from: PetStatus, to: PetStatus) => transitionPet.run(to, id, from).changes > 0
 
@@ -37,8 +38,9 @@ export function createSqliteOrdersStore({ db, writer, groupCommit, completeClaim
     place: (petId, apiKeyId, now, completion) =>
       groupCommit((): PlaceResult => {
         if (!transition(petId, 'available', 'pending')) {
-          // Nothing was written; this read only tells the two refusals apart.
-          return petExists.get(petId) === undefined ? { outcome: 'no_such_pet' } : { outcome: 'pet_unavailable' }
+          // Nothing was written; this read only tells the refusals apart.
+          const status = petStatus.get(petId) as PetStatus | undefined
+          return status === undefined ? { outcome: 'no_such_pet' } : { outcome: 'pet_unavailable', status }
         }
         const order = toOrder(insertOrder.get(petId, apiKeyId, now) as OrderRow)
         if (completion) completeClaim(completion, order)
@@ -48,7 +50,10 @@ export function createSqliteOrdersStore({ db, writer, groupCommit, completeClaim
     close: (orderId, apiKeyId, to, now) =>
       groupCommit((): CloseResult => {
         const row = closeOrder.get(to, now, orderId, apiKeyId) as OrderRow | undefined
-        if (!row) return orderExists.get(orderId, apiKeyId) === undefined ? { outcome: 'no_such_order' } : { outcome: 'order_closed' }
+        if (!row) {
+          const status = orderStatus.get(orderId, apiKeyId) as OrderStatus | undefined
+          return status === undefined ? { outcome: 'no_such_order' } : { outcome: 'order_closed', status }
+        }
         // The pet of an open order is `pending` (both change in one transaction); the
         // condition keeps a pet someone changed by hand as it is rather than guessing.
         transition(row.pet_id, 'pending', CLOSING[to])
@@ -63,6 +68,6 @@ export function createSqliteOrdersStore({ db, writer, groupCommit, completeClaim
  * pet is unavailable all the same.
  */
 function refusedIfTaken(error: unknown): PlaceResult {
-  if (isUniqueViolation(error)) return { outcome: 'pet_unavailable' }
+  if (isUniqueViolation(error)) return { outcome: 'pet_unavailable', status: 'pending' }
   throw error
 }

@@ -24,8 +24,8 @@
 import SqliteDatabase from 'better-sqlite3'
 import type { GroupCommit } from '../batching/group-commit.js'
 import { createReadCoalescer } from '../batching/read-coalescer.js'
-import type { PetsPage, PetsStore } from '../pets-store.js'
-import { petsStatements, rowToPet, toInventory, type PetRow } from '../sql/pets-sql.js'
+import type { PetPrecondition, PetsPage, PetsStore } from '../pets-store.js'
+import { changed, petsStatements, rowToPet, toInventory, type PetRow } from '../sql/pets-sql.js'
 import type { CompleteClaim } from './idempotency.js'
 import type { NewPet, Pet } from '../../schemas/pet.js'
 
@@ -56,6 +56,26 @@ export function createSqlitePetsStore(options: SqlitePetsStoreOptions): PetsStor
   const byId = reader.prepare(SQL.byId).raw()
   const countByStatus = reader.prepare(SQL.countByStatus)
   const insertStatement = writer.prepare(SQL.insert)
+  const updateStatement = writer.prepare(SQL.update)
+  const removeStatement = writer.prepare(SQL.remove)
+  const lockedById = writer.prepare(SQL.byId).raw()
+  const openOrderOf = writer.prepare(SQL.openOrderOf).pluck()
+
+  /**
+   * The pet as the writer sees it inside the group commit (SQLite has one writer, so
+   * nothing changes it until the commit), or why the change is refused.
+   */
+  const changeable = (id: number, precondition: PetPrecondition | undefined, statusChanges: (current: Pet) => boolean) => {
+    const row = lockedById.get(id) as PetRow | undefined
+    if (!row) return { refused: { outcome: 'no_such_pet' as const } }
+    const current = rowToPet(row)
+    if (precondition && !precondition(current)) return { refused: { outcome: 'precondition_failed' as const, current } }
+    if (statusChanges(current)) {
+      const orderId = openOrderOf.get(id) as number | undefined
+      if (orderId !== undefined) return { refused: { outcome: 'pet_in_order' as const, orderId } }
+    }
+    return { current }
+  }
 
   // Pages, each with the data_version it was read at.
   const pages = new Map<string, { page: PetsPage; version: unknown }>()
@@ -103,6 +123,23 @@ export function createSqlitePetsStore(options: SqlitePetsStoreOptions): PetsStor
         // In the insert's own savepoint: a lost claim rolls the pet back too.
         if (completion) completeClaim(completion, created)
         return created
+      }),
+
+    update: (id, changes, precondition) =>
+      groupCommit(() => {
+        const found = changeable(id, precondition, (current) => changed(current, changes).statusChanges)
+        if (found.refused) return found.refused
+        const { pet } = changed(found.current, changes)
+        updateStatement.run(pet.name, pet.categoryId, pet.status, id)
+        return { outcome: 'updated' as const, pet }
+      }),
+
+    remove: (id, precondition) =>
+      groupCommit(() => {
+        const found = changeable(id, precondition, () => true)
+        if (found.refused) return found.refused
+        removeStatement.run(id)
+        return { outcome: 'removed' as const }
       }),
 
     async inventory() {

@@ -25,7 +25,7 @@ export async function v1Routes(app: FastifyInstance, { authenticator, limiter, s
   refuseOtherMethods(app, '/openapi.json', ['GET'], { public: true })
   await app.register(petRoutes, { store, clock })
   refuseOtherMethods(app, '/pets', ['GET', 'POST'])
-  refuseOtherMethods(app, '/pets/:petId', ['GET'])
+  refuseOtherMethods(app, '/pets/:petId', ['GET', 'PATCH', 'DELETE'])
   await app.register(orderRoutes, { store, clock })
 
   // Unknown /v1 routes are 404, after authentication.

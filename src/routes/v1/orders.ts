@@ -168,7 +168,7 @@ export async function orderRoutes(app: FastifyInstance, { store, clock }: OrderR
         const { orderId } = request.params
         const closed = await orders.close(orderId, request.apiKey!.id, to, clock.now())
         if (closed.outcome === 'no_such_order') throw noSuchOrder(orderId)
-        if (closed.outcome === 'order_closed') throw new ApiError('order_closed', `Order ${orderId} is already completed or cancelled; only a placed order can be ${to}.`)
+        if (closed.outcome === 'order_closed') throw new ApiError('order_closed', `Order ${orderId} was already ${closed.status}; only a placed order can be ${to}.`)
         return closed.order
       },
     )
@@ -198,6 +198,9 @@ export async function orderRoutes(app: FastifyInstance, { store, clock }: OrderR
 /** The placed order, or the refusal as an ApiError (nothing of the request was committed). */
 function placedOrder(petId: number, placed: PlaceResult): Order {
   if (placed.outcome === 'no_such_pet') throw new ApiError('not_found', `There is no pet with id ${petId}.`)
-  if (placed.outcome === 'pet_unavailable') throw new ApiError('pet_unavailable', `Pet ${petId} is not available: it is reserved in another order, or already sold.`)
+  if (placed.outcome === 'pet_unavailable') {
+    const why = placed.status === 'sold' ? 'it is already sold' : placed.status === 'pending' ? 'it is reserved (pending) in another order' : 'another order took it a moment ago'
+    throw new ApiError('pet_unavailable', `Pet ${petId} is not available: ${why}.`)
+  }
   return placed.order
 }

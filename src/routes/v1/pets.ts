@@ -3,14 +3,16 @@ import type { FastifyInstance, FastifyReply } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import type { Clock } from '../../clock.js'
+import type { ChangeResult } from '../../db/pets-store.js'
 import type { Store } from '../../db/store.js'
 import { ApiError } from '../../errors.js'
 import { createIdempotency } from '../../idempotency/idempotency.js'
 import { fingerprint } from '../../idempotency/idempotency-key.js'
-import { MAX_SAFE_ID, NewPet, Pet, PetStatusSchema } from '../../schemas/pet.js'
+import { MAX_SAFE_ID, NewPet, Pet, PetPatch, PetStatusSchema } from '../../schemas/pet.js'
 import { errorResponse, header, optionalHeader, response, TOO_MANY_REQUESTS, UNAUTHORIZED } from '../../schemas/responses.js'
 import { ref } from '../../schemas/shared.js'
 import { decodeCursor } from './cursor.js'
+import { etagOf, ifMatch } from './etag.js'
 import { createListPageAnswers } from './list-page-answer.js'
 import { idempotencyKeyHeaders, listQuery } from './parameters.js'
 
@@ -44,6 +46,33 @@ const ListQuery = listQuery('animals', PetStatusSchema({ description: 'Only anim
 const PetIdParams = Type.Object({
   petId: Type.Integer({ minimum: 1, maximum: MAX_SAFE_ID, format: 'int64', description: 'Identifier of the animal to retrieve.' }),
 })
+
+const ChangeParams = Type.Object({
+  petId: Type.Integer({ minimum: 1, maximum: MAX_SAFE_ID, format: 'int64', description: 'Identifier of the animal.' }),
+})
+
+const IfMatchHeaders = Type.Object({
+  'If-Match': Type.Optional(
+    Type.String({
+      description:
+        'Optimistic concurrency (RFC 9110): the `ETag` of the animal as the client last read it (from `updatePet` or `getPet`), or `*`. When the animal has changed since, nothing is written and the answer is 412.',
+    }),
+  ),
+})
+
+const etagHeader = { ETag: header('A strong entity tag of the animal as returned (RFC 9110): send it back in `If-Match` to change the animal only if nobody else did meanwhile.') }
+
+const PET_IN_ORDER = errorResponse('An open (`placed`) order holds the animal: its status cannot change, nor can it be deleted, until the order is completed or cancelled. The message names the order.', ['pet_in_order'])
+const PRECONDITION_FAILED = errorResponse('`If-Match` names another version of the animal: it changed since the client read it. Read it again (its current `ETag`) and decide anew.', ['precondition_failed'])
+
+/** A refused change as the ApiError it answers. */
+function refusal(petId: number, result: ChangeResult<never>): ApiError {
+  if (result.outcome === 'no_such_pet') return new ApiError('not_found', `There is no pet with id ${petId}.`)
+  if (result.outcome === 'pet_in_order') {
+    return new ApiError('pet_in_order', `Pet ${petId} is held by open order ${result.orderId}: complete or cancel the order first (POST /v1/store/orders/${result.orderId}/complete or …/cancel).`)
+  }
+  return new ApiError('precondition_failed', `Pet ${petId} has changed since the ETag in If-Match was read; its current ETag is ${etagOf(result.current)}.`)
+}
 
 const deprecationHeaders = {
   Deprecation: header('`@<unix seconds>` (RFC 9745): when this operation was deprecated.'),
@@ -157,7 +186,7 @@ export async function petRoutes(app: FastifyInstance, { store, clock }: PetRoute
           'Deprecated: removed on 5 December 2030, after which it answers 410. Use `GET /pets` with the `status` filter instead. Every response carries `Deprecation`, `Sunset` and `Link` headers.',
         params: PetIdParams,
         response: {
-          200: response('The animal.', ref(Pet), deprecationHeaders),
+          200: response('The animal.', ref(Pet), { ...deprecationHeaders, ...etagHeader }),
           400: errorResponse('petId is not a positive integer.', ['invalid_parameter'], deprecationHeaders),
           401: { ...UNAUTHORIZED, headers: { ...UNAUTHORIZED.headers, ...deprecationHeaders } },
           404: errorResponse('There is no animal with this id.', ['not_found'], deprecationHeaders),
@@ -166,10 +195,78 @@ export async function petRoutes(app: FastifyInstance, { store, clock }: PetRoute
         },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const pet = await pets.find(request.params.petId)
       if (!pet) throw new ApiError('not_found', `There is no pet with id ${request.params.petId}.`)
+      reply.header('etag', etagOf(pet))
       return pet
+    },
+  )
+
+  v1.patch(
+    '/pets/:petId',
+    {
+      schema: {
+        operationId: 'updatePet',
+        tags: ['pets'],
+        summary: 'Change an animal',
+        description:
+          'Sets the fields given (a JSON Merge Patch, RFC 7396, sent as `application/merge-patch+json` or `application/json`) and keeps the others: correct a name or a category, or change the status, e.g. make an animal created `pending` `available` again. While an open order holds the animal its status cannot change here (409 `pet_in_order`, naming the order): complete or cancel the order instead. Idempotent: sending the same patch again changes nothing more. With `If-Match` it changes the animal only if it is still the version the client read (412 otherwise). The answer carries the new `ETag`.',
+        consumes: ['application/merge-patch+json', 'application/json'],
+        params: ChangeParams,
+        headers: IfMatchHeaders,
+        body: ref(PetPatch),
+        response: {
+          200: response('The animal as changed.', ref(Pet), etagHeader),
+          400: errorResponse(
+            'petId is not a positive integer; the body is not a JSON object, has no field, or a field is of the wrong type, out of range, `null` or unknown; or If-Match is malformed.',
+            ['invalid_body', 'invalid_field', 'invalid_parameter'],
+          ),
+          401: UNAUTHORIZED,
+          404: errorResponse('There is no animal with this id (or it was deleted).', ['not_found']),
+          409: PET_IN_ORDER,
+          412: PRECONDITION_FAILED,
+          413: errorResponse('The body is larger than 64 KiB.', ['payload_too_large']),
+          415: errorResponse('The body is not sent as application/merge-patch+json or application/json.', ['unsupported_media_type']),
+          429: TOO_MANY_REQUESTS,
+        },
+      },
+    },
+    async (request, reply) => {
+      const { petId } = request.params
+      const result = await pets.update(petId, request.body, ifMatch(request.headers['if-match']))
+      if (result.outcome !== 'updated') throw refusal(petId, result)
+      return reply.header('etag', etagOf(result.pet)).send(result.pet)
+    },
+  )
+
+  v1.delete(
+    '/pets/:petId',
+    {
+      schema: {
+        operationId: 'deletePet',
+        tags: ['pets'],
+        summary: 'Delete an animal',
+        description:
+          'Removes an animal that no open order holds: it leaves the lists, the inventory and `getPet` (404), and its id is never given to another animal. Orders that named it keep its `petId`. With an open order, 409 `pet_in_order`. Deleting it again answers 404, as for any missing animal. `If-Match` makes the deletion conditional, as for `updatePet`.',
+        params: ChangeParams,
+        headers: IfMatchHeaders,
+        response: {
+          204: { description: 'The animal was deleted.', headers: response('', Type.Null()).headers, type: 'null' },
+          400: errorResponse('petId is not a positive integer, or If-Match is malformed.', ['invalid_parameter']),
+          401: UNAUTHORIZED,
+          404: errorResponse('There is no animal with this id (or it was deleted already).', ['not_found']),
+          409: PET_IN_ORDER,
+          412: PRECONDITION_FAILED,
+          429: TOO_MANY_REQUESTS,
+        },
+      },
+    },
+    async (request, reply) => {
+      const { petId } = request.params
+      const result = await pets.remove(petId, ifMatch(request.headers['if-match']))
+      if (result.outcome !== 'removed') throw refusal(petId, result)
+      return reply.code(204).send(null)
     },
   )
 }
