@@ -177,6 +177,21 @@ describe('petstore pets …', () => {
     assert.deepEqual(res.json<Pet>(), pet)
   })
 
+  it('pets update changes the fields given and prints the pet (its ETag on stderr); pets delete removes it', async () => {
+    const pet = (await cli(['pets', 'create', '--name', 'Mutable', '--category-id', '2', '--status', 'pending'])).json<Pet>()
+    const updated = await cli(['pets', 'update', String(pet.id), '--status', 'available', '--name', 'Changed'])
+    assert.equal(updated.code, 0, updated.err.join('\n'))
+    assert.deepEqual(updated.json<Pet>(), { ...pet, name: 'Changed', status: 'available' })
+    const etag = /^etag: (".*")$/.exec(updated.err[0] ?? '')?.[1]
+    assert.ok(etag, updated.err.join('\n'))
+    const stale = await cli(['pets', 'update', String(pet.id), '--name', 'Late', '--if-match', '"old"'])
+    assert.equal(stale.code, 1)
+    assert.match(stale.err[0]!, /^petstore: 412 precondition_failed: /)
+    assert.equal((await cli(['pets', 'delete', String(pet.id), '--if-match', etag])).code, 0)
+    assert.equal((await cli(['pets', 'get', String(pet.id)])).code, 1)
+    assert.equal((await cli(['pets', 'update', String(pet.id)])).code, 2, 'no change given')
+  })
+
   it('prints "petstore: <status> <code>: <message>" for an API error and exits 1', async () => {
     const missing = await cli(['pets', 'get', '999999'])
     assert.equal(missing.code, 1)

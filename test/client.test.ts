@@ -45,6 +45,39 @@ describe('typed client: operations', () => {
     assert.deepEqual(await client.getPet(created.id), created)
   })
 
+  it('updates a pet with a merge patch, returning it with its ETag, and deletes it, each conditional on ifMatch', async () => {
+    const client = createClient(options)
+    const pet = await client.createPet({ name: 'Patchy', categoryId: 2, status: 'pending' })
+    const first = await client.updatePet(pet.id, { status: 'available' })
+    assert.deepEqual(first.pet, { ...pet, status: 'available' })
+    assert.match(first.etag!, /^"/)
+    const second = await client.updatePet(pet.id, { name: 'Patched' }, { ifMatch: first.etag! })
+    assert.equal(second.pet.name, 'Patched')
+    const stale = await rejectsWith(client.updatePet(pet.id, { name: 'Late' }, { ifMatch: first.etag! }), PetstoreError)
+    assert.equal(stale.status, 412)
+    assert.equal(stale.code, 'precondition_failed')
+    assert.equal(stale.attempts, 1, 'a refusal is not retried')
+    await client.deletePet(pet.id, { ifMatch: second.etag! })
+    const gone = await rejectsWith(client.getPet(pet.id), PetstoreError)
+    assert.equal(gone.code, 'not_found')
+  })
+
+  it('retries updatePet after a network failure, but neither updatePet with ifMatch nor deletePet', async () => {
+    const pet = await createClient(options).createPet({ name: 'Flaky', categoryId: 2 })
+    const sleep = recordingSleep()
+    const retried = flakyFetch((call) => (call === 1 ? 'after-response' : false))
+    await createClient({ ...options, fetch: retried.fetch, sleep: sleep.sleep }).updatePet(pet.id, { name: 'Again' })
+    assert.equal(retried.seen.length, 2)
+    for (const call of [
+      (client: ReturnType<typeof createClient>) => client.updatePet(pet.id, { name: 'Once' }, { ifMatch: '*' }),
+      (client: ReturnType<typeof createClient>) => client.deletePet(pet.id),
+    ]) {
+      const once = flakyFetch((call) => (call === 1 ? 'after-response' : false))
+      await rejectsWith(call(createClient({ ...options, fetch: once.fetch, sleep: sleep.sleep })), PetstoreNetworkError)
+      assert.equal(once.seen.length, 1)
+    }
+  })
+
   it('walks every page in order with allPets, following the Link cursors', async () => {
     const client = createClient(options)
     const ids: number[] = []

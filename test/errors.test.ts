@@ -150,8 +150,8 @@ for (const store of STORES) describe(`errors (${store})`, () => {
       }
       const one = await server.request('/v1/pets/1', { method: 'POST', key })
       assertError(one, 405, 'method_not_allowed')
-      assert.equal(one.headers.get('allow'), 'GET, HEAD')
-      assert.equal((one.body as { message: string }).message, 'POST is not allowed on /v1/pets/1; it answers GET, HEAD.')
+      assert.equal(one.headers.get('allow'), 'GET, PATCH, DELETE, HEAD')
+      assert.equal((one.body as { message: string }).message, 'POST is not allowed on /v1/pets/1; it answers GET, PATCH, DELETE, HEAD.')
     })
 
     it('answers 400 for a path with broken percent-encoding', async () => {

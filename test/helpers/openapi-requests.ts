@@ -18,6 +18,7 @@ export interface Schema {
   format?: string
   properties?: Record<string, Schema>
   required?: string[]
+  minProperties?: number
   items?: Schema
   additionalProperties?: boolean | Schema
 }
@@ -84,8 +85,13 @@ export function exampleOf(document: Document, given: Schema): unknown {
       return true
     case 'array':
       return []
-    case 'object':
-      return Object.fromEntries((schema.required ?? []).map((name) => [name, exampleOf(document, schema.properties![name]!)]))
+    case 'object': {
+      // The required properties, then optional ones in order until minProperties is met (a patch needs one).
+      const names = Object.keys(schema.properties ?? {})
+      const required = schema.required ?? []
+      const chosen = [...required, ...names.filter((name) => !required.includes(name)).slice(0, Math.max(0, (schema.minProperties ?? 0) - required.length))]
+      return Object.fromEntries(chosen.map((name) => [name, exampleOf(document, schema.properties![name]!)]))
+    }
     default:
       return 'x'.repeat(Math.max(schema.minLength ?? 1, 1))
   }
@@ -110,7 +116,8 @@ export function validOf(document: Document, given: Schema): fc.Arbitrary<unknown
     case 'object': {
       const properties = schema.properties ?? {}
       const record = Object.fromEntries(Object.entries(properties).map(([name, property]) => [name, validOf(document, property)]))
-      return fc.record(record, { requiredKeys: schema.required ?? [] })
+      const minProperties = schema.minProperties ?? 0
+      return fc.record(record, { requiredKeys: schema.required ?? [] }).filter((value) => Object.keys(value).length >= minProperties)
     }
     default:
       return validText(schema)
