@@ -1,10 +1,12 @@
 // Process entry: config → store → limiter → app → listen. SIGTERM and SIGINT drain
 // in-flight requests, then close the limiter and the store.
+import type { AddressInfo } from 'node:net'
+import { resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { buildApp } from './app.js'
 import { systemClock } from './clock.js'
 import { isPrimaryOf, runPrimary } from './cluster.js'
-import { loadConfig, type Config } from './config.js'
+import { loadConfig, redactUrl, type Config } from './config.js'
 import { openStoreFromConfig } from './db/from-config.js'
 import { unsupportedNodeMessage } from './node-support.js'
 import { createRateLimiterFromConfig } from './rate-limit/from-config.js'
@@ -37,7 +39,23 @@ export async function startServer(config: Config) {
     await limiter.close()
     await store.close()
   })
-  await app.listen({ host: config.host, port: config.port })
+  try {
+    await app.listen({ host: config.host, port: config.port })
+  } catch (error) {
+    await app.close()
+    if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+      throw new Error(`port ${config.port} on ${config.host} is already in use (EADDRINUSE): set PORT to another port, or PORT=0 for any free one`, { cause: error })
+    }
+    throw error
+  }
+  const { port } = app.server.address() as AddressInfo
+  const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`
+  const storeName = config.databaseUrl.startsWith('sqlite:') ? `sqlite:${resolve(config.databaseUrl.slice('sqlite:'.length))}` : redactUrl(config.databaseUrl)
+  // One line that says what runs where: the address, the docs, the store (never its password), the environment.
+  app.log.info(
+    { url, docs: `${url}/docs`, store: storeName, environment: config.environment },
+    `petstore (${config.environment}) serving ${url}/v1, docs at ${url}/docs, store ${storeName}`,
+  )
 
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.once(signal, () => {

@@ -53,7 +53,10 @@ export function sendError(reply: FastifyReply, error: ApiError) {
  */
 export function answerNotFound(request: FastifyRequest, reply: FastifyReply) {
   // originalUrl: the path as sent, before request-path.ts escaped it for the router.
-  return sendError(reply, new ApiError('not_found', `There is no route ${request.method} ${request.originalUrl.split('?')[0]}.`))
+  const path = request.originalUrl.split('?')[0]!
+  // Outside /v1 (the root, a typo of the version): say where the API and its reference are.
+  const hint = path === '/v1' || path.startsWith('/v1/') ? '' : ' The API is under /v1 (e.g. GET /v1/pets, with an API key); its reference is at /docs.'
+  return sendError(reply, new ApiError('not_found', `There is no route ${request.method} ${path}.${hint}`))
 }
 
 /** For Fastify's `frameworkErrors` option: router errors that never reach setErrorHandler. */

@@ -1,0 +1,105 @@
+// What a person starting the server reads: one log line naming where it serves, its
+// docs, its store (never a password) and its environment; and, when the port is taken,
+// which variable to change. Real server processes.
+import { after, before, describe, it } from 'node:test'
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { createServer, type AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createInterface } from 'node:readline'
+import { createTestDatabase, needs } from './helpers/services.js'
+import { startTestServer, type TestServer } from './helpers/server.js'
+
+/** Starts src/server.ts with `env`; resolves with its stdout and stderr lines once it exits or has logged `until`. */
+function runServer(env: Record<string, string>, until: RegExp): Promise<{ out: string[]; err: string[]; code: number | null }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], { env: { ...process.env, LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+  const out: string[] = []
+  const err: string[] = []
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL')
+      reject(new Error(`no ${until} within 20 s; stdout:\n${out.join('\n')}\nstderr:\n${err.join('\n')}`))
+    }, 20_000)
+    const done = (code: number | null) => {
+      clearTimeout(timer)
+      resolve({ out, err, code })
+    }
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      out.push(line)
+      if (until.test(line)) {
+        child.kill('SIGTERM')
+        child.once('exit', () => done(null))
+      }
+    })
+    createInterface({ input: child.stderr! }).on('line', (line) => err.push(line))
+    child.once('exit', (code) => done(code))
+  })
+}
+
+describe('starting the server', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'petstore-startup-'))
+  after(() => rmSync(dir, { recursive: true, force: true }))
+
+  it('logs one line naming the URL, the docs, the store as an absolute path, and the environment', async () => {
+    const { out } = await runServer({ PORT: '0', DATABASE_URL: 'sqlite:./nested/../petstore-startup.db', PETSTORE_ENV: 'staging' }, /petstore \(staging\) serving/)
+    const line = out.map((l) => JSON.parse(l) as Record<string, string>).find((entry) => /serving/.test(entry.msg ?? ''))!
+    assert.match(line.msg!, /^petstore \(staging\) serving http:\/\/127\.0\.0\.1:\d+\/v1, docs at http:\/\/127\.0\.0\.1:\d+\/docs, store sqlite:\/.+\/petstore-startup\.db$/)
+    assert.equal(line.environment, 'staging')
+    assert.equal(line.docs, `${line.url}/docs`)
+    rmSync(join(process.cwd(), 'petstore-startup.db'), { force: true })
+    for (const suffix of ['-wal', '-shm']) rmSync(join(process.cwd(), `petstore-startup.db${suffix}`), { force: true })
+  })
+
+  it('names a PostgreSQL store without its password', async (t) => {
+    if (!(await needs('postgres', 'the start-up line on PostgreSQL'))) return t.skip('PostgreSQL is not reachable')
+    const database = await createTestDatabase()
+    try {
+      // Trust authentication ignores the password; the log must not show it.
+      const url = database.url.replace('postgres@', 'postgres:hunter2@')
+      const { out } = await runServer({ PORT: '0', DATABASE_URL: url }, /serving/)
+      const line = out.find((l) => /serving/.test(l))!
+      assert.ok(!out.join('\n').includes('hunter2'), 'no password in any line')
+      assert.match(line, /store postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:5432\//)
+    } finally {
+      await database.drop()
+    }
+  })
+
+  it('says which variable to change when the port is taken, and exits 1', async () => {
+    const blocker = createServer()
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve))
+    try {
+      const port = String((blocker.address() as AddressInfo).port)
+      const { err, code } = await runServer({ PORT: port, DATABASE_URL: `sqlite:${join(dir, 'taken.db')}` }, /serving/)
+      assert.equal(code, 1)
+      assert.deepEqual(err, [`petstore: port ${port} on 127.0.0.1 is already in use (EADDRINUSE): set PORT to another port, or PORT=0 for any free one`])
+    } finally {
+      blocker.close()
+    }
+  })
+})
+
+describe('paths outside /v1', () => {
+  let server: TestServer
+  before(async () => {
+    server = await startTestServer()
+  })
+  after(() => server.close())
+
+  for (const path of ['/', '/pets', '/v2/pets', '/api']) {
+    it(`answers 404 for ${path}, pointing to /v1 and /docs`, async () => {
+      const res = await server.request<{ code: string; message: string }>(path)
+      assert.equal(res.status, 404)
+      assert.equal(res.body.code, 'not_found')
+      assert.match(res.body.message, /under \/v1 .*at \/docs/)
+    })
+  }
+
+  it('does not add the hint inside /v1', async () => {
+    const res = await server.request<{ message: string }>('/v1/nowhere', { headers: { authorization: `Bearer ${await server.createKey('free')}` } })
+    assert.equal(res.status, 404)
+    assert.equal(res.body.message, 'There is no route GET /v1/nowhere.')
+  })
+})
