@@ -25,7 +25,7 @@ import SqliteDatabase from 'better-sqlite3'
 import type { GroupCommit } from '../batching/group-commit.js'
 import { createReadCoalescer } from '../batching/read-coalescer.js'
 import type { PetPrecondition, PetsPage, PetsStore } from '../pets-store.js'
-import { changed, petsStatements, rowToPet, toInventory, type PetRow } from '../sql/pets-sql.js'
+import { changed, petsStatements, rowToPet, toInventory, type Inventory, type PetRow } from '../sql/pets-sql.js'
 import type { CompleteClaim } from './idempotency.js'
 import type { NewPet, Pet } from '../../schemas/pet.js'
 
@@ -77,8 +77,9 @@ export function createSqlitePetsStore(options: SqlitePetsStoreOptions): PetsStor
     return { current }
   }
 
-  // Pages, each with the data_version it was read at.
+  // Pages and the inventory, each with the data_version it was read at.
   const pages = new Map<string, { page: PetsPage; version: unknown }>()
+  let counts: { inventory: Inventory; version: unknown } | undefined
   const versionOfTurn = createReadCoalescer<unknown>()
   const readVersion = async () => dataVersion.get()
   // Read the version before the rows: a commit in between makes the next call see a
@@ -143,9 +144,12 @@ export function createSqlitePetsStore(options: SqlitePetsStoreOptions): PetsStor
       }),
 
     async inventory() {
-      // Three rows kept by triggers (migrations/2026-11-24-004): read afresh each time,
-      // never older than the last commit.
-      return toInventory(countByStatus.all() as { status: string; count: number }[])
+      // Three rows kept by triggers (migrations/2026-11-24-004), read again only when a
+      // commit moved data_version, as the list pages are: one version check per turn
+      // costs less than a statement per call.
+      const version = await currentVersion()
+      if (!counts || counts.version !== version) counts = { inventory: toInventory(countByStatus.all() as { status: string; count: number }[]), version }
+      return { ...counts.inventory }
     },
 
     close() {
