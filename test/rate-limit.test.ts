@@ -82,6 +82,8 @@ for (const store of STORES) describe(`rate limits (${store})`, () => {
     const banned = await server.request('/v1/pets', { key })
     assertRefused(banned, 'key_banned', 120)
     assert.match((banned.body as { message: string }).message, /banned until 2026-11-25T10:02:00.000Z/)
+    // The IETF fields describe the ban, not the minute it outlasts: nothing left for 120 s.
+    assert.equal(banned.headers.get('ratelimit'), '"minute";r=0;t=120, "day";r=0;t=120')
     assert.equal((await server.request('/v1/pets', { key: bystander })).status, 200)
     clock.set('2026-11-25T10:01:30.000Z') // a new minute, but the ban holds
     assertRefused(await server.request('/v1/pets', { key }), 'key_banned', 30)

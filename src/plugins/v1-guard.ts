@@ -95,6 +95,12 @@ function policyOf(limits: Limits): string {
   return policy
 }
 
+/** Seconds until a banned key may use `window` again: the ban's end, or the window's reset when it is exhausted and resets later. */
+function bannedFor(window: { remaining: number; resetsAt: number }, counted: RateLimitCount): number {
+  const until = Math.max(counted.bannedUntil!, window.remaining === 0 ? window.resetsAt : 0)
+  return seconds(until - counted.now)
+}
+
 /** Decision D7: the headers every counted /v1 response carries, whatever its status. */
 export function rateLimitHeaders(counted: RateLimitCount): Record<string, string> {
   const { minute, day, reported, now } = counted
@@ -104,8 +110,12 @@ export function rateLimitHeaders(counted: RateLimitCount): Record<string, string
     'x-ratelimit-remaining': served ? String(reported.remaining) : '0',
     'x-ratelimit-reset': String(seconds(counted.bannedUntil ?? reported.resetsAt)),
     'ratelimit-policy': policyOf(counted.limits),
-    // draft-ietf-httpapi-ratelimit-headers: the state of each policy.
-    ratelimit: `"minute";r=${minute.remaining};t=${seconds(minute.resetsAt - now)}, "day";r=${day.remaining};t=${seconds(day.resetsAt - now)}`,
+    // draft-ietf-httpapi-ratelimit-headers: the state of each policy. During a ban
+    // nothing is left in either window until the ban ends (or, later, the exhausted
+    // window resets): the fields say so, rather than a reset the ban outlasts.
+    ratelimit: counted.bannedUntil === undefined
+      ? `"minute";r=${minute.remaining};t=${seconds(minute.resetsAt - now)}, "day";r=${day.remaining};t=${seconds(day.resetsAt - now)}`
+      : `"minute";r=0;t=${bannedFor(minute, counted)}, "day";r=0;t=${bannedFor(day, counted)}`,
   }
   if (!served) headers['retry-after'] = String(retryAfter(counted))
   return headers

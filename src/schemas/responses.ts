@@ -37,7 +37,9 @@ const COMMON_HEADERS: Headers = {
   'X-RateLimit-Reset': header('Unix time (seconds) at which that window ends.', integer),
   // The examples are the free plan's numbers.
   'RateLimit-Policy': header(`Both windows (IETF draft): \`"minute";q=${FREE.perMinute};w=60, "day";q=${FREE.perDay};w=86400\`.`),
-  RateLimit: header(`Requests left and seconds to reset in each window (IETF draft): \`"minute";r=${FREE.perMinute - 1};t=30, "day";r=${FREE.perDay - 1};t=50000\`.`),
+  RateLimit: header(
+    `Requests left and seconds to reset in each window (IETF draft): \`"minute";r=${FREE.perMinute - 1};t=30, "day";r=${FREE.perDay - 1};t=50000\`. While the key is banned, \`r=0\` and \`t\` is the seconds until the ban ends.`,
+  ),
 }
 
 export const UNAUTHORIZED = errorResponse('Missing, malformed, unknown or revoked API key.', ['unauthorized'], {
