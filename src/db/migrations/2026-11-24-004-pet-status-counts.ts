@@ -49,9 +49,9 @@ async function upSqlite(db: Kysely<any>): Promise<void> {
     await sql`create trigger pets_count_delete after delete on pets begin
         update pet_status_counts set n = n - 1 where status = old.status;
       end`.execute(db)
+    // One statement for both rows: a reservation's or a close's status change is on the hot path.
     await sql`create trigger pets_count_update after update of status on pets when old.status is not new.status begin
-        update pet_status_counts set n = n - 1 where status = old.status;
-        update pet_status_counts set n = n + 1 where status = new.status;
+        update pet_status_counts set n = n + (status = new.status) - (status = old.status) where status in (old.status, new.status);
       end`.execute(db)
     await sql`commit`.execute(db)
   } catch (error) {
