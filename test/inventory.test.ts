@@ -3,7 +3,7 @@
 // after the service's writes, writes by hand (psql, a bulk load), rollbacks, pets
 // that were there before the migration, and concurrent writers. Run over every
 // backend; the full count is read through a connection of the test's own.
-import { after, before, describe, it } from 'node:test'
+import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { Migrator, sql } from 'kysely'
 import pg from 'pg'
@@ -12,7 +12,7 @@ import { migrationProvider } from '../src/db/migrations/index.js'
 import { openStore } from '../src/db/open-store.js'
 import type { Store } from '../src/db/store.js'
 import type { Inventory } from '../src/schemas/order.js'
-import { DIALECTS, type TestDatabase } from './helpers/dialects.js'
+import { DIALECTS, storeForSuite } from './helpers/dialects.js'
 import { needs } from './helpers/services.js'
 
 const NOW = Date.UTC(2026, 10, 24, 10)
@@ -29,36 +29,24 @@ async function fullCount(handle: DatabaseHandle): Promise<Inventory> {
 for (const { dialect, create } of DIALECTS) {
   describe(`inventory counts (${dialect})`, async () => {
     if (dialect === 'postgres' && !(await needs('postgres', 'the PostgreSQL inventory counts'))) return
-    let database: TestDatabase
-    let store: Store
-    let other: DatabaseHandle
-    before(async () => {
-      database = await create()
-      store = await openStore(database.url)
-      other = openDatabase(database.url)
-    })
-    after(async () => {
-      await other?.db.destroy()
-      await store?.close()
-      await database?.drop()
-    })
+    const suite = storeForSuite(create)
 
-    const assertExact = async (what: string) => assert.deepEqual(await store.pets.inventory(), await fullCount(other), what)
-    const byHand = (query: string) => sql.raw(query).execute(other.db)
+    const assertExact = async (what: string) => assert.deepEqual(await suite.store.pets.inventory(), await fullCount(suite.other), what)
+    const byHand = (query: string) => sql.raw(query).execute(suite.other.db)
 
     it("follows the service's own writes: batched creates, reservations, completions, cancellations", async () => {
-      const created = await Promise.all(Array.from({ length: 30 }, (_, i) => store.pets.insert({ name: `pet ${i}`, categoryId: 1, status: STATUSES[i % 3] }, NOW)))
-      assert.deepEqual(await store.pets.inventory(), { available: 10, pending: 10, sold: 10 })
+      const created = await Promise.all(Array.from({ length: 30 }, (_, i) => suite.store.pets.insert({ name: `pet ${i}`, categoryId: 1, status: STATUSES[i % 3] }, NOW)))
+      assert.deepEqual(await suite.store.pets.inventory(), { available: 10, pending: 10, sold: 10 })
       const available = created.filter((pet) => pet.status === 'available')
-      const placed = await Promise.all(available.slice(0, 6).map((pet) => store.orders.place(pet.id, 1, NOW)))
+      const placed = await Promise.all(available.slice(0, 6).map((pet) => suite.store.orders.place(pet.id, 1, NOW)))
       await assertExact('after 6 reservations')
-      assert.deepEqual(await store.pets.inventory(), { available: 4, pending: 16, sold: 10 })
+      assert.deepEqual(await suite.store.pets.inventory(), { available: 4, pending: 16, sold: 10 })
       const orders = placed.map((result) => (result.outcome === 'placed' ? result.order : assert.fail(result.outcome)))
       await Promise.all([
-        ...orders.slice(0, 3).map((order) => store.orders.close(order.id, 1, 'completed', NOW)),
-        ...orders.slice(3).map((order) => store.orders.close(order.id, 1, 'cancelled', NOW)),
+        ...orders.slice(0, 3).map((order) => suite.store.orders.close(order.id, 1, 'completed', NOW)),
+        ...orders.slice(3).map((order) => suite.store.orders.close(order.id, 1, 'cancelled', NOW)),
       ])
-      assert.deepEqual(await store.pets.inventory(), { available: 7, pending: 10, sold: 13 })
+      assert.deepEqual(await suite.store.pets.inventory(), { available: 7, pending: 10, sold: 13 })
       await assertExact('after closing them')
     })
 
@@ -76,16 +64,16 @@ for (const { dialect, create } of DIALECTS) {
     })
 
     it('is unchanged by a transaction that rolls back', async () => {
-      const before = await store.pets.inventory()
+      const before = await suite.store.pets.inventory()
       await assert.rejects(
-        other.db.transaction().execute(async (trx) => {
+        suite.other.db.transaction().execute(async (trx) => {
           await sql`insert into pets (name, category_id, status, created_at) values ('never', 1, 'available', ${NOW})`.execute(trx)
           await sql`update pets set status = 'sold' where status = 'available'`.execute(trx)
           throw new Error('roll back')
         }),
         /roll back/,
       )
-      assert.deepEqual(await store.pets.inventory(), before)
+      assert.deepEqual(await suite.store.pets.inventory(), before)
       await assertExact('after a rollback')
     })
 
@@ -93,7 +81,7 @@ for (const { dialect, create } of DIALECTS) {
       it('stays exact with many writers at once, each on its own connection, without deadlock', async () => {
         const clients = await Promise.all(
           Array.from({ length: 8 }, async () => {
-            const client = new pg.Client({ connectionString: database.url })
+            const client = new pg.Client({ connectionString: suite.database.url })
             await client.connect()
             return client
           }),
@@ -117,8 +105,8 @@ for (const { dialect, create } of DIALECTS) {
 
       it('starts again from zero after TRUNCATE', async () => {
         await byHand('truncate pets cascade')
-        assert.deepEqual(await store.pets.inventory(), { available: 0, pending: 0, sold: 0 })
-        await store.pets.insert({ name: 'after truncate', categoryId: 1 }, NOW)
+        assert.deepEqual(await suite.store.pets.inventory(), { available: 0, pending: 0, sold: 0 })
+        await suite.store.pets.insert({ name: 'after truncate', categoryId: 1 }, NOW)
         await assertExact('after TRUNCATE and an insert')
       })
     }

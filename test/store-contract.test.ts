@@ -2,15 +2,12 @@
 // way kysely loops its tests over DIALECTS: a third backend is a folder in src/db/
 // and a line in DIALECTS. Each backend runs on a fresh database of its own; what the
 // store committed is read back through a connection of the test's own.
-import { after, before, describe, it } from 'node:test'
+import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { sql } from 'kysely'
-import { openDatabase, type DatabaseHandle } from '../src/db/database.js'
 import { ClaimLostError, type ClaimOptions, type IdempotencyScope } from '../src/db/idempotency-store.js'
-import { openStore } from '../src/db/open-store.js'
-import type { Store } from '../src/db/store.js'
 import type { NewPet, Pet } from '../src/schemas/pet.js'
-import { DIALECTS, type TestDatabase } from './helpers/dialects.js'
+import { DIALECTS, storeForSuite } from './helpers/dialects.js'
 import { needs } from './helpers/services.js'
 
 const NOW = Date.UTC(2026, 10, 23, 10)
@@ -18,32 +15,19 @@ const NOW = Date.UTC(2026, 10, 23, 10)
 for (const { dialect, create } of DIALECTS) {
   describe(`store contract (${dialect})`, async () => {
     if (dialect === 'postgres' && !(await needs('postgres', 'the PostgreSQL store contract'))) return
-    let database: TestDatabase
-    let store: Store
-    /** A connection of the test's own: it sees only what is committed, and writes as another process would. */
-    let other: DatabaseHandle
-    before(async () => {
-      database = await create()
-      store = await openStore(database.url)
-      other = openDatabase(database.url)
-    })
-    after(async () => {
-      await other?.db.destroy()
-      await store?.close()
-      await database?.drop()
-    })
+    const suite = storeForSuite(create)
 
-    const newPet = (pet: Partial<NewPet> = {}) => store.pets.insert({ name: 'Rex', categoryId: 1, ...pet }, NOW)
+    const newPet = (pet: Partial<NewPet> = {}) => suite.store.pets.insert({ name: 'Rex', categoryId: 1, ...pet }, NOW)
     const committedStatus = async (petId: number) =>
-      (await other.db.selectFrom('pets').select('status').where('id', '=', petId).executeTakeFirst())?.status
+      (await suite.other.db.selectFrom('pets').select('status').where('id', '=', petId).executeTakeFirst())?.status
     const openOrders = async (petId: number) =>
-      (await other.db.selectFrom('orders').select('id').where('pet_id', '=', petId).where('status', '=', 'placed').execute()).length
-    const setStatusByHand = (petId: number, status: string) => sql`update pets set status = ${status} where id = ${petId}`.execute(other.db)
+      (await suite.other.db.selectFrom('orders').select('id').where('pet_id', '=', petId).where('status', '=', 'placed').execute()).length
+    const setStatusByHand = (petId: number, status: string) => sql`update pets set status = ${status} where id = ${petId}`.execute(suite.other.db)
 
     describe('pets', () => {
       it('inserts pets with distinct ids increasing in the order asked, each committed when it resolves', async () => {
         const asked = Array.from({ length: 25 }, (_, i) => ({ name: `pet ${i}`, categoryId: i + 1, status: (['available', 'pending', 'sold'] as const)[i % 3] }))
-        const pets = await Promise.all(asked.map((pet) => store.pets.insert(pet, NOW)))
+        const pets = await Promise.all(asked.map((pet) => suite.store.pets.insert(pet, NOW)))
         assert.deepEqual(pets.map(({ id: _id, ...pet }) => pet), asked)
         const ids = pets.map((pet) => pet.id)
         assert.deepEqual(ids, [...ids].sort((a, b) => a - b))
@@ -58,22 +42,22 @@ for (const { dialect, create } of DIALECTS) {
 
       it('fails only the bad insert of those asked together', async () => {
         const bad = { name: 'bad', categoryId: 1, status: 'lost' } as unknown as NewPet // breaks the CHECK constraint
-        const results = await Promise.allSettled([newPet({ name: 'good 1' }), store.pets.insert(bad, NOW), newPet({ name: 'good 2' })])
+        const results = await Promise.allSettled([newPet({ name: 'good 1' }), suite.store.pets.insert(bad, NOW), newPet({ name: 'good 2' })])
         assert.deepEqual(results.map((r) => r.status), dialect === 'sqlite' ? ['fulfilled', 'rejected', 'fulfilled'] : ['rejected', 'rejected', 'rejected'])
       })
 
       it('lists pets in ascending id order, by status, from a position, at most `limit`', async () => {
         const [a, b, c] = [await newPet({ status: 'sold' }), await newPet({ status: 'available' }), await newPet({ status: 'sold' })]
-        const page = await store.pets.list({ afterId: a.id - 1, limit: 2 })
+        const page = await suite.store.pets.list({ afterId: a.id - 1, limit: 2 })
         assert.deepEqual(page.pets, [a, b])
-        const sold = await store.pets.list({ status: 'sold', afterId: a.id - 1, limit: 10 })
+        const sold = await suite.store.pets.list({ status: 'sold', afterId: a.id - 1, limit: 10 })
         assert.deepEqual(sold.pets.filter((pet) => pet.id <= c.id), [a, c])
-        assert.deepEqual((await store.pets.list({ afterId: c.id, limit: 10 })).pets, [])
+        assert.deepEqual((await suite.store.pets.list({ afterId: c.id, limit: 10 })).pets, [])
       })
 
       it('hands out pages that cannot be changed', async () => {
         await newPet()
-        const page = await store.pets.list({ afterId: 0, limit: 3 })
+        const page = await suite.store.pets.list({ afterId: 0, limit: 3 })
         assert.ok(Object.isFrozen(page.pets) && page.pets.every((pet) => Object.isFrozen(pet)))
         assert.throws(() => {
           ;(page.pets as Pet[]).length = 1
@@ -82,27 +66,27 @@ for (const { dialect, create } of DIALECTS) {
 
       it('finds a pet by id, and nothing for an unknown id', async () => {
         const created = await newPet({ name: 'findable', categoryId: 6, status: 'pending' })
-        assert.deepEqual(await store.pets.find(created.id), created)
-        assert.equal(await store.pets.find(999_999_999), undefined)
+        assert.deepEqual(await suite.store.pets.find(created.id), created)
+        assert.equal(await suite.store.pets.find(999_999_999), undefined)
       })
 
       it('never answers older than a commit made elsewhere before the call: list, find and inventory', async () => {
         const pet = await newPet()
-        const before = await store.pets.inventory()
-        assert.equal((await store.pets.list({ afterId: pet.id - 1, limit: 1 })).pets[0]?.status, 'available')
+        const before = await suite.store.pets.inventory()
+        assert.equal((await suite.store.pets.list({ afterId: pet.id - 1, limit: 1 })).pets[0]?.status, 'available')
         await setStatusByHand(pet.id, 'sold')
-        assert.equal((await store.pets.list({ afterId: pet.id - 1, limit: 1 })).pets[0]?.status, 'sold')
-        assert.equal((await store.pets.find(pet.id))?.status, 'sold')
-        assert.deepEqual(await store.pets.inventory(), { ...before, available: before.available - 1, sold: before.sold + 1 })
-        const { id } = await other.db.insertInto('pets').values({ name: 'elsewhere', category_id: 4, status: 'pending', created_at: 1 }).returning('id').executeTakeFirstOrThrow()
-        assert.equal((await store.pets.list({ afterId: pet.id, limit: 1_000 })).pets.at(-1)?.id, id)
+        assert.equal((await suite.store.pets.list({ afterId: pet.id - 1, limit: 1 })).pets[0]?.status, 'sold')
+        assert.equal((await suite.store.pets.find(pet.id))?.status, 'sold')
+        assert.deepEqual(await suite.store.pets.inventory(), { ...before, available: before.available - 1, sold: before.sold + 1 })
+        const { id } = await suite.other.db.insertInto('pets').values({ name: 'elsewhere', category_id: 4, status: 'pending', created_at: 1 }).returning('id').executeTakeFirstOrThrow()
+        assert.equal((await suite.store.pets.list({ afterId: pet.id, limit: 1_000 })).pets.at(-1)?.id, id)
       })
 
       it('counts every pet by status, a status without pets as 0', async () => {
-        const counted = await other.db.selectFrom('pets').select(['status', (eb) => eb.fn.countAll().as('n')]).groupBy('status').execute()
+        const counted = await suite.other.db.selectFrom('pets').select(['status', (eb) => eb.fn.countAll().as('n')]).groupBy('status').execute()
         const expected = { available: 0, pending: 0, sold: 0 }
         for (const { status, n } of counted) expected[status as keyof typeof expected] = Number(n)
-        assert.deepEqual(await store.pets.inventory(), expected)
+        assert.deepEqual(await suite.store.pets.inventory(), expected)
       })
     })
 
@@ -110,35 +94,35 @@ for (const { dialect, create } of DIALECTS) {
       const apiKeyId = 1
       it('updates the fields given, keeps the others, and commits before it resolves', async () => {
         const pet = await newPet({ status: 'pending' })
-        const result = await store.pets.update(pet.id, { name: 'Renamed', status: 'available' })
+        const result = await suite.store.pets.update(pet.id, { name: 'Renamed', status: 'available' })
         assert.deepEqual(result, { outcome: 'updated', pet: { ...pet, name: 'Renamed', status: 'available' } })
         assert.equal(await committedStatus(pet.id), 'available')
-        assert.deepEqual(await store.pets.find(pet.id), { ...pet, name: 'Renamed', status: 'available' })
+        assert.deepEqual(await suite.store.pets.find(pet.id), { ...pet, name: 'Renamed', status: 'available' })
       })
 
       it('refuses, writing nothing: no such pet, a precondition that does not hold, a status change or a removal under an open order', async () => {
-        assert.deepEqual(await store.pets.update(2 ** 40, { name: 'x' }), { outcome: 'no_such_pet' })
-        assert.deepEqual(await store.pets.remove(2 ** 40), { outcome: 'no_such_pet' })
+        assert.deepEqual(await suite.store.pets.update(2 ** 40, { name: 'x' }), { outcome: 'no_such_pet' })
+        assert.deepEqual(await suite.store.pets.remove(2 ** 40), { outcome: 'no_such_pet' })
         const pet = await newPet()
-        assert.deepEqual(await store.pets.update(pet.id, { name: 'x' }, () => false), { outcome: 'precondition_failed', current: pet })
-        assert.deepEqual(await store.pets.remove(pet.id, (current) => current.name === 'someone else'), { outcome: 'precondition_failed', current: pet })
-        const placed = await store.orders.place(pet.id, apiKeyId, NOW)
+        assert.deepEqual(await suite.store.pets.update(pet.id, { name: 'x' }, () => false), { outcome: 'precondition_failed', current: pet })
+        assert.deepEqual(await suite.store.pets.remove(pet.id, (current) => current.name === 'someone else'), { outcome: 'precondition_failed', current: pet })
+        const placed = await suite.store.orders.place(pet.id, apiKeyId, NOW)
         assert.ok(placed.outcome === 'placed')
-        assert.deepEqual(await store.pets.update(pet.id, { status: 'sold' }), { outcome: 'pet_in_order', orderId: placed.order.id })
-        assert.deepEqual(await store.pets.remove(pet.id), { outcome: 'pet_in_order', orderId: placed.order.id })
+        assert.deepEqual(await suite.store.pets.update(pet.id, { status: 'sold' }), { outcome: 'pet_in_order', orderId: placed.order.id })
+        assert.deepEqual(await suite.store.pets.remove(pet.id), { outcome: 'pet_in_order', orderId: placed.order.id })
         assert.equal(await committedStatus(pet.id), 'pending')
-        assert.equal((await store.pets.update(pet.id, { name: 'Reserved Rex' })).outcome, 'updated', 'other fields may change')
+        assert.equal((await suite.store.pets.update(pet.id, { name: 'Reserved Rex' })).outcome, 'updated', 'suite.other fields may change')
       })
 
       it('removes a pet no open order holds; its closed orders keep its id', async () => {
         const pet = await newPet()
-        const placed = await store.orders.place(pet.id, apiKeyId, NOW)
+        const placed = await suite.store.orders.place(pet.id, apiKeyId, NOW)
         assert.ok(placed.outcome === 'placed')
-        assert.equal((await store.orders.close(placed.order.id, apiKeyId, 'completed', NOW)).outcome, 'closed')
-        assert.deepEqual(await store.pets.remove(pet.id), { outcome: 'removed' })
+        assert.equal((await suite.store.orders.close(placed.order.id, apiKeyId, 'completed', NOW)).outcome, 'closed')
+        assert.deepEqual(await suite.store.pets.remove(pet.id), { outcome: 'removed' })
         assert.equal(await committedStatus(pet.id), undefined)
-        assert.equal((await store.orders.find(placed.order.id, apiKeyId))?.petId, pet.id)
-        assert.deepEqual(await store.orders.place(pet.id, apiKeyId, NOW), { outcome: 'no_such_pet' })
+        assert.equal((await suite.store.orders.find(placed.order.id, apiKeyId))?.petId, pet.id)
+        assert.deepEqual(await suite.store.orders.place(pet.id, apiKeyId, NOW), { outcome: 'no_such_pet' })
       })
     })
 
@@ -147,7 +131,7 @@ for (const { dialect, create } of DIALECTS) {
 
       it('places an order: the pet is pending, the order placed, both committed when it resolves', async () => {
         const pet = await newPet()
-        const placed = await store.orders.place(pet.id, apiKeyId, NOW)
+        const placed = await suite.store.orders.place(pet.id, apiKeyId, NOW)
         assert.ok(placed.outcome === 'placed')
         assert.deepEqual(placed.order, { id: placed.order.id, petId: pet.id, status: 'placed', placedAt: new Date(NOW).toISOString() })
         assert.equal(await committedStatus(pet.id), 'pending')
@@ -156,8 +140,8 @@ for (const { dialect, create } of DIALECTS) {
 
       it('refuses a pet that is not available, and one that does not exist, writing nothing', async () => {
         const sold = await newPet({ status: 'sold' })
-        assert.deepEqual(await store.orders.place(sold.id, apiKeyId, NOW), { outcome: 'pet_unavailable', status: 'sold' })
-        assert.deepEqual(await store.orders.place(2 ** 40, apiKeyId, NOW), { outcome: 'no_such_pet' })
+        assert.deepEqual(await suite.store.orders.place(sold.id, apiKeyId, NOW), { outcome: 'pet_unavailable', status: 'sold' })
+        assert.deepEqual(await suite.store.orders.place(2 ** 40, apiKeyId, NOW), { outcome: 'no_such_pet' })
         assert.equal(await committedStatus(sold.id), 'sold')
         assert.equal(await openOrders(sold.id), 0)
       })
@@ -166,14 +150,14 @@ for (const { dialect, create } of DIALECTS) {
         const [contested, taken, free] = [await newPet(), await newPet(), await newPet()]
         // `taken` has an open order although its status says available (changed by
         // hand): only orders_one_open_per_pet refuses it, as pet_unavailable.
-        assert.equal((await store.orders.place(taken.id, apiKeyId, NOW)).outcome, 'placed')
+        assert.equal((await suite.store.orders.place(taken.id, apiKeyId, NOW)).outcome, 'placed')
         await setStatusByHand(taken.id, 'available')
         const results = await Promise.all([
-          store.orders.place(contested.id, apiKeyId, NOW),
-          store.orders.place(contested.id, apiKeyId + 1, NOW),
-          store.orders.place(taken.id, apiKeyId, NOW),
-          store.orders.place(2 ** 40, apiKeyId, NOW),
-          store.orders.place(free.id, apiKeyId, NOW),
+          suite.store.orders.place(contested.id, apiKeyId, NOW),
+          suite.store.orders.place(contested.id, apiKeyId + 1, NOW),
+          suite.store.orders.place(taken.id, apiKeyId, NOW),
+          suite.store.orders.place(2 ** 40, apiKeyId, NOW),
+          suite.store.orders.place(free.id, apiKeyId, NOW),
         ])
         assert.deepEqual(
           results.map((r) => r.outcome),
@@ -188,12 +172,12 @@ for (const { dialect, create } of DIALECTS) {
       it('closes an order once, however many ask together: completed makes the pet sold, cancelled available', async () => {
         for (const [to, petStatus] of [['completed', 'sold'], ['cancelled', 'available']] as const) {
           const pet = await newPet()
-          const placed = await store.orders.place(pet.id, apiKeyId, NOW)
+          const placed = await suite.store.orders.place(pet.id, apiKeyId, NOW)
           assert.ok(placed.outcome === 'placed')
           const [mine, again, notMine] = await Promise.all([
-            store.orders.close(placed.order.id, apiKeyId, to, NOW + 1),
-            store.orders.close(placed.order.id, apiKeyId, to, NOW + 1),
-            store.orders.close(placed.order.id, apiKeyId + 1, to, NOW + 1),
+            suite.store.orders.close(placed.order.id, apiKeyId, to, NOW + 1),
+            suite.store.orders.close(placed.order.id, apiKeyId, to, NOW + 1),
+            suite.store.orders.close(placed.order.id, apiKeyId + 1, to, NOW + 1),
           ])
           assert.deepEqual([mine!.outcome, again!.outcome].sort(), ['closed', 'order_closed'], 'one of two racing closes wins')
           assert.equal(notMine!.outcome, 'no_such_order', 'another key\'s order is not found')
@@ -202,46 +186,46 @@ for (const { dialect, create } of DIALECTS) {
           assert.deepEqual(closed.order, { ...placed.order, status: to, closedAt: new Date(NOW + 1).toISOString() })
           assert.equal(await committedStatus(pet.id), petStatus)
         }
-        assert.deepEqual(await store.orders.close(2 ** 40, apiKeyId, 'completed', NOW), { outcome: 'no_such_order' })
+        assert.deepEqual(await suite.store.orders.close(2 ** 40, apiKeyId, 'completed', NOW), { outcome: 'no_such_order' })
       })
 
       it('finds and lists only the orders of their own key, in id order, by status, from a position', async () => {
         const owner = 1_000 + Math.floor(Math.random() * 1_000_000)
         const placed = []
         for (let i = 0; i < 3; i++) {
-          const result = await store.orders.place((await newPet()).id, owner, NOW)
+          const result = await suite.store.orders.place((await newPet()).id, owner, NOW)
           assert.ok(result.outcome === 'placed')
           placed.push(result.order)
         }
         const [first, second, third] = placed
-        await store.orders.close(second!.id, owner, 'cancelled', NOW + 5)
-        assert.deepEqual(await store.orders.find(first!.id, owner), first)
-        assert.equal(await store.orders.find(first!.id, owner + 1), undefined, 'another key\'s order is not found')
-        assert.deepEqual((await store.orders.list({ apiKeyId: owner, afterId: 0, limit: 10 })).map((o) => o.id), [first!.id, second!.id, third!.id])
-        assert.deepEqual((await store.orders.list({ apiKeyId: owner, status: 'placed', afterId: 0, limit: 10 })).map((o) => o.id), [first!.id, third!.id])
-        assert.deepEqual((await store.orders.list({ apiKeyId: owner, afterId: first!.id, limit: 1 })).map((o) => o.id), [second!.id])
-        assert.deepEqual(await store.orders.list({ apiKeyId: owner + 1, afterId: 0, limit: 10 }), [])
+        await suite.store.orders.close(second!.id, owner, 'cancelled', NOW + 5)
+        assert.deepEqual(await suite.store.orders.find(first!.id, owner), first)
+        assert.equal(await suite.store.orders.find(first!.id, owner + 1), undefined, 'another key\'s order is not found')
+        assert.deepEqual((await suite.store.orders.list({ apiKeyId: owner, afterId: 0, limit: 10 })).map((o) => o.id), [first!.id, second!.id, third!.id])
+        assert.deepEqual((await suite.store.orders.list({ apiKeyId: owner, status: 'placed', afterId: 0, limit: 10 })).map((o) => o.id), [first!.id, third!.id])
+        assert.deepEqual((await suite.store.orders.list({ apiKeyId: owner, afterId: first!.id, limit: 1 })).map((o) => o.id), [second!.id])
+        assert.deepEqual(await suite.store.orders.list({ apiKeyId: owner + 1, afterId: 0, limit: 10 }), [])
       })
     })
 
     describe('API keys', () => {
       it('stores a key by its hash, finds it by hash and id, lists, re-plans, revokes once and records its use', async () => {
         const hash = `hash-${Math.random()}`
-        const key = await store.apiKeys.insert({ name: 'contract', plan: 'enterprise', prefix: 'ps_test_AbCd', hash, custom: { perMinute: 5, perDay: 50 } }, NOW)
+        const key = await suite.store.apiKeys.insert({ name: 'contract', plan: 'enterprise', prefix: 'ps_test_AbCd', hash, custom: { perMinute: 5, perDay: 50 } }, NOW)
         assert.deepEqual(key, { id: key.id, name: 'contract', plan: 'enterprise', prefix: 'ps_test_AbCd', custom: { perMinute: 5, perDay: 50 }, createdAt: NOW, lastUsedAt: null, revokedAt: null })
-        assert.deepEqual(await store.apiKeys.findByHash(hash), key)
-        assert.deepEqual(await store.apiKeys.findById(key.id), key)
-        assert.equal(await store.apiKeys.findByHash('no such hash'), undefined)
-        assert.deepEqual((await store.apiKeys.list()).at(-1), key)
-        await assert.rejects(store.apiKeys.insert({ name: 'twin', plan: 'free', prefix: 'ps_test_Twin', hash, custom: null }, NOW), 'the hash is unique')
+        assert.deepEqual(await suite.store.apiKeys.findByHash(hash), key)
+        assert.deepEqual(await suite.store.apiKeys.findById(key.id), key)
+        assert.equal(await suite.store.apiKeys.findByHash('no such hash'), undefined)
+        assert.deepEqual((await suite.store.apiKeys.list()).at(-1), key)
+        await assert.rejects(suite.store.apiKeys.insert({ name: 'twin', plan: 'free', prefix: 'ps_test_Twin', hash, custom: null }, NOW), 'the hash is unique')
 
-        assert.equal(await store.apiKeys.setPlan(key.id, 'pro', null), true)
-        await store.apiKeys.touch(key.id, NOW + 1)
-        assert.equal(await store.apiKeys.revoke(key.id, NOW + 2), true)
-        assert.equal(await store.apiKeys.revoke(key.id, NOW + 3), true)
-        assert.deepEqual(await store.apiKeys.findById(key.id), { ...key, plan: 'pro', custom: null, lastUsedAt: NOW + 1, revokedAt: NOW + 2 })
-        assert.equal(await store.apiKeys.setPlan(2 ** 40, 'pro', null), false)
-        assert.equal(await store.apiKeys.revoke(2 ** 40, NOW), false)
+        assert.equal(await suite.store.apiKeys.setPlan(key.id, 'pro', null), true)
+        await suite.store.apiKeys.touch(key.id, NOW + 1)
+        assert.equal(await suite.store.apiKeys.revoke(key.id, NOW + 2), true)
+        assert.equal(await suite.store.apiKeys.revoke(key.id, NOW + 3), true)
+        assert.deepEqual(await suite.store.apiKeys.findById(key.id), { ...key, plan: 'pro', custom: null, lastUsedAt: NOW + 1, revokedAt: NOW + 2 })
+        assert.equal(await suite.store.apiKeys.setPlan(2 ** 40, 'pro', null), false)
+        assert.equal(await suite.store.apiKeys.revoke(2 ** 40, NOW), false)
       })
     })
 
@@ -252,59 +236,59 @@ for (const { dialect, create } of DIALECTS) {
 
       it('claims a key once: the same request again is in flight, another body a mismatch', async () => {
         const s = scope()
-        assert.equal((await store.idempotency.claim(s, options('a'))).outcome, 'claimed')
-        assert.deepEqual(await store.idempotency.claim(s, options('a')), { outcome: 'in_flight' })
-        assert.deepEqual(await store.idempotency.claim(s, options('b')), { outcome: 'mismatch' })
-        assert.equal((await store.idempotency.claim({ ...s, apiKeyId: 2 }, options('b'))).outcome, 'claimed', 'keys are scoped per API key')
+        assert.equal((await suite.store.idempotency.claim(s, options('a'))).outcome, 'claimed')
+        assert.deepEqual(await suite.store.idempotency.claim(s, options('a')), { outcome: 'in_flight' })
+        assert.deepEqual(await suite.store.idempotency.claim(s, options('b')), { outcome: 'mismatch' })
+        assert.equal((await suite.store.idempotency.claim({ ...s, apiKeyId: 2 }, options('b'))).outcome, 'claimed', 'keys are scoped per API key')
       })
 
       it('stores the response in the transaction of the write, and replays it', async () => {
         const s = scope()
-        const claim = await store.idempotency.claim(s, options('pet'))
+        const claim = await suite.store.idempotency.claim(s, options('pet'))
         assert.ok(claim.outcome === 'claimed')
-        const pet = await store.pets.insert({ name: 'Once', categoryId: 1 }, NOW, { claim: claim.claim, status: 201 })
-        assert.deepEqual(await store.idempotency.claim(s, options('pet')), { outcome: 'replay', response: { status: 201, body: pet } })
-        assert.deepEqual(await store.idempotency.claim(s, options('other')), { outcome: 'mismatch' })
+        const pet = await suite.store.pets.insert({ name: 'Once', categoryId: 1 }, NOW, { claim: claim.claim, status: 201 })
+        assert.deepEqual(await suite.store.idempotency.claim(s, options('pet')), { outcome: 'replay', response: { status: 201, body: pet } })
+        assert.deepEqual(await suite.store.idempotency.claim(s, options('other')), { outcome: 'mismatch' })
 
         const order = scope()
-        const orderClaim = await store.idempotency.claim(order, options('order'))
+        const orderClaim = await suite.store.idempotency.claim(order, options('order'))
         assert.ok(orderClaim.outcome === 'claimed')
-        const placed = await store.orders.place(pet.id, 1, NOW, { claim: orderClaim.claim, status: 201 })
+        const placed = await suite.store.orders.place(pet.id, 1, NOW, { claim: orderClaim.claim, status: 201 })
         assert.ok(placed.outcome === 'placed')
-        assert.deepEqual(await store.idempotency.claim(order, options('order')), { outcome: 'replay', response: { status: 201, body: placed.order } })
+        assert.deepEqual(await suite.store.idempotency.claim(order, options('order')), { outcome: 'replay', response: { status: 201, body: placed.order } })
       })
 
       it('stores nothing for a refused reservation; release frees the key', async () => {
         const s = scope()
-        const claim = await store.idempotency.claim(s, options('refused'))
+        const claim = await suite.store.idempotency.claim(s, options('refused'))
         assert.ok(claim.outcome === 'claimed')
-        assert.deepEqual(await store.orders.place(2 ** 40, 1, NOW, { claim: claim.claim, status: 201 }), { outcome: 'no_such_pet' })
-        assert.deepEqual(await store.idempotency.claim(s, options('refused')), { outcome: 'in_flight' })
-        await store.idempotency.release(claim.claim)
-        assert.equal((await store.idempotency.claim(s, options('refused'))).outcome, 'claimed')
+        assert.deepEqual(await suite.store.orders.place(2 ** 40, 1, NOW, { claim: claim.claim, status: 201 }), { outcome: 'no_such_pet' })
+        assert.deepEqual(await suite.store.idempotency.claim(s, options('refused')), { outcome: 'in_flight' })
+        await suite.store.idempotency.release(claim.claim)
+        assert.equal((await suite.store.idempotency.claim(s, options('refused'))).outcome, 'claimed')
       })
 
       it('lets the same request take over an abandoned claim after its lease, never another body; a lost claim rolls the write back', async () => {
         const s = scope()
-        const slow = await store.idempotency.claim(s, options('same'))
+        const slow = await suite.store.idempotency.claim(s, options('same'))
         assert.ok(slow.outcome === 'claimed')
-        assert.deepEqual(await store.idempotency.claim(s, options('different', NOW + 1_000)), { outcome: 'mismatch' })
-        const retry = await store.idempotency.claim(s, options('same', NOW + 1_000))
+        assert.deepEqual(await suite.store.idempotency.claim(s, options('different', NOW + 1_000)), { outcome: 'mismatch' })
+        const retry = await suite.store.idempotency.claim(s, options('same', NOW + 1_000))
         assert.ok(retry.outcome === 'claimed')
-        await store.idempotency.release(slow.claim) // must not free the retry's claim
-        await assert.rejects(store.pets.insert({ name: 'Rolled back', categoryId: 1 }, NOW, { claim: slow.claim, status: 201 }), ClaimLostError)
-        const names = await other.db.selectFrom('pets').select('id').where('name', '=', 'Rolled back').execute()
+        await suite.store.idempotency.release(slow.claim) // must not free the retry's claim
+        await assert.rejects(suite.store.pets.insert({ name: 'Rolled back', categoryId: 1 }, NOW, { claim: slow.claim, status: 201 }), ClaimLostError)
+        const names = await suite.other.db.selectFrom('pets').select('id').where('name', '=', 'Rolled back').execute()
         assert.deepEqual(names, [], 'the slow request\'s insert was rolled back')
-        const pet = await store.pets.insert({ name: 'Counted', categoryId: 1 }, NOW, { claim: retry.claim, status: 201 })
-        assert.deepEqual(await store.idempotency.claim(s, options('same', NOW + 1_000)), { outcome: 'replay', response: { status: 201, body: pet } })
+        const pet = await suite.store.pets.insert({ name: 'Counted', categoryId: 1 }, NOW, { claim: retry.claim, status: 201 })
+        assert.deepEqual(await suite.store.idempotency.claim(s, options('same', NOW + 1_000)), { outcome: 'replay', response: { status: 201, body: pet } })
       })
 
       it('forgets a record once it expires: any body claims it again, and the purge deletes it', async () => {
         const s = scope()
-        assert.equal((await store.idempotency.claim(s, options('old'))).outcome, 'claimed')
-        assert.equal((await store.idempotency.claim(s, options('new', NOW + 60_000))).outcome, 'claimed')
-        assert.ok((await store.idempotency.purgeExpired(NOW + 10 * 60_000)) >= 1)
-        assert.equal((await store.idempotency.claim(s, options('newer', NOW + 10 * 60_000))).outcome, 'claimed')
+        assert.equal((await suite.store.idempotency.claim(s, options('old'))).outcome, 'claimed')
+        assert.equal((await suite.store.idempotency.claim(s, options('new', NOW + 60_000))).outcome, 'claimed')
+        assert.ok((await suite.store.idempotency.purgeExpired(NOW + 10 * 60_000)) >= 1)
+        assert.equal((await suite.store.idempotency.claim(s, options('newer', NOW + 10 * 60_000))).outcome, 'claimed')
       })
     })
   })
