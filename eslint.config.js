@@ -13,7 +13,7 @@ const up = (...names) => new RegExp(`^(\\.\\./)+(${names.join('|')})(/|\\.js$)`)
 
 const HTTP = { regex: '^(fastify|fastify-plugin|@fastify/.*)$', message: 'No HTTP here: library layers return results; only routes/ and plugins/ speak HTTP.' }
 const ABOVE_DB = {
-  regex: up('routes', 'plugins', 'cli', 'client', 'idempotency', 'api-keys', 'rate-limit', 'app', 'server', 'cluster', 'errors'),
+  regex: up('routes', 'plugins', 'cli', 'client', 'idempotency', 'api-keys', 'rate-limit', 'webhooks', 'app', 'server', 'cluster', 'errors'),
   message: 'db/ is the bottom layer: it may import schemas/, config and clock, nothing above it (implement a contract of db/ instead).',
 }
 const DB_INSIDES = {
@@ -36,7 +36,7 @@ export default tseslint.config(
     },
   },
   { files: ['src/db/**/*.ts'], rules: restrict(HTTP, ABOVE_DB) },
-  { files: ['src/api-keys/**/*.ts', 'src/rate-limit/**/*.ts'], rules: restrict(HTTP, ROUTES_AND_PLUGINS, DB_INSIDES) },
+  { files: ['src/api-keys/**/*.ts', 'src/rate-limit/**/*.ts', 'src/webhooks/**/*.ts'], rules: restrict(HTTP, ROUTES_AND_PLUGINS, DB_INSIDES) },
   {
     files: ['src/idempotency/**/*.ts', 'src/schemas/**/*.ts', 'src/errors.ts', 'src/clock.ts', 'src/config.ts'],
     rules: restrict(ROUTES_AND_PLUGINS, DB_INSIDES),

@@ -5,7 +5,9 @@ import type { LoadResult } from './load.js'
 import type { PgbenchResult } from './pgbench.js'
 
 export const ALL_ENDPOINTS = ['list', 'list-sold', 'post', 'get', 'order', 'inventory', 'mixed'] as const
-export type EndpointId = (typeof ALL_ENDPOINTS)[number]
+/** Endpoints run only when --only names them. */
+export const EXTRA_ENDPOINTS = ['list-gzip'] as const
+export type EndpointId = (typeof ALL_ENDPOINTS)[number] | (typeof EXTRA_ENDPOINTS)[number]
 
 export interface Measured {
   /** Absent for the baseline. */

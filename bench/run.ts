@@ -13,8 +13,9 @@ import { BASELINE_PATH, captureResponse, startBaseline } from './baseline.js'
 import { detectGenerator, runLoad, type Generator, type LoadSpec } from './load.js'
 import { describeStatement, hasPgbench, PGBENCH_MISSING, runPgbench, type PgbenchStatement } from './pgbench.js'
 import { freePort, killAll, peakRss, resetPeakRss, spawnPinned, stop, waitForPort, type Pinned } from './processes.js'
-import { render, writeResults, type EndpointId, type Measured, type PgbenchMeasured, type Report, type SuiteResult } from './report.js'
+import { ALL_ENDPOINTS, render, writeResults, type EndpointId, type Measured, type PgbenchMeasured, type Report, type SuiteResult } from './report.js'
 import { ORDERS_PATH, type Scenario } from './scenarios.js'
+import { startReceiver, subscribe, type Receiver } from './receiver.js'
 import { createEnterpriseKey, createTempStore, REDIS_URL, seedInBulk, seedOrderPool, seedThroughApi, type StoreKind, type TempStore } from './store.js'
 
 const USAGE = `npm run bench -- [options]
@@ -27,7 +28,7 @@ const USAGE = `npm run bench -- [options]
   --rounds R            B S… rounds; a last baseline run closes them (default 2)
   --connections C       (default 50)
   --only ID[,ID…]       endpoints to load: list, list-sold, post, get, order, inventory,
-                        mixed (default all)
+                        mixed (default all of these), list-gzip (the list page gzipped)
   --seed api|bulk       (default: api up to 10000 pets, bulk above)
   --generator wrk|autocannon   (default: wrk when installed)
   --against REV         also run REV (a git revision) of the service, built in a temp
@@ -35,6 +36,9 @@ const USAGE = `npm run bench -- [options]
                         (B S A S A… B): each endpoint's ratio to REV, POST and
                         reservations with a floor of 0.90
   --cpu-prof DIR        run the service with --cpu-prof, writing the profile to DIR
+  --webhook             subscribe a receiver on loopback to every event of this checkout's
+                        service (not --against's): compare with --against HEAD, and read
+                        the webhooks delivered per second in the log
   --no-write            print the table only; leave bench/results.md alone`
 
 const SERVICE_CORE = 0
@@ -64,6 +68,8 @@ interface Endpoint {
   scenario?: (firstPetId: number) => Scenario
   /** The statement the service runs for a request, for pgbench to run alone on PostgreSQL. */
   statement?: (pets: number) => PgbenchStatement
+  /** Headers beyond the key (and content-type on POST). */
+  headers?: Record<string, string>
 }
 
 const ENDPOINTS: Record<EndpointId, Endpoint> = {
@@ -72,6 +78,13 @@ const ENDPOINTS: Record<EndpointId, Endpoint> = {
     method: 'GET',
     path: () => '/v1/pets?limit=20',
     statement: () => ({ pick: (sql) => sql.listAll, values: [0, LIST_ROWS] }),
+  },
+  // The same page compressed, as a browser or curl --compressed asks for it (about 2.3 KB raw).
+  'list-gzip': {
+    title: 'GET /v1/pets?limit=20, Accept-Encoding: gzip',
+    method: 'GET',
+    path: () => '/v1/pets?limit=20',
+    headers: { 'accept-encoding': 'gzip' },
   },
   'list-sold': {
     title: `GET ${BASELINE_PATH}`,
@@ -124,6 +137,8 @@ interface Options {
   write: boolean
   /** pgbench runs the service's statements alone: on PostgreSQL, when installed. */
   pgbench: boolean
+  /** A receiver subscribed to every event of this checkout's service (not of --against's). */
+  webhook: boolean
 }
 
 function parseOptions(argv: string[]): Options {
@@ -142,6 +157,7 @@ function parseOptions(argv: string[]): Options {
       'cpu-prof': { type: 'string' },
       against: { type: 'string' },
       'no-write': { type: 'boolean' },
+      webhook: { type: 'boolean' },
       help: { type: 'boolean' },
     },
   })
@@ -160,6 +176,7 @@ function parseOptions(argv: string[]): Options {
     return raw as T
   }
   const ids = Object.keys(ENDPOINTS) as EndpointId[]
+  const defaults = ids.filter((id) => (ALL_ENDPOINTS as readonly string[]).includes(id))
   const pets = values['compare-sizes'] ? '10000,1000000' : (values.pets ?? '10000')
   return {
     pets: pets.split(',').map((n) => positive('pets', n)).sort((a, b) => a - b),
@@ -167,13 +184,14 @@ function parseOptions(argv: string[]): Options {
     durationS: positive('duration', values.duration),
     rounds: positive('rounds', values.rounds),
     connections: positive('connections', values.connections),
-    only: values.only ? values.only.split(',').map((id) => oneOf('only', id, ids)!) : ids,
+    only: values.only ? values.only.split(',').map((id) => oneOf('only', id, ids)!) : defaults,
     seed: oneOf('seed', values.seed, ['api', 'bulk'] as const),
     generator: oneOf('generator', values.generator, ['wrk', 'autocannon'] as const) ?? detectGenerator(),
     cpuProfDir: values['cpu-prof'] && resolve(values['cpu-prof']),
     against: values.against,
     write: !values['no-write'],
     pgbench: values.store === 'postgres' && hasPgbench(),
+    webhook: values.webhook === true,
   }
 }
 
@@ -198,6 +216,8 @@ interface Target {
   reservationRate: Partial<Record<EndpointId, number>>
   /** Peak RSS of the process that served an API seeding, when the service was restarted since. */
   seedingPeak: number
+  /** With --webhook: the receiver subscribed to every event. */
+  receiver: Receiver | undefined
 }
 
 async function startService(options: Options, env: NodeJS.ProcessEnv, checkout: string): Promise<{ process: Pinned; url: string }> {
@@ -227,6 +247,11 @@ async function startTarget(options: Options, dir: string, pets: number, against:
   }
   delete env.REDIS_URL // only the postgres stack runs with Redis
   if (options.store === 'postgres') env.REDIS_URL = REDIS_URL
+  const receiver = options.webhook && !against ? await startReceiver() : undefined
+  if (receiver) {
+    env.PETSTORE_WEBHOOK_ALLOW_CIDRS = '127.0.0.0/8'
+    cleanups.push(() => receiver.close())
+  }
   const key = await createEnterpriseKey(env, checkout)
 
   const seed = seedOf(options, pets)
@@ -234,8 +259,10 @@ async function startTarget(options: Options, dir: string, pets: number, against:
   if (seed === 'bulk') await seedInBulk(store.databaseUrl, pets)
   const service = await startService(options, env, checkout)
   if (seed === 'api') await seedThroughApi(service.url, key, pets)
+  // Subscribed after the seeding: what is measured is the service delivering while it serves.
+  if (receiver) await subscribe(service.url, key, receiver)
   log(`${rev ? `${rev}: ` : ''}${pets.toLocaleString('en')} pets seeded ${seed === 'api' ? 'through the API' : 'in bulk'} in ${((Date.now() - seeding) / 1000).toFixed(1)} s`)
-  return { rev, store, service, key, pool: { next: 1, last: 0, appended: 0 }, reservationRate: {}, seedingPeak: 0 }
+  return { rev, store, service, key, receiver, pool: { next: 1, last: 0, appended: 0 }, reservationRate: {}, seedingPeak: 0 }
 }
 
 const seedOf = (options: Options, pets: number) => options.seed ?? (pets <= SEED_THROUGH_API_MAX ? 'api' : 'bulk')
@@ -277,7 +304,7 @@ async function runSuite(options: Options, dir: string, pets: number, against: Ch
     return {
       url: endpoint ? `${url}${endpoint.path(pets)}` : `${url}${BASELINE_PATH}`,
       method: endpoint?.method ?? 'GET',
-      headers: endpoint?.method === 'POST' ? { ...auth, 'content-type': 'application/json' } : auth,
+      headers: { ...auth, ...(endpoint?.method === 'POST' ? { 'content-type': 'application/json' } : {}), ...endpoint?.headers },
       ...(endpoint?.method === 'POST' ? { body: POST_BODY } : {}),
       connections: options.connections,
       durationS,
@@ -324,7 +351,19 @@ async function runSuite(options: Options, dir: string, pets: number, against: Ch
     for (const t of targets) await t.store.settle()
     if (target) peaks.set(target, Math.max(peaks.get(target)!, peakRss(pinned.pid)))
     const reset = resetPeakRss(pinned.pid)
+    const deliveredBefore = target?.receiver?.delivered ?? 0
     const result = await load(target, row.id, options.durationS, true)
+    if (target?.receiver) {
+      // Counted until the dispatcher has caught up (at most 60 s more): the rate it delivers, not the rate it queues.
+      const started = Date.now() - options.durationS * 1000
+      let last = -1
+      while (target.receiver.delivered !== last && Date.now() - started < (options.durationS + 60) * 1000) {
+        last = target.receiver.delivered
+        await new Promise((resolve) => setTimeout(resolve, 2_000))
+      }
+      const delivered = target.receiver.delivered - deliveredBefore
+      log(`${pets.toLocaleString('en')} pets, ${row.title}: ${delivered} webhooks delivered, ${(delivered / ((Date.now() - started - 2_000) / 1000)).toFixed(0)}/s until the last`)
+    }
     row.runs.push(result)
     const peak = peakRss(pinned.pid)
     row.peakRss = reset ? Math.max(row.peakRss, peak) : peak
@@ -345,7 +384,12 @@ async function runSuite(options: Options, dir: string, pets: number, against: Ch
 
   const baselineRuns: Measured = { title: 'baseline (node:http, captured answer)', runs: [], peakRss: 0 }
   const rows = (target: Target): Measured[] =>
-    options.only.map((id) => ({ id, title: target.rev ? `${ENDPOINTS[id].title} @ ${target.rev}` : ENDPOINTS[id].title, runs: [], peakRss: 0 }))
+    options.only.map((id) => ({
+      id,
+      title: target.rev ? `${ENDPOINTS[id].title} @ ${target.rev}` : `${ENDPOINTS[id].title}${target.receiver ? ', a webhook subscribed' : ''}`,
+      runs: [],
+      peakRss: 0,
+    }))
   const endpoints = rows(current)
   const againstEndpoints = other ? rows(other) : []
   for (let round = 0; round < options.rounds; round++) {

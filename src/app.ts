@@ -1,11 +1,17 @@
 // buildApp: all the wiring, top to bottom, in registration order. It never listens
 // and never reads the environment: server.ts and tests hand it its dependencies.
+import { constants as zlib } from 'node:zlib'
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import compress from '@fastify/compress'
 import { createAuthenticator } from './api-keys/authenticator.js'
 import { keyEnvironmentFor } from './api-keys/key-format.js'
 import { systemClock, type Clock } from './clock.js'
 import type { Config } from './config.js'
+import { loggerOptions } from './logging.js'
+import { createKeyAdmin } from './api-keys/key-admin.js'
+import { createUsageRecorder, type UsageRecorder } from './api-keys/usage-recorder.js'
+import { parseCidrs } from './webhooks/outbound.js'
 import type { Store } from './db/store.js'
 import type { RateLimiter } from './rate-limit/limiter.js'
 import errorHandler, { answerFrameworkError } from './plugins/error-handler.js'
@@ -29,11 +35,18 @@ export interface AppDependencies {
   clock?: Clock
   /** Fastify (pino) logger options; false for silence (tests). */
   logger?: FastifyServerOptions['logger']
+  /**
+   * The usage history's recorder; its owner closes it (writing what is left) before
+   * the store. When absent, the app makes one and closes it with itself.
+   */
+  usage?: UsageRecorder
+  /** Wakes this instance's webhook dispatcher (server.ts runs it), so a test event goes at once. */
+  wakeDispatcher?: () => void
 }
 
-export async function buildApp({ config, store, clock = systemClock, limiter, logger }: AppDependencies): Promise<FastifyInstance> {
+export async function buildApp({ config, store, clock = systemClock, limiter, logger, usage: givenUsage, wakeDispatcher = () => {} }: AppDependencies): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: logger ?? { level: config.logLevel },
+    logger: logger ?? loggerOptions(config),
     // request-log writes one line per request instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     // Errors the router raises before any route or hook runs (a malformed URL).
@@ -76,6 +89,17 @@ export async function buildApp({ config, store, clock = systemClock, limiter, lo
   await app.register(errorHandler)
   await app.register(requestLog)
   await app.register(jsonBody)
+  // Responses above 1 KiB (list pages, openapi.json, the docs) in br or gzip for clients
+  // that accept it, at the fastest levels: this service is CPU-bound, and a page of 20
+  // pets costs 8 µs in brotli 1 (1.5 KB to 220 B) against 18 µs in brotli 4 (170 B).
+  // Request bodies are not decompressed: a compressed upload is a 415, not a zip bomb.
+  await app.register(compress, {
+    threshold: 1024,
+    encodings: ['br', 'gzip'],
+    brotliOptions: { params: { [zlib.BROTLI_PARAM_QUALITY]: 1 } },
+    zlibOptions: { level: 1 },
+    globalDecompression: false,
+  })
   await app.register(openapi, { config })
 
   const authenticator = createAuthenticator({
@@ -85,13 +109,17 @@ export async function buildApp({ config, store, clock = systemClock, limiter, lo
     onError: (error, what) => app.log.warn({ err: error }, what),
   })
   const metrics = createMetrics()
+  const usage = givenUsage ?? createUsageRecorder({ usage: store.usage, clock, onError: (error) => app.log.warn({ err: error }, 'could not write usage counts; kept for the next try') })
+  if (!givenUsage) app.addHook('onClose', () => usage.close())
+  const keyAdmin = createKeyAdmin({ apiKeys: store.apiKeys, limiter, clock, environment: keyEnvironmentFor(config.environment) })
 
   // Operations endpoints, outside /v1: no key, no rate limit.
   await app.register(metricsPlugin, { metrics, limiter })
   await app.register(health, { store, limiter })
   // GET /docs: the API reference page, also outside /v1 (no key, no rate limit).
   await app.register(docs)
-  await app.register(v1Routes, { prefix: '/v1', authenticator, limiter, store, clock })
+  const webhooks = { allowHttp: config.environment !== 'production', allowed: parseCidrs(config.webhookAllowCidrs), wake: wakeDispatcher }
+  await app.register(v1Routes, { prefix: '/v1', authenticator, limiter, store, clock, keyAdmin, usage, metrics, webhooks })
 
   return app
 }

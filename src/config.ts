@@ -1,5 +1,7 @@
 // The only reader of process.env: every setting is validated here, once, and the
 // process refuses to start naming the variable that is wrong.
+import { resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
 
 export type Environment = 'production' | 'staging' | 'development'
 
@@ -22,11 +24,15 @@ export interface Config {
   readonly banSeconds: number
   readonly trustProxy: boolean | string
   readonly logLevel: string
+  /** `json`: a JSON line per event, for machines; `pretty`: coloured lines for a person at a terminal (pino-pretty, development only). */
+  readonly logFormat: 'json' | 'pretty'
   /** Seconds SIGTERM waits for in-flight requests before the process exits anyway. */
   readonly shutdownTimeout: number
   /** Seconds a whole request may take to arrive; seconds an idle keep-alive connection stays open. */
   readonly requestTimeout: number
   readonly keepAliveTimeout: number
+  /** Address ranges webhooks may be sent to although not public (tests, a private network): CIDRs. */
+  readonly webhookAllowCidrs: readonly string[]
 }
 
 export class ConfigError extends Error {
@@ -55,9 +61,11 @@ export function loadConfig(env: Env = process.env): Config {
     banSeconds: integer(env, 'PETSTORE_BAN_SECONDS', 900, 1, 86_400 * 30),
     trustProxy: trustProxy(env),
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
+    logFormat: logFormat(env, environment),
     shutdownTimeout: integer(env, 'PETSTORE_SHUTDOWN_TIMEOUT', 10, 1, 600),
     requestTimeout: integer(env, 'PETSTORE_REQUEST_TIMEOUT', 30, 1, 600),
     keepAliveTimeout: integer(env, 'PETSTORE_KEEP_ALIVE_TIMEOUT', 5, 1, 600),
+    webhookAllowCidrs: cidrs(env, 'PETSTORE_WEBHOOK_ALLOW_CIDRS'),
   })
   // Several processes with in-memory counters would each allow the whole limit.
   if (config.workers > 1 && !config.redisUrl) {
@@ -101,11 +109,20 @@ function url(env: Env, name: string, protocols: string[]): string | undefined {
   return raw
 }
 
+/**
+ * The default database: data/petstore.db in the project (the folder of package.json),
+ * wherever the command is run from. A `keys create` run in a subfolder must write
+ * to the database the server reads, not a new one beside it.
+ */
+export const DEFAULT_DATABASE_FILE = fileURLToPath(new URL('../data/petstore.db', import.meta.url))
+
 function databaseUrl(env: Env): string {
-  const raw = env.DATABASE_URL || 'sqlite:./data/petstore.db'
+  const raw = env.DATABASE_URL || `sqlite:${DEFAULT_DATABASE_FILE}`
   if (raw.startsWith('sqlite:')) {
     if (raw.length === 'sqlite:'.length) throw new ConfigError('DATABASE_URL sqlite: needs a file path, e.g. sqlite:./data/petstore.db')
-    return raw
+    // An explicit relative path is the working directory's, as on any command line; made
+    // absolute here so that every log line and message names the one file it is.
+    return `sqlite:${resolve(raw.slice('sqlite:'.length))}`
   }
   const scheme = /^[a-z][a-z0-9+.-]*:/i.exec(raw)?.[0]
   if (scheme !== 'postgres:' && scheme !== 'postgresql:') {
@@ -115,6 +132,22 @@ function databaseUrl(env: Env): string {
     )
   }
   return url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']) ?? raw
+}
+
+function logFormat(env: Env, environment: Environment): 'json' | 'pretty' {
+  const format = oneOf(env, 'LOG_FORMAT', ['json', 'pretty'] as const, 'json')
+  // Log collectors parse JSON lines; pino-pretty is a development dependency, not installed with --omit=dev.
+  if (format === 'pretty' && environment === 'production') throw new ConfigError('LOG_FORMAT=pretty is for development; production logs are JSON lines (LOG_FORMAT=json)')
+  return format
+}
+
+function cidrs(env: Env, name: string): string[] {
+  const list = (env[name] ?? '').split(',').map((entry) => entry.trim()).filter((entry) => entry !== '')
+  for (const cidr of list) {
+    const [address = '', bits = ''] = cidr.split('/')
+    if (!/^\d+$/.test(bits) || !(/^[\d.]+$/.test(address) || address.includes(':'))) throw new ConfigError(`${name} must be a comma-separated list of CIDRs such as 127.0.0.0/8, got "${cidr}"`)
+  }
+  return list
 }
 
 function baseUrl(env: Env, name: string, fallback: string): string {

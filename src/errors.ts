@@ -7,6 +7,8 @@ export const ERROR_STATUS = {
   invalid_field: 400,
   invalid_parameter: 400,
   unauthorized: 401,
+  insufficient_scope: 403,
+  forbidden: 403,
   not_found: 404,
   method_not_allowed: 405,
   request_timeout: 408,

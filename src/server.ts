@@ -1,7 +1,6 @@
 // Process entry: config → store → limiter → app → listen. SIGTERM and SIGINT drain
 // in-flight requests, then close the limiter and the store.
 import type { AddressInfo } from 'node:net'
-import { resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { buildApp } from './app.js'
 import { systemClock } from './clock.js'
@@ -10,6 +9,9 @@ import { loadConfig, redactUrl, type Config } from './config.js'
 import { openStoreFromConfig } from './db/from-config.js'
 import { unsupportedNodeMessage } from './node-support.js'
 import { createRateLimiterFromConfig } from './rate-limit/from-config.js'
+import { createUsageRecorder } from './api-keys/usage-recorder.js'
+import { startDispatcher } from './webhooks/dispatcher.js'
+import { parseCidrs } from './webhooks/outbound.js'
 
 /** How the store and the limiter report what happens in the background: to stderr until the app's logger exists. */
 type Report = (level: 'warn' | 'error', message: string, error?: unknown) => void
@@ -32,10 +34,15 @@ export async function startServer(config: Config) {
     await Promise.all([limiter.close(), store.close()])
     throw error
   }
-  const app = await buildApp({ config, store, limiter })
+  const usage = createUsageRecorder({ usage: store.usage, clock: systemClock, onError: (error) => report('warn', 'could not write usage counts; kept for the next try', error) })
+  const dispatcher = startDispatcher({ webhooks: store.webhooks, clock: systemClock, allowed: parseCidrs(config.webhookAllowCidrs), onError: (error, what) => report('warn', what, error) })
+  const app = await buildApp({ config, store, limiter, usage, wakeDispatcher: dispatcher.wake })
   report = (level, message, error) => app.log[level]({ err: error }, message)
   // Closed in reverse order of opening, once the app has drained.
   app.addHook('onClose', async () => {
+    // Deliveries under way finish (or their leases run out for another instance); nothing is lost.
+    await dispatcher.close()
+    await usage.close()
     await limiter.close()
     await store.close()
   })
@@ -50,7 +57,7 @@ export async function startServer(config: Config) {
   }
   const { port } = app.server.address() as AddressInfo
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`
-  const storeName = config.databaseUrl.startsWith('sqlite:') ? `sqlite:${resolve(config.databaseUrl.slice('sqlite:'.length))}` : redactUrl(config.databaseUrl)
+  const storeName = redactUrl(config.databaseUrl)
   // One line that says what runs where: the address, the docs, the store (never its password), the environment.
   app.log.info(
     { url, docs: `${url}/docs`, store: storeName, environment: config.environment },

@@ -65,7 +65,7 @@ for (const store of STORES) describe(`authentication (${store})`, () => {
     const [record] = (await server.store.apiKeys.list()).slice(-1)
     await server.store.apiKeys.revoke(record!.id, clock.now())
     clock.advance(5_000)
-    assertUnauthorized(await server.request('/v1/pets', { key: doomed }), /revoked/)
+    assertUnauthorized(await server.request('/v1/pets', { key: doomed }), /revoked/, 'Bearer realm="petstore", error="invalid_token", error_description="The API key has been revoked"')
   })
 
   /** Runs `body` counting the store's key lookups; resolves once every lookup it started has settled. */

@@ -92,7 +92,7 @@ describe('petstore orders … and petstore inventory', () => {
   })
 
   const mistakes: [string, string[], RegExp][] = [
-    ['orders without a command', ['orders'], /orders needs a command: place, get, list, complete or cancel/],
+    ['orders without a command', ['orders'], /orders needs a command: place, list, get, complete or cancel/],
     ['an unknown orders command', ['orders', 'adopt'], /unknown orders command "adopt"/],
     ['place without --pet-id', ['orders', 'place'], /usage: petstore orders place --pet-id N/],
     ['a pet id that is not a number', ['orders', 'place', '--pet-id', 'rex'], /--pet-id must be a positive integer/],

@@ -65,7 +65,7 @@ describe('petstore command line', () => {
   it('migrate reports the store is up to date', async () => {
     const res = await cli('migrate')
     assert.equal(res.code, 0)
-    assert.match(res.out[0]!, /up to date/)
+    assert.equal(res.out[0], `migrations are up to date (${env.DATABASE_URL})`)
   })
 
   const mistakes: [string, string[], RegExp][] = [
@@ -77,18 +77,19 @@ describe('petstore command line', () => {
     ['limits on a non-enterprise plan', ['keys', 'create', '--plan', 'free', '--per-minute', '5', '--per-day', '10'], /enterprise/],
     ['a non-numeric limit', ['keys', 'create', '--plan', 'enterprise', '--per-minute', 'lots', '--per-day', '10'], /--per-minute/],
     ['an unknown flag', ['keys', 'list', '--colour'], /colour/],
-    ['revoke without an id', ['keys', 'revoke'], /usage/],
-    ['revoke of a key that does not exist', ['keys', 'revoke', '999'], /no key with id 999/],
-    ['set-plan without a plan', ['keys', 'set-plan', '2'], /usage/],
+    ['revoke without an id', ['keys', 'revoke'], /^petstore: missing ID; usage: petstore keys revoke ID$/],
+    ['set-plan without a plan', ['keys', 'set-plan', '2'], /^petstore: missing PLAN; usage: petstore keys set-plan ID PLAN/],
+    ['a flag without its value', ['keys', 'create', '--plan'], /^petstore: --plan needs a value \(PLAN\)/],
+    ['an argument too many', ['keys', 'revoke', '1', '2'], /^petstore: unexpected argument "2"; usage/],
     // One integer reader for every command: positive, plain decimal, exact (at most 2^53-1).
     ['a key id beyond 2^53-1', ['keys', 'revoke', '9007199254740993'], /ID must be a positive integer .*"9007199254740993"/],
     ['a key id of 0', ['keys', 'revoke', '0'], /ID must be a positive integer/],
     ['a limit beyond 2^53-1', ['keys', 'create', '--plan', 'enterprise', '--per-minute', '99999999999999999', '--per-day', '10'], /--per-minute must be a positive integer/],
   ]
   for (const [what, argv, message] of mistakes) {
-    it(`exits non-zero with one line on stderr for ${what}`, async () => {
+    it(`exits 2 with one line on stderr for ${what}`, async () => {
       const res = await cli(...argv)
-      assert.notEqual(res.code, 0)
+      assert.equal(res.code, 2)
       assert.equal(res.err.length, 1)
       assert.match(res.err[0]!, message)
     })
@@ -99,10 +100,105 @@ describe('petstore command line', () => {
       const res = await cli(...argv)
       assert.equal(res.code, 0, res.err.join('\n'))
       assert.deepEqual(res.err, [])
-      assert.match(res.out[0]!, /^Usage: petstore/)
-      assert.ok(res.out.some((line) => line.startsWith(`  ${argv[0]}`)), res.out.join('\n'))
+      assert.match(res.out[0]!, new RegExp(`^Usage: petstore ${argv.filter((arg) => !arg.startsWith('-')).join(' ')}\\b`))
     })
   }
+
+  it('keys create --help is that command alone, a line per flag', async () => {
+    const res = await cli('keys', 'create', '--help')
+    assert.equal(res.out[0], 'Usage: petstore keys create --plan PLAN [--name NAME] [--per-minute N] [--per-day N] [--scopes SCOPES] [--expires-in DURATION] [--json]')
+    for (const flag of ['--plan PLAN', '--name NAME', '--per-minute N', '--per-day N', '--scopes SCOPES', '--expires-in DURATION', '--json', '-h, --help']) {
+      assert.ok(res.out.some((line) => line.startsWith(`  ${flag} `)), `${flag} in\n${res.out.join('\n')}`)
+    }
+    assert.ok(!res.out.some((line) => line.includes('keys revoke')), 'not the whole group')
+    assert.match(res.out.find((line) => line.startsWith('  --plan'))!, /free, pro, business or enterprise \(required\)/)
+  })
+
+  it('petstore keys --help lists every keys command and nothing else', async () => {
+    const res = await cli('keys', '--help')
+    const commands = res.out.filter((line) => /^ {2}\S/.test(line)).map((line) => line.trim().split(/\s{2,}/)[0])
+    assert.deepEqual(commands, ['keys create', 'keys list', 'keys show', 'keys revoke', 'keys disable', 'keys enable', 'keys set-plan', 'keys roll', 'keys unban', 'keys usage'])
+  })
+
+  const guesses: [string[], string][] = [
+    [['keys', 'create', '--plna', 'free'], "unknown option '--plna' (did you mean --plan?)"],
+    [['keys', 'list', '--jsno'], "unknown option '--jsno' (did you mean --json?)"],
+    [['keys', 'crate'], 'unknown keys command "crate" (did you mean create?)'],
+    [['serv'], 'unknown command "serv" (did you mean serve?)'],
+    [['keys', 'list', '--colour'], "unknown option '--colour'; usage: petstore keys list [--json]"],
+  ]
+  for (const [argv, message] of guesses) {
+    it(`says what was meant for petstore ${argv.join(' ')}, exit 2`, async () => {
+      const res = await cli(...argv)
+      assert.equal(res.code, 2)
+      assert.deepEqual(res.err.length, 1)
+      assert.ok(res.err[0]!.startsWith(`petstore: ${message}`), res.err[0])
+    })
+  }
+
+  it('keys show ID prints one key, never its secret, and names the database on stderr', async () => {
+    const created = await cli('keys', 'create', '--plan', 'business', '--name', 'shown')
+    const id = /Created key (\d+)/.exec(created.out[1]!)![1]!
+    assert.deepEqual(created.err, [`petstore: database ${env.DATABASE_URL}`])
+    const res = await cli('keys', 'show', id)
+    assert.equal(res.code, 0)
+    assert.deepEqual(res.out.slice(0, 6), [
+      `id         ${id}`,
+      'name       shown',
+      `prefix     ${created.out[0]!.slice(0, 12)}…`,
+      'plan       business (1000/min, 100000/day)',
+      'status     active',
+      'scopes     pets:read pets:write orders:read orders:write usage:read events:read webhooks:read webhooks:write',
+    ])
+    assert.ok(!res.out.join('\n').includes(created.out[0]!))
+    assert.deepEqual(res.err, [`petstore: database ${env.DATABASE_URL}`])
+    const json = (await cli('keys', 'show', id, '--json')).json<{ id: number; name: string }>()
+    assert.deepEqual([json.id, json.name], [Number(id), 'shown'])
+  })
+
+  it('makes keys with scopes and an expiry, rolls, disables and enables them, and prints their usage', async () => {
+    const made = (await cli('keys', 'create', '--plan', 'pro', '--scopes', 'read_only', '--expires-in', '30d', '--json')).json<{ id: number; scopes: string[]; expiresAt: string; status: string }>()
+    assert.deepEqual(made.scopes, ['pets:read', 'orders:read', 'usage:read', 'events:read', 'webhooks:read'])
+    assert.ok(Math.abs(Date.parse(made.expiresAt) - Date.now() - 30 * 86_400_000) < 60_000)
+    assert.equal(made.status, 'active')
+    // Presets and scopes together, as the README's operator key.
+    const ops = (await cli('keys', 'create', '--plan', 'business', '--scopes', 'all,keys:write', '--json')).json<{ scopes: string[] }>()
+    assert.deepEqual(ops.scopes, ['pets:read', 'pets:write', 'orders:read', 'orders:write', 'usage:read', 'events:read', 'webhooks:read', 'webhooks:write', 'keys:read', 'keys:write'])
+    const rolled = await cli('keys', 'roll', String(made.id), '--grace', '0')
+    assert.equal(rolled.code, 0, rolled.err.join('\n'))
+    assert.match(rolled.out[0]!, /^ps_test_/)
+    assert.match(rolled.out[1]!, new RegExp(`in place of key ${made.id}, which works until`))
+    const old = (await cli('keys', 'show', String(made.id), '--json')).json<{ status: string; replacedBy: number }>()
+    assert.equal(old.status, 'expired')
+    assert.deepEqual((await cli('keys', 'disable', String(old.replacedBy))).out, [`Key ${old.replacedBy} is disabled.`])
+    assert.deepEqual((await cli('keys', 'enable', String(old.replacedBy))).out, [`Key ${old.replacedBy} is active.`])
+    const usage = await cli('keys', 'usage', String(old.replacedBy))
+    assert.equal(usage.code, 0)
+    assert.deepEqual(usage.out, [`No requests from key ${old.replacedBy} in the last 7 days.`])
+    const table = await cli('keys', 'list')
+    assert.match(table.out[0]!, /^ID\tPREFIX\tPLAN\tPER MIN\tPER DAY\tSTATUS\tEXPIRES\tLAST USED\tSCOPES\tNAME$/)
+    assert.ok(table.out.some((line) => line.startsWith(`${made.id}\t`) && line.includes('\texpired\t')), table.out.join('\n'))
+  })
+
+  it('refuses a bad scope or duration (2), and an unban it cannot reach (1)', async () => {
+    const scope = await cli('keys', 'create', '--plan', 'free', '--scopes', 'pets:fly')
+    assert.deepEqual([scope.code, scope.err], [2, ['petstore: --scopes: unknown scope "pets:fly": use pets:read, pets:write, orders:read, orders:write, usage:read, events:read, webhooks:read, webhooks:write, keys:read, keys:write, or a preset (all, read_only)']])
+    const expiry = await cli('keys', 'create', '--plan', 'free', '--expires-in', '30 days')
+    assert.equal(expiry.code, 2)
+    assert.match(expiry.err[0]!, /--expires-in must be a number and a unit/)
+    assert.equal((await cli('keys', 'create', '--plan', 'free', '--expires-in', '400d')).code, 2, 'at most a year')
+    const unban = await cli('keys', 'unban', '1')
+    assert.equal(unban.code, 1)
+    assert.match(unban.err[0]!, /without REDIS_URL a ban lives in the running server's memory: lift it with POST \/v1\/keys\/1\/unban/)
+  })
+
+  it('exits 1, not 2, when the command ran and met a failure, naming the database it looked in', async () => {
+    for (const argv of [['keys', 'show', '999'], ['keys', 'revoke', '999'], ['keys', 'set-plan', '999', 'pro']]) {
+      const res = await cli(...argv)
+      assert.equal(res.code, 1, argv.join(' '))
+      assert.deepEqual(res.err, [`petstore: there is no key with id 999 in ${env.DATABASE_URL}`])
+    }
+  })
 
   it('prints the package version for --version', async () => {
     const { version } = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }
@@ -195,7 +291,9 @@ describe('petstore pets …', () => {
   it('prints "petstore: <status> <code>: <message>" for an API error and exits 1', async () => {
     const missing = await cli(['pets', 'get', '999999'])
     assert.equal(missing.code, 1)
-    assert.deepEqual(missing.err, ['petstore: 404 not_found: There is no pet with id 999999.'])
+    // The request id is the one the server's log line carries: what to quote when asking why.
+    assert.match(missing.err[0]!, /^petstore: 404 not_found: There is no pet with id 999999\. \(request id [\w-]+\)$/)
+    assert.equal(missing.err.length, 1)
     const unauthorized = await cli(['pets', 'list'], { ...env, PETSTORE_API_KEY: 'ps_test_wrong' })
     assert.equal(unauthorized.code, 1)
     assert.match(unauthorized.err[0]!, /^petstore: 401 unauthorized: /)
@@ -207,12 +305,14 @@ describe('petstore pets …', () => {
   const mistakes: [string, string[], RegExp][] = [
     ['pets without a command', ['pets'], /pets needs a command/],
     ['an unknown pets command', ['pets', 'fly'], /unknown pets command "fly"/],
-    ['create without --category-id', ['pets', 'create', '--name', 'Rex'], /usage: petstore pets create/],
+    ['create without --category-id', ['pets', 'create', '--name', 'Luna'], /^petstore: --category-id is required; usage: petstore pets create --name NAME --category-id N/],
+    ['a mistyped flag', ['pets', 'list', '--limt', '3'], /^petstore: unknown option '--limt' \(did you mean --limit\?\)/],
     ['a category id that is not a number', ['pets', 'create', '--name', 'Rex', '--category-id', 'one'], /--category-id must be a positive integer/],
     ['an unknown status', ['pets', 'list', '--status', 'lost'], /--status must be one of available, pending, sold/],
     ['a limit that is not a number', ['pets', 'list', '--limit', 'ten'], /--limit/],
     ['an unknown flag', ['pets', 'list', '--colour'], /colour/],
-    ['get without an id', ['pets', 'get'], /usage: petstore pets get ID/],
+    ['get without an id', ['pets', 'get'], /^petstore: missing ID; usage: petstore pets get ID$/],
+    ['update without a change', ['pets', 'update', '1'], /needs at least one of --name, --category-id or --status/],
     ['get with an id that is not a number', ['pets', 'get', 'abc'], /ID must be a positive integer/],
     ['a category id beyond 2^53-1', ['pets', 'create', '--name', 'Rex', '--category-id', '9007199254740993'], /--category-id must be a positive integer/],
     ['a limit in exponent form', ['pets', 'list', '--limit', '1e1'], /--limit must be a positive integer/],

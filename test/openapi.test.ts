@@ -6,6 +6,7 @@ import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { Ajv } from 'ajv'
 import { connect, type Socket } from 'node:net'
+import { SCOPES } from '../src/api-keys/scopes.js'
 import { createManualClock } from '../src/clock.js'
 import { answerClientError } from '../src/plugins/client-errors.js'
 import { ERROR_CODES } from '../src/errors.js'
@@ -51,10 +52,13 @@ for (const store of STORES) describe(`the OpenAPI document (${store})`, () => {
   let server: TestServer
   let doc: Document
   let key: string
+  let admin: string
   let pet: Pet
   before(async () => {
     server = await startTestServer({ store, clock })
-    key = await server.createKey('enterprise', { perMinute: 10_000, perDay: 100_000 })
+    // Every scope: the answers every operation gives (400, 413, 415…) come after the scope check.
+    key = await server.createKey('enterprise', { perMinute: 10_000, perDay: 100_000 }, { scopes: SCOPES })
+    admin = key
     pet = (await server.request<Pet>('/v1/pets', { method: 'POST', key, json: { name: 'Doc', categoryId: 1 } })).body
     await server.request('/v1/pets', { method: 'POST', key, json: { name: 'Doc 2', categoryId: 1 } })
     doc = (await server.request<Document>('/v1/openapi.json')).body
@@ -80,7 +84,7 @@ for (const store of STORES) describe(`the OpenAPI document (${store})`, () => {
     for (const s of doc.servers) assert.match(s.url, /\/v1$/)
   })
 
-  it('has exactly listPets, createPet, the deprecated getPet and the store operations (D10)', () => {
+  it('has exactly the operations of the table in test/helpers/operations.ts', () => {
     const ops = operations().map(({ path, method, op }) => `${method.toUpperCase()} ${path} ${op.operationId}${op.deprecated ? ' deprecated' : ''}`)
     const expected = V1_OPERATIONS.map((o) => `${o.method} ${o.path.slice('/v1'.length)} ${o.operationId}${o.deprecated ? ' deprecated' : ''}`)
     assert.deepEqual(ops.sort(), expected.sort())
@@ -192,6 +196,33 @@ for (const store of STORES) describe(`the OpenAPI document (${store})`, () => {
     return { status: Number(statusLine.split(' ')[1]), headers, body: JSON.parse(body) as unknown, text }
   }
 
+  /** A request with a key holding no scope: 403 on every operation that needs one. */
+  async function withoutScope(path: string, init: RequestInit & { json?: unknown } = {}) {
+    const bare = await server.createKey('pro', {}, { scopes: [] })
+    return server.request(path, { ...init, key: bare })
+  }
+  const newKeyId = async () => (await server.request<{ apiKey: { id: number } }>('/v1/keys', { method: 'POST', key: admin, json: { plan: 'free' } })).body.apiKey.id
+  /** The scenarios of an operation on /v1/keys/{keyId}…: 200 (or `ok`), 400, 401, 404, 429. */
+  const keyScenarios = (method: string, suffix: string, ok = '200', json?: unknown) => ({
+    [ok]: async () => server.request(`/v1/keys/${await newKeyId()}${suffix}`, { method, key: admin, json }),
+    400: () => server.request(`/v1/keys/zero${suffix}`, { method, key: admin, json }),
+    401: () => server.request(`/v1/keys/1${suffix}`, { method, json }),
+    404: () => server.request(`/v1/keys/987654321${suffix}`, { method, key: admin, json }),
+    429: () => overLimit(`/v1/keys/1${suffix}`, { method, json }),
+  })
+
+  const ENDPOINT = { url: 'https://93.184.215.14/hook', enabledEvents: ['pet.created'] }
+  const newEndpointId = async () => (await server.request<{ id: number }>('/v1/webhook-endpoints', { method: 'POST', key, json: ENDPOINT })).body.id
+  /** The scenarios of an operation on /v1/webhook-endpoints/{endpointId}…: 200 (or `ok`), 400, 401, 403, 404, 429. */
+  const endpointScenarios = (method: string, suffix: string, ok = '200', json?: unknown) => ({
+    [ok]: async () => server.request(`/v1/webhook-endpoints/${await newEndpointId()}${suffix}`, { method, key, json }),
+    400: () => server.request(`/v1/webhook-endpoints/zero${suffix}`, { method, key, json }),
+    401: () => server.request(`/v1/webhook-endpoints/1${suffix}`, { method, json }),
+    403: () => withoutScope(`/v1/webhook-endpoints/1${suffix}`, { method, json }),
+    404: () => server.request(`/v1/webhook-endpoints/987654321${suffix}`, { method, key, json }),
+    429: () => overLimit(`/v1/webhook-endpoints/1${suffix}`, { method, json }),
+  })
+
   /** A fresh available pet, and an order placed for one. */
   const newPetId = async () => (await server.request<Pet>('/v1/pets', { method: 'POST', key, json: { name: 'Adoptable', categoryId: 1 } })).body.id
   const newOrder = async () => (await server.request<Order>('/v1/store/orders', { method: 'POST', key, json: { petId: await newPetId() } })).body
@@ -210,6 +241,7 @@ for (const store of STORES) describe(`the OpenAPI document (${store})`, () => {
 
   const scenarios: Record<string, Record<string, () => Promise<Reply>>> = {
     placeOrder: {
+      403: () => withoutScope('/v1/store/orders', { method: 'POST', json: { petId: 1 } }),
       201: async () => server.request('/v1/store/orders', { method: 'POST', key, json: { petId: await newPetId() } }),
       400: () => server.request('/v1/store/orders', { method: 'POST', key, json: {} }),
       401: () => server.request('/v1/store/orders', { method: 'POST', json: { petId: 1 } }),
@@ -231,32 +263,37 @@ for (const store of STORES) describe(`the OpenAPI document (${store})`, () => {
       429: () => overLimit('/v1/store/orders', { method: 'POST', json: { petId: 1 } }),
     },
     listOrders: {
+      403: () => withoutScope('/v1/store/orders'),
       200: () => server.request('/v1/store/orders?limit=1', { key }),
       400: () => server.request('/v1/store/orders?status=lost', { key }),
       401: () => server.request('/v1/store/orders'),
       429: () => overLimit('/v1/store/orders'),
     },
     getOrder: {
+      403: () => withoutScope('/v1/store/orders/1'),
       200: async () => server.request(`/v1/store/orders/${(await newOrder()).id}`, { key }),
       400: () => server.request('/v1/store/orders/zero', { key }),
       401: () => server.request('/v1/store/orders/1'),
       404: () => server.request('/v1/store/orders/987654321', { key }),
       429: () => overLimit('/v1/store/orders/1'),
     },
-    completeOrder: closeScenarios('complete'),
-    cancelOrder: closeScenarios('cancel'),
+    completeOrder: { ...closeScenarios('complete'), 403: () => withoutScope('/v1/store/orders/1/complete', { method: 'POST' }) },
+    cancelOrder: { ...closeScenarios('cancel'), 403: () => withoutScope('/v1/store/orders/1/cancel', { method: 'POST' }) },
     getInventory: {
+      403: () => withoutScope('/v1/store/inventory'),
       200: () => server.request('/v1/store/inventory', { key }),
       401: () => server.request('/v1/store/inventory'),
       429: () => overLimit('/v1/store/inventory'),
     },
     listPets: {
+      403: () => withoutScope('/v1/pets'),
       200: () => server.request('/v1/pets?limit=1', { key }),
       400: () => server.request('/v1/pets?limit=0', { key }),
       401: () => server.request('/v1/pets'),
       429: () => overLimit('/v1/pets'),
     },
     createPet: {
+      403: () => withoutScope('/v1/pets', { method: 'POST', json: { name: 'Scenario', categoryId: 2 } }),
       201: () => server.request('/v1/pets', { method: 'POST', key, json: { name: 'Scenario', categoryId: 2 } }),
       400: () => server.request('/v1/pets', { method: 'POST', key, json: { name: 'Scenario' } }),
       401: () => server.request('/v1/pets', { method: 'POST', json: { name: 'Scenario', categoryId: 2 } }),
@@ -277,6 +314,7 @@ for (const store of STORES) describe(`the OpenAPI document (${store})`, () => {
       429: () => overLimit('/v1/pets', { method: 'POST', json: { name: 'Scenario', categoryId: 2 } }),
     },
     updatePet: {
+      403: () => withoutScope(`/v1/pets/${pet.id}`, { method: 'PATCH', json: { name: 'Patched' } }),
       200: async () => server.request(`/v1/pets/${await newPetId()}`, { method: 'PATCH', key, json: { name: 'Patched' } }),
       400: () => server.request(`/v1/pets/${pet.id}`, { method: 'PATCH', key, json: {} }),
       401: () => server.request(`/v1/pets/${pet.id}`, { method: 'PATCH', json: { name: 'Patched' } }),
@@ -288,6 +326,7 @@ for (const store of STORES) describe(`the OpenAPI document (${store})`, () => {
       429: () => overLimit(`/v1/pets/${pet.id}`, { method: 'PATCH', json: { name: 'Patched' } }),
     },
     deletePet: {
+      403: () => withoutScope(`/v1/pets/${pet.id}`, { method: 'DELETE' }),
       204: async () => server.request(`/v1/pets/${await newPetId()}`, { method: 'DELETE', key }),
       400: () => server.request('/v1/pets/zero', { method: 'DELETE', key }),
       401: () => server.request(`/v1/pets/${pet.id}`, { method: 'DELETE' }),
@@ -296,7 +335,125 @@ for (const store of STORES) describe(`the OpenAPI document (${store})`, () => {
       412: async () => server.request(`/v1/pets/${await newPetId()}`, { method: 'DELETE', key, headers: { 'if-match': '"stale"' } }),
       429: () => overLimit(`/v1/pets/${pet.id}`, { method: 'DELETE' }),
     },
+    createKey: {
+      201: () => server.request('/v1/keys', { method: 'POST', key: admin, json: { plan: 'free', scopes: ['pets:read'] } }),
+      400: () => server.request('/v1/keys', { method: 'POST', key: admin, json: { plan: 'gold' } }),
+      401: () => server.request('/v1/keys', { method: 'POST', json: { plan: 'free' } }),
+      403: () => withoutScope('/v1/keys', { method: 'POST', json: { plan: 'free' } }),
+      409: async () => {
+        const json = { plan: 'free' }
+        const options = { fingerprint: fingerprintOf('createKey', json), now: clock.now(), ttlMs: IDEMPOTENCY_TTL_MS, leaseMs: IDEMPOTENCY_LEASE_MS }
+        await server.store.idempotency.claim({ apiKeyId: await server.keyId(admin), key: 'scenario-key-409' }, options)
+        return server.request('/v1/keys', { method: 'POST', key: admin, json, headers: { 'idempotency-key': 'scenario-key-409' } })
+      },
+      413: () => server.request('/v1/keys', { method: 'POST', key: admin, json: { plan: 'free', name: 'x'.repeat(70_000) } }),
+      415: () => server.request('/v1/keys', { method: 'POST', key: admin, body: 'plan=free', headers: { 'content-type': 'text/plain' } }),
+      422: async () => {
+        const headers = { 'idempotency-key': 'scenario-key-422' }
+        await server.request('/v1/keys', { method: 'POST', key: admin, json: { plan: 'free' }, headers })
+        return server.request('/v1/keys', { method: 'POST', key: admin, json: { plan: 'pro' }, headers })
+      },
+      429: () => overLimit('/v1/keys', { method: 'POST', json: { plan: 'free' } }),
+    },
+    listKeys: {
+      200: () => server.request('/v1/keys?limit=1', { key: admin }),
+      400: () => server.request('/v1/keys?limit=0', { key: admin }),
+      401: () => server.request('/v1/keys'),
+      403: () => withoutScope('/v1/keys'),
+      429: () => overLimit('/v1/keys'),
+    },
+    getKey: { ...keyScenarios('GET', ''), 403: () => withoutScope('/v1/keys/1') },
+    updateKey: {
+      ...keyScenarios('PATCH', '', '200', { name: 'Renamed' }),
+      400: () => server.request('/v1/keys/1', { method: 'PATCH', key: admin, json: {} }),
+      403: () => withoutScope('/v1/keys/1', { method: 'PATCH', json: { name: 'Renamed' } }),
+      413: () => server.request('/v1/keys/1', { method: 'PATCH', key: admin, json: { name: 'x'.repeat(70_000) } }),
+      415: () => server.request('/v1/keys/1', { method: 'PATCH', key: admin, body: 'name=x', headers: { 'content-type': 'text/plain' } }),
+    },
+    rollKey: {
+      ...keyScenarios('POST', '/roll', '201'),
+      403: () => withoutScope('/v1/keys/1/roll', { method: 'POST' }),
+      415: () => server.request('/v1/keys/1/roll', { method: 'POST', key: admin, body: 'grace=0', headers: { 'content-type': 'text/plain' } }),
+    },
+    revokeKey: { ...keyScenarios('POST', '/revoke'), 403: () => withoutScope('/v1/keys/1/revoke', { method: 'POST' }) },
+    unbanKey: { ...keyScenarios('POST', '/unban'), 403: () => withoutScope('/v1/keys/1/unban', { method: 'POST' }) },
+    getKeyUsage: { ...keyScenarios('GET', '/usage'), 403: () => withoutScope('/v1/keys/1/usage') },
+    getUsage: {
+      200: () => server.request('/v1/usage', { key }),
+      401: () => server.request('/v1/usage'),
+      // Not counted, so never limited for a valid key: a caller without one is, as anywhere.
+      // (In a minute of its own: the other scenarios' requests without a key must not find it used up.)
+      429: async () => {
+        clock.set('2026-11-22T12:01:00Z')
+        try {
+          for (let i = 0; i < 200; i++) {
+            const res = await server.request('/v1/usage', { key: 'ps_test_nope' })
+            if (res.status === 429) return res
+          }
+          throw new Error('no 429 for a caller without a valid key')
+        } finally {
+          clock.set('2026-11-22T12:00:00Z')
+        }
+      },
+    },
+    getUsageHistory: {
+      200: () => server.request('/v1/usage/history?granularity=day', { key }),
+      400: () => server.request('/v1/usage/history?from=yesterday', { key }),
+      401: () => server.request('/v1/usage/history'),
+      403: () => withoutScope('/v1/usage/history'),
+      429: () => overLimit('/v1/usage/history'),
+    },
+    listEvents: {
+      200: () => server.request('/v1/events?limit=2', { key }),
+      400: () => server.request('/v1/events?type=pet.eaten', { key }),
+      401: () => server.request('/v1/events'),
+      403: () => withoutScope('/v1/events'),
+      429: () => overLimit('/v1/events'),
+    },
+    redeliverEvent: {
+      202: async () => {
+        await newEndpointId()
+        const [event] = (await server.request<{ id: string }[]>('/v1/events?limit=1', { key })).body
+        return server.request(`/v1/events/${event!.id}/redeliver`, { method: 'POST', key })
+      },
+      400: () => server.request('/v1/events/1/redeliver', { method: 'POST', key }),
+      401: () => server.request('/v1/events/evt_1/redeliver', { method: 'POST' }),
+      403: () => withoutScope('/v1/events/evt_1/redeliver', { method: 'POST' }),
+      404: () => server.request('/v1/events/evt_987654321/redeliver', { method: 'POST', key }),
+      429: () => overLimit('/v1/events/evt_1/redeliver', { method: 'POST' }),
+    },
+    createWebhookEndpoint: {
+      201: () => server.request('/v1/webhook-endpoints', { method: 'POST', key, json: ENDPOINT }),
+      400: () => server.request('/v1/webhook-endpoints', { method: 'POST', key, json: { ...ENDPOINT, url: 'http://127.0.0.1/hook' } }),
+      401: () => server.request('/v1/webhook-endpoints', { method: 'POST', json: ENDPOINT }),
+      403: () => withoutScope('/v1/webhook-endpoints', { method: 'POST', json: ENDPOINT }),
+      413: () => server.request('/v1/webhook-endpoints', { method: 'POST', key, json: { ...ENDPOINT, description: 'x'.repeat(70_000) } }),
+      415: () => server.request('/v1/webhook-endpoints', { method: 'POST', key, body: 'url=x', headers: { 'content-type': 'text/plain' } }),
+      429: () => overLimit('/v1/webhook-endpoints', { method: 'POST', json: ENDPOINT }),
+    },
+    listWebhookEndpoints: {
+      200: () => server.request('/v1/webhook-endpoints', { key }),
+      401: () => server.request('/v1/webhook-endpoints'),
+      403: () => withoutScope('/v1/webhook-endpoints'),
+      429: () => overLimit('/v1/webhook-endpoints'),
+    },
+    getWebhookEndpoint: endpointScenarios('GET', ''),
+    updateWebhookEndpoint: {
+      ...endpointScenarios('PATCH', '', '200', { description: 'Changed' }),
+      400: async () => server.request(`/v1/webhook-endpoints/${await newEndpointId()}`, { method: 'PATCH', key, json: {} }),
+      413: () => server.request('/v1/webhook-endpoints/1', { method: 'PATCH', key, json: { description: 'x'.repeat(70_000) } }),
+      415: () => server.request('/v1/webhook-endpoints/1', { method: 'PATCH', key, body: 'x', headers: { 'content-type': 'text/plain' } }),
+    },
+    deleteWebhookEndpoint: endpointScenarios('DELETE', '', '204'),
+    rotateWebhookSecret: {
+      ...endpointScenarios('POST', '/rotate-secret'),
+      400: async () => server.request(`/v1/webhook-endpoints/${await newEndpointId()}/rotate-secret`, { method: 'POST', key, json: { grace: -1 } }),
+      415: () => server.request('/v1/webhook-endpoints/1/rotate-secret', { method: 'POST', key, body: 'x', headers: { 'content-type': 'text/plain' } }),
+    },
+    testWebhookEndpoint: endpointScenarios('POST', '/test', '202'),
+    listWebhookDeliveries: endpointScenarios('GET', '/deliveries'),
     getPet: {
+      403: () => withoutScope(`/v1/pets/${pet.id}`),
       200: () => server.request(`/v1/pets/${pet.id}`, { key }),
       400: () => server.request('/v1/pets/zero', { key }),
       401: () => server.request(`/v1/pets/${pet.id}`),

@@ -9,6 +9,7 @@ import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve as resolvePath } from 'node:path'
 import { promisify } from 'node:util'
+import { SCOPES } from '../src/api-keys/scopes.js'
 import type { Pet } from '../src/schemas/pet.js'
 import { bodySchema, exampleOf, fillPath, operationsOf, type Document, type OperationRef } from './helpers/openapi-requests.js'
 import { startTestServer, type TestServer } from './helpers/server.js'
@@ -21,13 +22,16 @@ const bin = (name: string) => join(ROOT, 'node_modules/.bin', name)
 describe('outside tools against the served document', () => {
   let server: TestServer
   let key: string
+  let victim: number
   let dir: string
   let documentFile: string
   let document: Document
   let pet: Pet
   before(async () => {
     server = await startTestServer()
-    key = await server.createKey('enterprise', { perMinute: 100_000, perDay: 1_000_000 })
+    key = await server.createKey('enterprise', { perMinute: 100_000, perDay: 1_000_000 }, { scopes: SCOPES })
+    // The key the /keys/{keyId} operations act on (roll, revoke…): not the one sending them.
+    victim = await server.keyId(await server.createKey('free'))
     pet = (await server.request<Pet>('/v1/pets', { method: 'POST', key, json: { name: 'Existing', categoryId: 1 } })).body
     dir = mkdtempSync(join(tmpdir(), 'petstore-outside-'))
     const served = await server.request<Document>('/v1/openapi.json')
@@ -48,11 +52,17 @@ describe('outside tools against the served document', () => {
       (error: { stdout: string; stderr: string; code: number }) => error,
     )
     const findings = JSON.parse(result.stdout || '[]') as { code: string; message: string; path: string[] }[]
+    // OpenAPI 3.1 lets a bearer scheme's requirement name roles (here, our scopes)
+    // without declaring them on the scheme; Spectral still applies 3.0's rule to it
+    // (stoplightio/spectral#2643, open). Only that finding is let through, and only for
+    // the scopes the service has.
+    const falsePositive = (f: { code: string; message: string }) =>
+      f.code === 'oas3-operation-security-defined' && (SCOPES as readonly string[]).includes(/^"([^"]+)" must be listed among scopes\.$/.exec(f.message)?.[1] ?? '')
     assert.deepEqual(
-      findings.map((f) => `${f.code} at ${f.path.join('.')}: ${f.message}`),
+      findings.filter((f) => !falsePositive(f)).map((f) => `${f.code} at ${f.path.join('.')}: ${f.message}`),
       [],
     )
-    assert.equal('code' in result ? result.code : 0, 0, result.stderr)
+    assert.ok(findings.length === 0 || 'code' in result, result.stderr)
   })
 
   it('a client generated from the served document type-checks and works, in a program written from the spec alone', async () => {
@@ -169,7 +179,10 @@ console.log(JSON.stringify({
     function requestsFor({ path, method, operation }: OperationRef): Sent[] {
       const auth = { authorization: `Bearer ${key}` }
       const parameters = operation.parameters ?? []
-      const pathValues = Object.fromEntries(parameters.filter((p) => p.in === 'path').map((p) => [p.name, String(path.startsWith('/pets/') ? pet.id : exampleOf(document, p.schema))]))
+      // A parameter's own `example` first, as a reader of the document would use it.
+      const valueOf = (p: (typeof parameters)[number]) =>
+        String(path.startsWith('/pets/') ? pet.id : p.name === 'keyId' ? victim : ((p as { example?: unknown }).example ?? exampleOf(document, p.schema)))
+      const pathValues = Object.fromEntries(parameters.filter((p) => p.in === 'path').map((p) => [p.name, valueOf(p)]))
       const url = fillPath(path, pathValues)
       const schema = bodySchema(document, operation)
       const body = schema && JSON.stringify(exampleOf(document, schema))
@@ -191,7 +204,9 @@ console.log(JSON.stringify({
         sent.push({ what: `with a bad ${parameter.name}`, method, path: fillPath(path, { ...pathValues, [parameter.name]: 'abc' }), headers: { ...auth, ...json }, body, good: false })
       }
       if (schema) {
-        sent.push({ what: 'with an empty object', method, path: url, headers: { ...auth, ...json }, body: '{}', good: false })
+        // An empty object is bad where a field is required (or one at least, as in a patch).
+        const emptyIsBad = (schema.required?.length ?? 0) > 0 || (schema as { minProperties?: number }).minProperties !== undefined
+        if (emptyIsBad) sent.push({ what: 'with an empty object', method, path: url, headers: { ...auth, ...json }, body: '{}', good: false })
         sent.push({ what: 'with a body that is not JSON', method, path: url, headers: { ...auth, ...json }, body: '{"name"', good: false })
         sent.push({ what: 'as text/plain', method, path: url, headers: { ...auth, 'content-type': 'text/plain' }, body, good: false })
         sent.push({ what: 'with an unknown field', method, path: url, headers: { ...auth, ...json }, body: JSON.stringify({ ...(exampleOf(document, schema) as object), surprise: 1 }), good: false })

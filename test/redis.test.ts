@@ -88,6 +88,21 @@ describe('Redis counter store', async () => {
     assert.deepEqual([(await tight(a)).outcome, (await tight(a)).outcome, (await tight(a)).outcome], ['served', 'limited', 'banned'])
     assert.equal((await tight(b)).outcome, 'banned')
   })
+
+  it('shows every instance the counts and the ban without counting, and lifts the ban for all of them', async () => {
+    const tight = (store: typeof a) => store.hit({ identity: 'key:unban', limits: { perMinute: 1, perDay: 100 }, banAfter: 1, banMs: 60_000 })
+    await tight(a)
+    assert.deepEqual(await b.peek('key:unban'), { now: clock.now(), minuteCount: 1, dayCount: 1, bannedUntil: 0 })
+    await tight(a)
+    await tight(a)
+    const banned = await b.peek('key:unban')
+    assert.equal(banned.bannedUntil, clock.now() + 60_000)
+    assert.deepEqual(await b.peek('key:unban'), banned, 'peeking counts nothing')
+    assert.equal(await b.unban('key:unban'), true)
+    assert.equal(await a.unban('key:unban'), false, 'no ban left to lift')
+    assert.equal((await a.peek('key:unban')).bannedUntil, 0)
+    assert.equal((await tight(a)).outcome, 'limited', 'unbanned; the minute\'s window is kept')
+  })
 })
 
 describe('Redis counter store batching', async () => {

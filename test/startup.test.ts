@@ -52,6 +52,13 @@ describe('starting the server', () => {
     for (const suffix of ['-wal', '-shm']) rmSync(join(process.cwd(), `petstore-startup.db${suffix}`), { force: true })
   })
 
+  it('writes lines for a person with LOG_FORMAT=pretty: level and message, not JSON', async () => {
+    const { out } = await runServer({ PORT: '0', DATABASE_URL: `sqlite:${join(dir, 'pretty.db')}`, LOG_FORMAT: 'pretty' }, /serving/)
+    const line = out.find((l) => /serving/.test(l))!
+    assert.match(line, /^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: petstore \(development\) serving http:\/\/127\.0\.0\.1:\d+\/v1/)
+    assert.throws(() => JSON.parse(line) as unknown)
+  })
+
   it('names a PostgreSQL store without its password', async (t) => {
     if (!(await needs('postgres', 'the start-up line on PostgreSQL'))) return t.skip('PostgreSQL is not reachable')
     const database = await createTestDatabase()

@@ -13,7 +13,9 @@ import { needs } from './helpers/services.js'
 const NOW = Date.UTC(2026, 10, 23, 10)
 
 for (const { dialect, create } of DIALECTS) {
-  describe(`store contract (${dialect})`, async () => {
+  const NEW_KEY = { name: 'k', plan: 'free', prefix: 'ps_test_Kkkk', hash: '', custom: null, scopes: 'pets:read', expiresAt: null, counterIdentity: null }
+
+describe(`store contract (${dialect})`, async () => {
     if (dialect === 'postgres' && !(await needs('postgres', 'the PostgreSQL store contract'))) return
     const suite = storeForSuite(create)
 
@@ -211,13 +213,27 @@ for (const { dialect, create } of DIALECTS) {
     describe('API keys', () => {
       it('stores a key by its hash, finds it by hash and id, lists, re-plans, revokes once and records its use', async () => {
         const hash = `hash-${Math.random()}`
-        const key = await suite.store.apiKeys.insert({ name: 'contract', plan: 'enterprise', prefix: 'ps_test_AbCd', hash, custom: { perMinute: 5, perDay: 50 } }, NOW)
-        assert.deepEqual(key, { id: key.id, name: 'contract', plan: 'enterprise', prefix: 'ps_test_AbCd', custom: { perMinute: 5, perDay: 50 }, createdAt: NOW, lastUsedAt: null, revokedAt: null })
+        const key = await suite.store.apiKeys.insert({ ...NEW_KEY, name: 'contract', plan: 'enterprise', prefix: 'ps_test_AbCd', hash, custom: { perMinute: 5, perDay: 50 } }, NOW)
+        assert.deepEqual(key, {
+          id: key.id,
+          name: 'contract',
+          plan: 'enterprise',
+          prefix: 'ps_test_AbCd',
+          custom: { perMinute: 5, perDay: 50 },
+          scopes: 'pets:read',
+          createdAt: NOW,
+          lastUsedAt: null,
+          revokedAt: null,
+          expiresAt: null,
+          disabledAt: null,
+          counterIdentity: null,
+          replacedBy: null,
+        })
         assert.deepEqual(await suite.store.apiKeys.findByHash(hash), key)
         assert.deepEqual(await suite.store.apiKeys.findById(key.id), key)
         assert.equal(await suite.store.apiKeys.findByHash('no such hash'), undefined)
         assert.deepEqual((await suite.store.apiKeys.list()).at(-1), key)
-        await assert.rejects(suite.store.apiKeys.insert({ name: 'twin', plan: 'free', prefix: 'ps_test_Twin', hash, custom: null }, NOW), 'the hash is unique')
+        await assert.rejects(suite.store.apiKeys.insert({ ...NEW_KEY, hash }, NOW), 'the hash is unique')
 
         assert.equal(await suite.store.apiKeys.setPlan(key.id, 'pro', null), true)
         await suite.store.apiKeys.touch(key.id, NOW + 1)
@@ -226,6 +242,61 @@ for (const { dialect, create } of DIALECTS) {
         assert.deepEqual(await suite.store.apiKeys.findById(key.id), { ...key, plan: 'pro', custom: null, lastUsedAt: NOW + 1, revokedAt: NOW + 2 })
         assert.equal(await suite.store.apiKeys.setPlan(2 ** 40, 'pro', null), false)
         assert.equal(await suite.store.apiKeys.revoke(2 ** 40, NOW), false)
+      })
+
+      it('pages by id, updates only the fields given, and disables and enables', async () => {
+        const a = await suite.store.apiKeys.insert({ ...NEW_KEY, hash: `a-${Math.random()}` }, NOW)
+        const b = await suite.store.apiKeys.insert({ ...NEW_KEY, hash: `b-${Math.random()}` }, NOW)
+        assert.deepEqual((await suite.store.apiKeys.page(a.id - 1, 2)).map((k) => k.id), [a.id, b.id])
+        assert.deepEqual((await suite.store.apiKeys.page(a.id, 1)).map((k) => k.id), [b.id])
+        const renamed = await suite.store.apiKeys.update(a.id, { name: 'renamed', scopes: 'pets:read pets:write', disabledAt: NOW + 5 })
+        assert.deepEqual(renamed, { ...a, name: 'renamed', scopes: 'pets:read pets:write', disabledAt: NOW + 5 })
+        assert.deepEqual(await suite.store.apiKeys.update(a.id, { disabledAt: null, plan: 'enterprise', custom: { perMinute: 9, perDay: 90 } }), {
+          ...renamed,
+          disabledAt: null,
+          plan: 'enterprise',
+          custom: { perMinute: 9, perDay: 90 },
+        })
+        assert.equal(await suite.store.apiKeys.update(2 ** 40, { name: 'x' }), undefined)
+      })
+
+      it('rolls a key in one transaction: the new one inserted, the old one ending at the grace period or its own earlier expiry', async () => {
+        const old = await suite.store.apiKeys.insert({ ...NEW_KEY, hash: `old-${Math.random()}`, expiresAt: NOW + 1_000 }, NOW)
+        const next = { ...NEW_KEY, hash: `next-${Math.random()}`, counterIdentity: 'key:1@x' }
+        const rolled = (await suite.store.apiKeys.roll(old.id, next, NOW + 5_000, NOW + 1))!
+        assert.equal(rolled.old.expiresAt, NOW + 1_000, 'its own expiry came first')
+        assert.equal(rolled.old.replacedBy, rolled.next.id)
+        assert.equal(rolled.next.counterIdentity, 'key:1@x')
+        const again = (await suite.store.apiKeys.roll(rolled.next.id, { ...NEW_KEY, hash: `n2-${Math.random()}` }, NOW + 5_000, NOW + 2))!
+        assert.equal(again.old.expiresAt, NOW + 5_000, 'no expiry of its own: the grace period')
+        await suite.store.apiKeys.revoke(again.next.id, NOW)
+        const hash = `n3-${Math.random()}`
+        assert.equal(await suite.store.apiKeys.roll(again.next.id, { ...NEW_KEY, hash }, NOW, NOW), undefined, 'a revoked key is not rolled')
+        assert.equal(await suite.store.apiKeys.findByHash(hash), undefined, 'and nothing was inserted')
+        assert.equal(await suite.store.apiKeys.roll(2 ** 40, { ...NEW_KEY, hash }, NOW, NOW), undefined)
+      })
+    })
+
+    describe('usage', () => {
+      it('adds to the count of a key, hour and outcome from any number of batches, reads a range by hour, and purges old hours', async () => {
+        const hour = 3_600_000
+        const id = 900_000 + Math.floor(Math.random() * 1000)
+        await suite.store.usage.add([
+          { apiKeyId: id, hour: 10 * hour, outcome: 'ok', requests: 5 },
+          { apiKeyId: id, hour: 10 * hour, outcome: 'rate_limited', requests: 2 },
+          { apiKeyId: id, hour: 11 * hour, outcome: 'ok', requests: 1 },
+          { apiKeyId: id + 1, hour: 10 * hour, outcome: 'ok', requests: 7 },
+        ])
+        await suite.store.usage.add([{ apiKeyId: id, hour: 10 * hour, outcome: 'ok', requests: 3 }])
+        await suite.store.usage.add([])
+        assert.deepEqual(await suite.store.usage.history(id, 10 * hour, 12 * hour), [
+          { apiKeyId: id, hour: 10 * hour, outcome: 'ok', requests: 8 },
+          { apiKeyId: id, hour: 10 * hour, outcome: 'rate_limited', requests: 2 },
+          { apiKeyId: id, hour: 11 * hour, outcome: 'ok', requests: 1 },
+        ])
+        assert.deepEqual((await suite.store.usage.history(id, 11 * hour, 12 * hour)).length, 1)
+        await suite.store.usage.purge(11 * hour)
+        assert.deepEqual((await suite.store.usage.history(id, 0, 12 * hour)).map((row) => row.hour), [11 * hour])
       })
     })
 

@@ -1,15 +1,17 @@
 // Turns an Authorization header into an API key record, or a reason it is refused.
 // Records are cached for a few seconds so the hot path rarely touches the store;
-// the cache's lifetime bounds how long a revocation or plan change takes to reach
-// a running instance (decision D6: within 5 seconds).
+// the cache's lifetime bounds how long a revocation, a plan or scope change, or
+// disabling takes to reach a running instance (within 5 seconds). Expiry is checked
+// against the clock on every request, cached or not.
 import type { Clock } from '../clock.js'
 import type { ApiKeysStore } from '../db/api-keys-store.js'
-import { toApiKeyRecord, type ApiKeyRecord } from './api-key-record.js'
+import { keyState, toApiKeyRecord, type ApiKeyRecord } from './api-key-record.js'
 import { hashApiKey, parseApiKey, type KeyEnvironment } from './key-format.js'
 
 export type AuthResult =
   | { ok: true; key: ApiKeyRecord }
-  | { ok: false; missing: boolean; message: string }
+  /** `description`: RFC 6750's error_description for the challenge, when there is more to say than invalid_token. */
+  | { ok: false; missing: boolean; message: string; description?: string }
 
 export interface AuthenticatorOptions {
   apiKeys: Pick<ApiKeysStore, 'findByHash' | 'touch'>
@@ -100,7 +102,17 @@ export function createAuthenticator({
   function verdict(key: ApiKeyRecord | undefined | string, now: number): AuthResult {
     if (typeof key === 'string') return { ok: false, missing: false, message: key }
     if (!key) return { ok: false, missing: false, message: 'The API key is not recognised.' }
-    if (key.revokedAt) return { ok: false, missing: false, message: 'The API key has been revoked.' }
+    switch (keyState(key, now)) {
+      case 'revoked':
+        return { ok: false, missing: false, message: 'The API key has been revoked.', description: 'The API key has been revoked' }
+      case 'expired':
+        return key.replacedBy === null
+          ? { ok: false, missing: false, message: `The API key expired at ${key.expiresAt}.`, description: 'The API key expired' }
+          : { ok: false, missing: false, message: `The API key expired at ${key.expiresAt}: it was rolled, and replaced by key ${key.replacedBy}.`, description: 'The API key expired' }
+      case 'disabled':
+        return { ok: false, missing: false, message: 'The API key is disabled; a key with keys:write can enable it again.', description: 'The API key is disabled' }
+      case 'active':
+    }
     touch(key, now)
     return { ok: true, key }
   }

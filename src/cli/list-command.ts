@@ -1,6 +1,5 @@
 // `pets list` and `orders list`: one page as a JSON array on stdout (the next page's
 // cursor on stderr, so that a pipe parses stdout alone), or every page with --all.
-import { parseArgs } from 'node:util'
 import { positiveInteger } from './arguments.js'
 import { CliError } from './cli-error.js'
 import type { Io } from './io.js'
@@ -19,11 +18,24 @@ export interface Lister<S extends string, T> {
   all(options: ListOptions<S>): AsyncGenerator<T, void, undefined>
 }
 
-export async function listCommand<S extends string, T>(argv: string[], io: Io, lister: Lister<S, T>): Promise<number> {
-  const { values } = parseArgs({
-    args: argv,
-    options: { status: { type: 'string' }, limit: { type: 'string' }, cursor: { type: 'string' }, all: { type: 'boolean' } },
-  })
+/** The flags of a list command. */
+export function listFlags(statuses: string) {
+  return {
+    status: { value: 'S', description: `only this status: ${statuses}` },
+    limit: { value: 'N', description: 'items per page, 1 to 100 (default 20)' },
+    cursor: { value: 'C', description: 'the page after this cursor (from the previous page)' },
+    all: { description: 'follow the cursors and print every page as one array' },
+  } as const
+}
+
+interface ListValues {
+  status: string | undefined
+  limit: string | undefined
+  cursor: string | undefined
+  all: boolean
+}
+
+export async function listCommand<S extends string, T>(values: ListValues, io: Io, lister: Lister<S, T>): Promise<number> {
   const options: ListOptions<S> = {
     status: values.status === undefined ? undefined : oneOf(values.status, lister.statuses),
     limit: values.limit === undefined ? undefined : positiveInteger(values.limit, '--limit'),

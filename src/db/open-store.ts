@@ -6,18 +6,24 @@ import { openPostgresStore } from './postgres/postgres-store.js'
 import { openSqliteStore } from './sqlite/sqlite-store.js'
 import type { Store, StoreOptions } from './store.js'
 
-/** Expired Idempotency-Key records outlive their 24 hours only until the next purge. */
+/** Expired Idempotency-Key records outlive their 24 hours, and usage its 90 days, only until the next purge. */
 const PURGE_EVERY_MS = 10 * 60 * 1000
+export const USAGE_KEPT_MS = 90 * 86_400_000
+export const EVENTS_KEPT_MS = 30 * 86_400_000
 
-/** Opens the database at `url`, applies pending migrations, and purges expired Idempotency-Key records every ten minutes until closed. */
+/** Opens the database at `url`, applies pending migrations, and purges expired Idempotency-Key records and old usage every ten minutes until closed. */
 export async function openStore(url: string, { onConnectionError, onBackgroundError = () => {}, idleTimeoutMs }: StoreOptions = {}): Promise<Store> {
   const store = url.startsWith('sqlite:')
     ? await openSqliteStore(url.slice('sqlite:'.length))
     : await openPostgresStore(url, { onIdleError: onConnectionError, idleTimeoutMs })
 
   const idempotency = guarded(store.idempotency)
+  const usage = guarded(store.usage)
+  const webhooks = guarded(store.webhooks)
   const purge = setInterval(() => {
+    webhooks.purge(Date.now() - EVENTS_KEPT_MS).catch((error: unknown) => onBackgroundError(error, 'could not purge events older than 30 days'))
     idempotency.purgeExpired(Date.now()).catch((error: unknown) => onBackgroundError(error, 'could not purge expired Idempotency-Keys'))
+    usage.purge(Date.now() - USAGE_KEPT_MS).catch((error: unknown) => onBackgroundError(error, 'could not purge usage older than 90 days'))
   }, PURGE_EVERY_MS).unref()
 
   return {
@@ -26,6 +32,8 @@ export async function openStore(url: string, { onConnectionError, onBackgroundEr
     pets: guarded(store.pets),
     orders: guarded(store.orders),
     apiKeys: guarded(store.apiKeys),
+    usage,
+    webhooks,
     idempotency,
     ping: store.ping,
     close: () => {

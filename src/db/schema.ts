@@ -22,6 +22,21 @@ export interface ApiKeysTable {
   created_at: number
   last_used_at: number | null
   revoked_at: number | null
+  /** Space-separated scopes. */
+  scopes: Generated<string>
+  expires_at: number | null
+  disabled_at: number | null
+  /** The rate-limit identity shared with the key this one was rolled from. */
+  counter_identity: string | null
+  replaced_by: number | null
+}
+
+export interface ApiKeyUsageTable {
+  api_key_id: number
+  /** Unix ms of the start of the UTC hour. */
+  hour: number
+  outcome: string
+  requests: number
 }
 
 export interface IdempotencyKeysTable {
@@ -46,9 +61,60 @@ export interface OrdersTable {
   closed_at: number | null
 }
 
+export interface EventsTable {
+  id: Generated<number>
+  type: string
+  api_key_id: number | null
+  data: string
+  created_at: number
+}
+
+export interface WebhookEndpointsTable {
+  id: Generated<number>
+  api_key_id: number
+  url: string
+  description: string
+  enabled_events: string
+  secret: string
+  previous_secret: string | null
+  previous_secret_until: number | null
+  disabled_at: number | null
+  failing_since: number | null
+  created_at: number
+}
+
+export interface WebhookDeliveriesTable {
+  id: Generated<number>
+  endpoint_id: number
+  event_id: number
+  status: string
+  attempts: number
+  next_attempt_at: number
+  lease_until: number | null
+  trigger: Generated<string>
+  created_at: number
+}
+
+export interface WebhookAttemptsTable {
+  id: Generated<number>
+  delivery_id: number
+  endpoint_id: number
+  event_id: number
+  trigger: string
+  at: number
+  duration_ms: number
+  response_status: number | null
+  error: string | null
+}
+
 export interface Database {
   pets: PetsTable
   api_keys: ApiKeysTable
+  api_key_usage: ApiKeyUsageTable
   idempotency_keys: IdempotencyKeysTable
   orders: OrdersTable
+  events: EventsTable
+  webhook_endpoints: WebhookEndpointsTable
+  webhook_deliveries: WebhookDeliveriesTable
+  webhook_attempts: WebhookAttemptsTable
 }

@@ -5,12 +5,18 @@ import type { Dialect } from './dialect.js'
 import type { IdempotencyStore } from './idempotency-store.js'
 import type { OrdersStore } from './orders-store.js'
 import type { PetsStore } from './pets-store.js'
+import type { UsageStore } from './usage-store.js'
+import type { WebhooksStore } from './webhooks-store.js'
 
 export interface Store {
   dialect: Dialect
   pets: PetsStore
   orders: OrdersStore
   apiKeys: ApiKeysStore
+  /** Requests per key, hour and outcome. */
+  usage: UsageStore
+  /** Events (written by triggers with the changes they report), webhook endpoints and deliveries. */
+  webhooks: WebhooksStore
   /** Idempotency-Key records; requests use them through src/idempotency/. */
   idempotency: IdempotencyStore
   /** Resolves when the database answers a trivial query. */

@@ -1,4 +1,4 @@
-// Bodies are JSON only (415 otherwise), at most 64 KiB (413), valid UTF-8 (400:
+// Bodies are uncompressed JSON only (415 otherwise), at most 64 KiB (413), valid UTF-8 (400:
 // decoding would put U+FFFD in place of the bytes, and decision D3 stores exactly
 // what was sent), without prototype keys and without deep nesting (400). secure-json-parse is the parser Fastify
 // itself uses; calling it here lets each refusal say what was wrong.
@@ -18,6 +18,14 @@ export default fp(
     app.removeAllContentTypeParsers()
     // RFC 7396's merge patch is JSON too, for PATCH alone (a create is not a patch).
     app.addContentTypeParser(['application/json', 'application/merge-patch+json'], { parseAs: 'buffer', bodyLimit: BODY_LIMIT }, (request, body, done) => {
+      // Bodies arrive as sent: inflating them would let a few KiB become gigabytes past the body limit's check.
+      const coding = request.headers['content-encoding']
+      if (coding !== undefined && coding.trim().toLowerCase() !== 'identity') {
+        return done(
+          new ApiError('unsupported_media_type', `Content-Encoding ${coding} is not accepted: send the JSON body uncompressed.`, { headers: { 'accept-encoding': 'identity' } }),
+          undefined,
+        )
+      }
       if (request.method !== 'PATCH' && /^application\/merge-patch\+json/i.test(request.headers['content-type'] ?? '')) {
         return done(new ApiError('unsupported_media_type', 'application/merge-patch+json is for PATCH; send this body as application/json.'), undefined)
       }

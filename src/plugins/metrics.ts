@@ -28,6 +28,7 @@ export function createMetrics() {
       labelNames: ['code'] as const,
       registers: [registry],
     }),
+    apiRequests: apiRequestsCounter(registry),
     storeErrors: new Counter({
       name: 'petstore_store_errors_total',
       help: 'Requests answered 503 because the database could not be reached.',
@@ -37,6 +38,34 @@ export function createMetrics() {
 }
 
 export type Metrics = ReturnType<typeof createMetrics>
+
+/**
+ * Requests made with a valid key, by plan and outcome, never by key (a label per key
+ * would grow without bound). Counted in a plain map on the request path, and handed
+ * to prom-client when scraped: labelling each request would hash its labels.
+ */
+function apiRequestsCounter(registry: Registry) {
+  const counts = new Map<string, number>()
+  new Counter({
+    name: 'petstore_api_requests_total',
+    help: 'Requests made with a valid API key, by plan and outcome (ok, rate_limited, banned, forbidden, error).',
+    labelNames: ['plan', 'outcome'] as const,
+    registers: [registry],
+    collect() {
+      for (const [label, n] of counts) {
+        const [plan = '', outcome = ''] = label.split(' ')
+        this.inc({ plan, outcome }, n)
+      }
+      counts.clear()
+    },
+  })
+  return {
+    inc(plan: string, outcome: string) {
+      const label = `${plan} ${outcome}`
+      counts.set(label, (counts.get(label) ?? 0) + 1)
+    },
+  }
+}
 
 export default fp(
   async (app, { metrics, limiter }: { metrics: Metrics; limiter: RateLimiter }) => {

@@ -21,7 +21,13 @@ function planTable(): string {
 
 const DESCRIPTION = `Browse and add animals available for adoption.
 
-Every operation needs an API key, sent as \`Authorization: Bearer <key>\`.
+Every operation needs an API key, sent as \`Authorization: Bearer <key>\`, holding the
+scope the operation lists under \`security\` (RFC 6750): \`pets:read\`, \`pets:write\`,
+\`orders:read\`, \`orders:write\`, \`usage:read\`, \`keys:read\`, \`keys:write\`; a write
+scope includes its read. Without it the answer is 403 \`insufficient_scope\`, counted
+against the rate limits like any request. Keys made without \`scopes\` get every scope
+but \`keys:*\`. A key can expire, be disabled, or be rolled (the old key keeps working
+for a grace period); each then answers 401 saying so in \`WWW-Authenticate\`.
 
 ## Rate limits
 Each key has two fixed windows, the UTC minute and the UTC day; a request is served
@@ -73,6 +79,9 @@ export default fp(
         tags: [
           { name: 'pets', description: 'Animals available for adoption.' },
           { name: 'store', description: 'Adoption: orders that reserve, then adopt or release an animal, and the inventory by status.' },
+          { name: 'keys', description: 'API keys managing API keys (scopes `keys:read`, `keys:write`): make, list, change, roll, revoke, unban, and read their usage.' },
+          { name: 'usage', description: 'What a key can see of its own use: its rate-limit windows and its history.' },
+          { name: 'webhooks', description: 'Events, and endpoints they are sent to, signed to the Standard Webhooks specification, at least once, from a transactional outbox.' },
         ],
         components: {
           securitySchemes: {

@@ -10,6 +10,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { AuthResult, Authenticator } from '../api-keys/authenticator.js'
 import { PLAN_LIMITS, type Limits } from '../api-keys/plans.js'
 import type { ApiKeyRecord } from '../api-keys/api-key-record.js'
+import type { Scope } from '../api-keys/scopes.js'
 import { ApiError } from '../errors.js'
 import type { RateLimitCount, RateLimitResult, RateLimiter } from '../rate-limit/limiter.js'
 
@@ -17,10 +18,16 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** A /v1 route that answers without a key (the OpenAPI document). */
     public?: boolean
+    /** The scope a key needs for this route (routes/v1/scopes.ts sets it from the operation). */
+    scope?: Scope
+    /** A route that does not count against the caller's limits (GET /v1/usage): it is answered from them. */
+    uncounted?: boolean
   }
   interface FastifyRequest {
     /** The caller's key, once the guard has accepted it. */
     apiKey: ApiKeyRecord | null
+    /** Set when the rate limiter refused the request: why (the usage history tells the two apart). */
+    rateLimitOutcome: 'limited' | 'banned' | undefined
   }
 }
 
@@ -32,8 +39,13 @@ export interface V1GuardOptions {
 export default fp(
   async (app, { authenticator, limiter }: V1GuardOptions) => {
     app.decorateRequest('apiKey', null)
+    app.decorateRequest('rateLimitOutcome', undefined)
 
     app.addHook('onRequest', (request, reply, done) => {
+      if (request.routeOptions.config.uncounted) {
+        uncounted(request, reply).then(() => done(), done)
+        return
+      }
       const known = authenticator.peek(request.headers.authorization)
       // Nothing to wait for: the key was known without the store, the counters are here.
       if (known && limiter.checkNow) {
@@ -51,6 +63,21 @@ export default fp(
       const auth = known ?? (await authenticator.authenticate(request.headers.authorization))
       admit(request, reply, auth, await limiter.check(identityOf(request, auth), limitsOf(auth)))
     }
+
+    // A valid key is let through without being counted; anything else is counted and
+    // refused as on any route, so that the route cannot be used to guess keys for free.
+    async function uncounted(request: FastifyRequest, reply: FastifyReply) {
+      const auth = await authenticator.authenticate(request.headers.authorization)
+      if (auth.ok) {
+        request.apiKey = auth.key
+        // The rate-limit headers every /v1 answer carries, from the windows as they stand.
+        const headers = rateLimitHeaders(await limiter.peek(auth.key.counterIdentity, auth.key.limits))
+        delete headers['retry-after'] // answered anyway, banned or not
+        reply.headers(headers)
+        return
+      }
+      admit(request, reply, auth, await limiter.check(identityOf(request, auth), limitsOf(auth)))
+    }
   },
   { name: 'v1-guard' },
 )
@@ -58,7 +85,8 @@ export default fp(
 // A key is counted by its id and creation time, not its id alone: a database created
 // again hands out the same ids, and its new keys must not inherit the old keys'
 // counters and bans from a Redis that outlived it.
-const identityOf = (request: FastifyRequest, auth: AuthResult) => (auth.ok ? `key:${auth.key.id}@${auth.key.createdAt}` : `ip:${request.ip}`)
+// (A rolled key shares its predecessor's identity: api-key-record.ts.)
+const identityOf = (request: FastifyRequest, auth: AuthResult) => (auth.ok ? auth.key.counterIdentity : `ip:${request.ip}`)
 const limitsOf = (auth: AuthResult) => (auth.ok ? auth.key.limits : PLAN_LIMITS.free)
 
 /** Lets the request through, or throws the answer: 503, 429 or 401, in that order. */
@@ -71,11 +99,21 @@ function admit(request: FastifyRequest, reply: FastifyReply, auth: AuthResult, c
     })
   }
   reply.headers(rateLimitHeaders(counted))
+  if (counted.outcome !== 'served') request.rateLimitOutcome = counted.outcome
   if (counted.outcome !== 'served') throw refusal(counted, auth.ok ? `the ${auth.key.plan} plan` : 'callers without a valid API key')
   if (!auth.ok && !request.routeOptions.config.public) {
     // RFC 6750 §3: a challenge on every 401; error="invalid_token" when one was sent.
-    const challenge = auth.missing ? 'Bearer realm="petstore"' : 'Bearer realm="petstore", error="invalid_token"'
+    const challenge = auth.missing
+      ? 'Bearer realm="petstore"'
+      : `Bearer realm="petstore", error="invalid_token"${auth.description ? `, error_description="${auth.description}"` : ''}`
     throw new ApiError('unauthorized', auth.message, { headers: { 'www-authenticate': challenge } })
+  }
+  const scope = request.routeOptions.config.scope
+  if (auth.ok && scope !== undefined && !auth.key.scopes.includes(scope)) {
+    // RFC 6750 §3.1: counted like any request, refused with the scope it lacks.
+    throw new ApiError('insufficient_scope', `This API key lacks the ${scope} scope this operation needs; its scopes are ${auth.key.scopes.join(', ') || 'none'}.`, {
+      headers: { 'www-authenticate': `Bearer realm="petstore", error="insufficient_scope", scope="${scope}"` },
+    })
   }
 }
 

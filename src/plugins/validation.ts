@@ -12,7 +12,9 @@ type HttpPart = 'body' | 'querystring' | 'params' | 'headers' | string
 
 // Ajv does not know OpenAPI's integer formats; they are bounds we check with
 // minimum/maximum, so the format itself always passes.
-const formats = { int64: true, int32: true } as const
+// date-time (query parameters of the usage history): RFC 3339 with a zone, a real instant.
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i
+const formats = { int64: true, int32: true, 'date-time': (text: string) => RFC3339.test(text) && !Number.isNaN(Date.parse(text)) } as const
 
 export function createValidatorCompiler(sharedSchemas: TSchema[]) {
   const bodyAjv = new Ajv({ allErrors: true, coerceTypes: false, useDefaults: false, removeAdditional: false, formats })
@@ -127,7 +129,8 @@ function describe(error: ErrorObject, where: 'field' | 'parameter'): ErrorDetail
     case 'maxLength':
       return { field: name, message: `${subject} must be at most ${String(params.limit)} characters long` }
     case 'pattern':
-      return { field: name, message: `${subject} must not be blank` }
+      // The names' pattern asks for one non-space character; an id's says its shape.
+      return { field: name, message: params.pattern === '\\S' ? `${subject} must not be blank` : `${subject} must match ${String(params.pattern)}` }
     case 'enum':
       return { field: name, message: `${subject} must be one of ${(params.allowedValues as unknown[]).join(', ')}` }
     default:

@@ -32,8 +32,20 @@ export interface HitResult {
   bannedUntil: number
 }
 
+/** An identity's counts as they stand, without counting anything. */
+export interface PeekResult {
+  now: number
+  minuteCount: number
+  dayCount: number
+  /** Unix ms when the ban ends; 0 when not banned. */
+  bannedUntil: number
+}
+
 export interface CounterStore {
   hit(request: HitRequest): Promise<HitResult>
+  peek(identity: string): Promise<PeekResult>
+  /** Lifts the identity's ban; true when there was one. */
+  unban(identity: string): Promise<boolean>
   close(): Promise<void>
 }
 

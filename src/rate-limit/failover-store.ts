@@ -6,7 +6,7 @@
 // The way back does not wait for a request: the Redis client's 'ready' event, or a
 // probe every second while degraded, returns to the shared counters. An instance
 // that a load balancer took out of rotation gets no requests, and must still recover.
-import type { CounterStore, HitRequest, HitResult, SharedCounterStore } from './counter-store.js'
+import type { CounterStore, HitRequest, HitResult, PeekResult, SharedCounterStore } from './counter-store.js'
 
 export type RedisFailureMode = 'open' | 'closed'
 
@@ -28,6 +28,10 @@ export interface FailoverOptions {
 
 export interface FailoverCounterStore {
   hit(request: HitRequest): Promise<HitResult | Unavailable>
+  /** From the shared counters, or this instance's while they cannot be reached. */
+  peek(identity: string): Promise<PeekResult>
+  /** Lifts the ban in the shared counters and in this instance's (which hold it while Redis is down). */
+  unban(identity: string): Promise<boolean>
   /** True while the shared counters cannot be reached. */
   readonly degraded: boolean
   /** How many times the shared counters were lost and this instance fell back (for /metrics). */
@@ -78,6 +82,23 @@ export function createFailoverCounterStore({ primary, fallback, mode, onTransiti
         setDegraded(true, error)
         if (mode === 'closed') return { outcome: 'unavailable', reason: reasonOf(error) }
         return fallback.hit(request)
+      }
+    },
+    async peek(identity) {
+      try {
+        return await primary.peek(identity)
+      } catch (error) {
+        setDegraded(true, error)
+        return fallback.peek(identity)
+      }
+    },
+    async unban(identity) {
+      const local = await fallback.unban(identity)
+      try {
+        return (await primary.unban(identity)) || local
+      } catch (error) {
+        setDegraded(true, error)
+        return local
       }
     },
     get degraded() {

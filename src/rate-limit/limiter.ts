@@ -43,6 +43,10 @@ export type RateLimitResult = RateLimitCount | RateLimitUnavailable
 
 export interface RateLimiter {
   check(identity: string, limits: Limits): Promise<RateLimitResult>
+  /** The windows as they stand, counting nothing (GET /v1/usage, a key's status). */
+  peek(identity: string, limits: Limits): Promise<RateLimitCount>
+  /** Lifts a ban on every instance (with Redis) or on this one; true when there was one. */
+  unban(identity: string): Promise<boolean>
   /** Present when the counters are in this process: the same check, answered at once. */
   checkNow: ((identity: string, limits: Limits) => RateLimitCount) | undefined
   /** True while the shared counters cannot be reached and this instance counts alone (or refuses). */
@@ -69,6 +73,11 @@ export function createRateLimiter({ store, banAfter, banSeconds }: RateLimiterOp
       return hit.outcome === 'unavailable' ? hit : count(hit, limits)
     },
     checkNow: local && ((identity, limits) => count(local.hitNow(request(identity, limits)), limits)),
+    async peek(identity, limits) {
+      const { now, minuteCount, dayCount, bannedUntil } = await store.peek(identity)
+      return count({ outcome: bannedUntil > now ? 'banned' : 'served', now, minuteCount, dayCount, bannedUntil }, limits)
+    },
+    unban: (identity) => store.unban(identity),
     get degraded() {
       return shared?.degraded ?? false
     },

@@ -1,7 +1,7 @@
 // Counters in this process's memory: exact for one instance. Synchronous inside,
 // so concurrent requests cannot interleave between the check and the count.
 import type { Clock } from '../clock.js'
-import { DAY_MS, MINUTE_MS, type HitRequest, type HitResult, type LocalCounterStore } from './counter-store.js'
+import { DAY_MS, MINUTE_MS, type HitRequest, type HitResult, type LocalCounterStore, type PeekResult } from './counter-store.js'
 
 interface Counters {
   minute: number
@@ -62,9 +62,28 @@ export function createMemoryCounterStore(clock: Clock): LocalCounterStore {
     return result('limited')
   }
 
+  function peek(identity: string): PeekResult {
+    const now = clock.now()
+    const c = counters.get(identity)
+    if (!c) return { now, minuteCount: 0, dayCount: 0, bannedUntil: 0 }
+    return {
+      now,
+      minuteCount: c.minute === Math.floor(now / MINUTE_MS) ? c.minuteCount : 0,
+      dayCount: c.day === Math.floor(now / DAY_MS) ? c.dayCount : 0,
+      bannedUntil: c.bannedUntil > now ? c.bannedUntil : 0,
+    }
+  }
+
   return {
     hitNow,
     hit: async (request) => hitNow(request),
+    peek: async (identity) => peek(identity),
+    async unban(identity) {
+      const c = counters.get(identity)
+      if (!c || c.bannedUntil <= clock.now()) return false
+      c.bannedUntil = 0
+      return true
+    },
     close: async () => counters.clear(),
   }
 }

@@ -24,12 +24,15 @@ import type { HitRequest, HitResult, SharedCounterStore } from './counter-store.
 // hits to apply). Returns {now, m, d, served, limited, banned_until}: m and d are the
 // counts before the batch; of its n hits the first `served` are served, the next
 // `limited` limited, and the rest banned until banned_until.
-const HIT_SCRIPT = `
-local now = tonumber(ARGV[5])
+/** Lua: `now` in ms, from the argument `arg` (tests' clocks) or, when it is '', Redis's own TIME. */
+const NOW = (arg: string) => `
+local now = tonumber(${arg})
 if now == nil then
   local t = redis.call('TIME')
   now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
+end`
+
+const HIT_SCRIPT = `${NOW('ARGV[5]')}
 local per_minute, per_day = tonumber(ARGV[1]), tonumber(ARGV[2])
 local ban_after, ban_ms = tonumber(ARGV[3]), tonumber(ARGV[4])
 local n = tonumber(ARGV[6])
@@ -76,9 +79,22 @@ redis.call('DEL', refused_key)
 return {now, m, d, served, limited, banned_until}
 `
 
+// KEYS[1]: the identity's base key. ARGV: now ('' reads TIME). Returns {now, m, d, banned_until}.
+const PEEK_SCRIPT = `${NOW('ARGV[1]')}
+local base = KEYS[1]
+local m = tonumber(redis.call('GET', base .. ':m:' .. math.floor(now / 60000)) or '0')
+local d = tonumber(redis.call('GET', base .. ':d:' .. math.floor(now / 86400000)) or '0')
+local banned_until = tonumber(redis.call('GET', base .. ':ban') or '0')
+if banned_until <= now then banned_until = 0 end
+return {now, m, d, banned_until}
+`
+
 /** The script's reply: see HIT_SCRIPT. */
 type BatchReply = [now: number, minuteCount: number, dayCount: number, served: number, limited: number, bannedUntil: number]
-type WithHit = Redis & { petstoreHit(key: string, ...args: (number | string)[]): Promise<BatchReply> }
+type WithHit = Redis & {
+  petstoreHit(key: string, ...args: (number | string)[]): Promise<BatchReply>
+  petstorePeek(key: string, now: number | string): Promise<[number, number, number, number]>
+}
 
 /** What the `i`th hit of a batch (0-based, in arrival order) would have got from a script run of its own. */
 function nthResult([now, minuteCount, dayCount, served, limited, bannedUntil]: BatchReply, i: number): HitResult {
@@ -136,6 +152,8 @@ export function createRedisCounterStore({
   // Connection errors surface as failed commands; the 'error' event alone must not crash the process.
   redis.on('error', () => {})
   redis.defineCommand('petstoreHit', { numberOfKeys: 1, lua: HIT_SCRIPT })
+  redis.defineCommand('petstorePeek', { numberOfKeys: 1, lua: PEEK_SCRIPT })
+  const baseKey = (identity: string) => `${prefix}:rl:{${identity}}`
 
   // A hit's script arguments (but n). Without a test clock they depend on the limits
   // alone, so they are built once per limits object (the plans' constants, or a cached
@@ -171,8 +189,16 @@ export function createRedisCounterStore({
 
   return {
     redis,
+    async peek(identity) {
+      const [now, minuteCount, dayCount, bannedUntil] = await redis.petstorePeek(baseKey(identity), clock ? clock.now() : '')
+      return { now, minuteCount, dayCount, bannedUntil }
+    },
+    async unban(identity) {
+      // A ban cleared the refusal count when it started, so the ban key is all there is.
+      return (await redis.del(`${baseKey(identity)}:ban`)) > 0
+    },
     hit({ identity, limits, banAfter, banMs }: HitRequest): Promise<HitResult> {
-      const key = `${prefix}:rl:{${identity}}`
+      const key = baseKey(identity)
       const { args, sameArgs } = argumentsOf(limits, banAfter, banMs)
       let batch = gathering.get(key)
       // Other arguments (a changed plan, a moved test clock) start a batch of their

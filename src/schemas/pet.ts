@@ -1,6 +1,7 @@
 // One schema per shape: these validate requests, serialize responses, document the
 // API in OpenAPI and type the handlers and the client.
 import { Type, type Static } from 'typebox'
+import { STORABLE_TEXT } from './text.js'
 
 export const PET_STATUSES = ['available', 'pending', 'sold'] as const
 export type PetStatus = (typeof PET_STATUSES)[number]
@@ -17,14 +18,11 @@ const description = {
 export const PetStatusSchema = (options: { description?: string; default?: PetStatus } = {}) =>
   Type.Unsafe<PetStatus>({ type: 'string', enum: [...PET_STATUSES], description: description.status, ...options })
 
-// Decision D3: a NUL or a lone surrogate is refused, not altered: PostgreSQL cannot
-// store U+0000 and no store keeps a lone surrogate (both would read back otherwise).
-// (Ajv compiles patterns with the u flag, so a paired surrogate is one code point.)
 const name = Type.String({
   minLength: 1,
   maxLength: 200,
   pattern: '\\S',
-  not: { type: 'string', pattern: '[\\u0000\\uD800-\\uDFFF]' },
+  ...STORABLE_TEXT,
   description: description.name,
   examples: ['Rex'],
 })

@@ -42,8 +42,14 @@ const COMMON_HEADERS: Headers = {
   ),
 }
 
-export const UNAUTHORIZED = errorResponse('Missing, malformed, unknown or revoked API key.', ['unauthorized'], {
-  'WWW-Authenticate': header('`Bearer realm="petstore"`, with `error="invalid_token"` when a key was sent (RFC 6750).'),
+export const UNAUTHORIZED = errorResponse('Missing, malformed, unknown, revoked, expired or disabled API key.', ['unauthorized'], {
+  'WWW-Authenticate': header(
+    '`Bearer realm="petstore"`, with `error="invalid_token"` when a key was sent, and an `error_description` saying why when the key is revoked, expired or disabled (RFC 6750).',
+  ),
+})
+
+export const INSUFFICIENT_SCOPE = errorResponse('The API key lacks the scope this operation needs (listed under `security`).', ['insufficient_scope'], {
+  'WWW-Authenticate': header('`Bearer realm="petstore", error="insufficient_scope", scope="<the scope needed>"` (RFC 6750 §3.1).'),
 })
 
 export const TOO_MANY_REQUESTS = errorResponse(

@@ -4,6 +4,7 @@
 import { issueApiKey } from '../../src/api-keys/issue-key.js'
 import type { KeyEnvironment } from '../../src/api-keys/key-format.js'
 import { checkPlan, type Limits } from '../../src/api-keys/plans.js'
+import type { Scope } from '../../src/api-keys/scopes.js'
 import { systemClock, type Clock } from '../../src/clock.js'
 import type { ApiKeysStore } from '../../src/db/api-keys-store.js'
 import { openStore } from '../../src/db/open-store.js'
@@ -20,6 +21,9 @@ export interface TestKeyOptions {
   environment?: KeyEnvironment
   name?: string
   clock?: Clock
+  scopes?: readonly Scope[]
+  /** Unix ms. */
+  expiresAt?: number
 }
 
 export interface TestKey {
@@ -33,6 +37,8 @@ export async function issueTestKey(apiKeys: Pick<ApiKeysStore, 'insert'>, option
     name: options.name ?? 'test',
     ...checkPlan(options.plan ?? 'free', options.custom ?? {}),
     environment: options.environment ?? 'test',
+    ...(options.scopes === undefined ? {} : { scopes: options.scopes }),
+    ...(options.expiresAt === undefined ? {} : { expiresAt: options.expiresAt }),
   })
   return { secret, id: record.id }
 }

@@ -11,7 +11,7 @@ import { loadConfig } from '../../src/config.js'
 import { openStore } from '../../src/db/open-store.js'
 import { createRateLimiterFromConfig } from '../../src/rate-limit/from-config.js'
 import type { RateLimiter } from '../../src/rate-limit/limiter.js'
-import { issueTestKey } from './keys.js'
+import { issueTestKey, type TestKeyOptions } from './keys.js'
 import { createTestDatabase, needs } from './services.js'
 
 export type StoreKind = 'sqlite' | 'postgres'
@@ -78,8 +78,8 @@ export async function startTestServer(options: TestServerOptions = {}) {
     app,
     request,
     /** Creates a key straight in the store, as `petstore keys create` does. */
-    async createKey(plan = 'free', custom: Partial<Limits> = {}): Promise<string> {
-      return (await issueTestKey(store.apiKeys, { plan, custom, clock, environment: keyEnvironmentFor(config.environment) })).secret
+    async createKey(plan = 'free', custom: Partial<Limits> = {}, more: Pick<TestKeyOptions, 'scopes' | 'expiresAt' | 'name'> = {}): Promise<string> {
+      return (await issueTestKey(store.apiKeys, { plan, custom, clock, environment: keyEnvironmentFor(config.environment), ...more })).secret
     },
     /** The store's id of a key made by createKey (Idempotency-Key records are scoped by it). */
     async keyId(secret: string): Promise<number> {

@@ -1,19 +1,37 @@
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
+import { join } from 'node:path'
 import { ConfigError, loadConfig, redactUrl } from '../../src/config.js'
 import { openStoreFromConfig } from '../../src/db/from-config.js'
 
 describe('config', () => {
-  it('defaults to 127.0.0.1:8080, SQLite in ./data, development, in-memory limits', () => {
+  it('defaults to 127.0.0.1:8080, SQLite in the project\'s data/, development, in-memory limits', () => {
     const config = loadConfig({})
     assert.equal(config.host, '127.0.0.1')
     assert.equal(config.port, 8080)
-    assert.equal(config.databaseUrl, 'sqlite:./data/petstore.db')
+    // The project's folder, wherever the command runs: a subfolder's `keys create` used to make a second database.
+    assert.equal(config.databaseUrl, `sqlite:${join(process.cwd(), 'data', 'petstore.db')}`)
+    const elsewhere = process.cwd()
+    try {
+      process.chdir(join(elsewhere, 'src'))
+      assert.equal(loadConfig({}).databaseUrl, config.databaseUrl)
+      // An explicit relative path is the working directory's, made absolute so that messages name the file.
+      assert.equal(loadConfig({ DATABASE_URL: 'sqlite:./x.db' }).databaseUrl, `sqlite:${join(elsewhere, 'src', 'x.db')}`)
+    } finally {
+      process.chdir(elsewhere)
+    }
     assert.equal(config.redisUrl, undefined)
     assert.equal(config.environment, 'development')
     assert.equal(config.banAfter, 20)
     assert.equal(config.banSeconds, 900)
     assert.ok(Object.isFrozen(config))
+  })
+
+  it('takes LOG_FORMAT json (the default) or pretty, and refuses pretty in production', () => {
+    assert.equal(loadConfig({}).logFormat, 'json')
+    assert.equal(loadConfig({ LOG_FORMAT: 'pretty' }).logFormat, 'pretty')
+    assert.throws(() => loadConfig({ LOG_FORMAT: 'colour' }), /LOG_FORMAT/)
+    assert.throws(() => loadConfig({ LOG_FORMAT: 'pretty', PETSTORE_ENV: 'production' }), /LOG_FORMAT=pretty is for development/)
   })
 
   it('reads every variable', () => {

@@ -7,6 +7,8 @@ import * as idempotencyKeys from './2026-11-22-002-idempotency-keys.js'
 import * as orders from './2026-11-23-003-orders.js'
 import * as petStatusCounts from './2026-11-24-004-pet-status-counts.js'
 import * as ordersOutlivePets from './2026-11-24-005-orders-outlive-pets.js'
+import * as apiKeyLifecycle from './2026-11-24-006-api-key-lifecycle.js'
+import * as eventsAndWebhooks from './2026-11-24-007-events-and-webhooks.js'
 
 const MIGRATIONS = {
   '2026-11-22-001-pets-and-api-keys': petsAndApiKeys,
@@ -14,6 +16,8 @@ const MIGRATIONS = {
   '2026-11-23-003-orders': orders,
   '2026-11-24-004-pet-status-counts': petStatusCounts,
   '2026-11-24-005-orders-outlive-pets': ordersOutlivePets,
+  '2026-11-24-006-api-key-lifecycle': apiKeyLifecycle,
+  '2026-11-24-007-events-and-webhooks': eventsAndWebhooks,
 }
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {

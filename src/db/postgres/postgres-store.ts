@@ -2,11 +2,14 @@
 // hot paths' named statements alike.
 import { migrate, ping } from '../database.js'
 import { createApiKeysStore } from '../sql/api-keys.js'
+import { createUsageStore } from '../sql/usage.js'
+import { createWebhooksStore } from '../sql/webhooks.js'
 import { createIdempotencyClaims } from '../sql/idempotency-claims.js'
 import type { Store } from '../store.js'
 import { openPostgres, type PostgresPoolOptions } from './connection.js'
 import { createPostgresOrdersStore } from './orders-store.js'
 import { createPostgresPetsStore } from './pets-store.js'
+import { listenForDeliveries } from './notifications.js'
 
 /** Opens a pool on the database at `url` and applies pending migrations. */
 export async function openPostgresStore(url: string, options: PostgresPoolOptions = {}): Promise<Store> {
@@ -22,6 +25,8 @@ export async function openPostgresStore(url: string, options: PostgresPoolOption
     pets: createPostgresPetsStore(pool),
     orders: createPostgresOrdersStore(db, pool),
     apiKeys: createApiKeysStore(db),
+    usage: createUsageStore(db),
+    webhooks: createWebhooksStore(db, 'postgres', listenForDeliveries(url)),
     idempotency: createIdempotencyClaims(db),
     ping: () => ping(db),
     close: () => db.destroy(),

@@ -5,6 +5,8 @@
 import { createSqliteGroupCommit } from '../batching/group-commit.js'
 import { migrate, ping } from '../database.js'
 import { createApiKeysStore } from '../sql/api-keys.js'
+import { createUsageStore } from '../sql/usage.js'
+import { createWebhooksStore } from '../sql/webhooks.js'
 import { createIdempotencyClaims } from '../sql/idempotency-claims.js'
 import type { Store } from '../store.js'
 import { openSqlite } from './connection.js'
@@ -29,6 +31,8 @@ export async function openSqliteStore(path: string): Promise<Store> {
     pets,
     orders: createSqliteOrdersStore({ db, writer, groupCommit, completeClaim }),
     apiKeys: createApiKeysStore(db),
+    usage: createUsageStore(db),
+    webhooks: createWebhooksStore(db, 'sqlite'),
     idempotency: createIdempotencyClaims(db),
     ping: () => ping(db),
     close: async () => {

@@ -10,16 +10,39 @@ import { answerNotFound } from '../../plugins/error-handler.js'
 import { refuseOtherMethods } from '../method-not-allowed.js'
 import { petRoutes } from './pets.js'
 import { orderRoutes } from './orders.js'
+import { applyOperationScopes } from './scopes.js'
+import { keyRoutes } from './keys.js'
+import { usageRoutes } from './usage.js'
+import { webhookRoutes, type WebhookRoutesOptions } from './webhooks.js'
+import type { KeyAdmin } from '../../api-keys/key-admin.js'
+import type { UsageRecorder } from '../../api-keys/usage-recorder.js'
+import type { UsageOutcome } from '../../db/usage-store.js'
+import type { Metrics } from '../../plugins/metrics.js'
 
 export interface V1Options {
   authenticator: Authenticator
   limiter: RateLimiter
   store: Store
   clock: Clock
+  keyAdmin: KeyAdmin
+  usage: UsageRecorder
+  metrics: Metrics
+  webhooks: Omit<WebhookRoutesOptions, 'webhooks' | 'clock'>
 }
 
-export async function v1Routes(app: FastifyInstance, { authenticator, limiter, store, clock }: V1Options) {
+export async function v1Routes(app: FastifyInstance, { authenticator, limiter, store, clock, keyAdmin, usage, metrics, webhooks }: V1Options) {
   await app.register(v1Guard, { authenticator, limiter })
+  applyOperationScopes(app)
+  // Every answer to a valid key is counted for its usage history and /metrics, refusals included.
+  app.addHook('onResponse', (request, reply, done) => {
+    const key = request.apiKey
+    if (key !== null) {
+      const outcome = outcomeOf(reply.statusCode, request.rateLimitOutcome)
+      usage.record(key.id, outcome)
+      metrics.apiRequests.inc(key.plan, outcome)
+    }
+    done()
+  })
 
   app.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger())
   refuseOtherMethods(app, '/openapi.json', ['GET'], { public: true })
@@ -27,7 +50,17 @@ export async function v1Routes(app: FastifyInstance, { authenticator, limiter, s
   refuseOtherMethods(app, '/pets', ['GET', 'POST'])
   refuseOtherMethods(app, '/pets/:petId', ['GET', 'PATCH', 'DELETE'])
   await app.register(orderRoutes, { store, clock })
+  await app.register(keyRoutes, { keyAdmin, usage, idempotency: store.idempotency, clock })
+  await app.register(usageRoutes, { limiter, usage, clock })
+  await app.register(webhookRoutes, { ...webhooks, webhooks: store.webhooks, clock })
 
   // Unknown /v1 routes are 404, after authentication.
   app.setNotFoundHandler(answerNotFound)
+}
+
+function outcomeOf(status: number, limited: 'limited' | 'banned' | undefined): UsageOutcome {
+  if (status >= 500) return 'error'
+  if (status === 429) return limited === 'banned' ? 'banned' : 'rate_limited'
+  if (status === 403) return 'forbidden'
+  return 'ok'
 }

@@ -1,5 +1,6 @@
 // Request pieces more than one operation takes, defined once: the list query of a
 // keyset-paginated collection, and the Idempotency-Key header of a create-like operation.
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type, type TSchema } from 'typebox'
 import { MAX_IDEMPOTENCY_KEY_LENGTH } from '../../idempotency/idempotency-key.js'
 import { parametersWithDefaults } from '../../schemas/shared.js'
@@ -27,4 +28,13 @@ export function idempotencyKeyHeaders({ replays, doesNot, more = '' }: { replays
       }),
     ),
   })
+}
+
+/**
+ * preValidation for an operation whose JSON body is optional (roll a key, rotate a
+ * secret): no body is the empty object, so the body schema's defaults apply.
+ */
+export function noBodyIsEmptyObject(request: FastifyRequest, _reply: FastifyReply, done: () => void) {
+  request.body ??= {}
+  done()
 }

@@ -1,0 +1,37 @@
+// --webhook: a receiver on loopback that answers every delivery 204 and counts them,
+// and the endpoint that subscribes it to every event of the service under test. It
+// runs in the bench's own process, on no core of its own: it is there to take the
+// deliveries, not to be measured.
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
+
+export async function startReceiver() {
+  let delivered = 0
+  const server = createServer((req, res) => {
+    req.resume()
+    req.on('end', () => {
+      delivered++
+      res.writeHead(204).end()
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
+    get delivered() {
+      return delivered
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  }
+}
+
+export type Receiver = Awaited<ReturnType<typeof startReceiver>>
+
+/** Subscribes `receiver` to every event of the service at `url`. */
+export async function subscribe(url: string, key: string, receiver: Receiver): Promise<void> {
+  const res = await fetch(`${url}/v1/webhook-endpoints`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ url: receiver.url, enabledEvents: ['*'], description: 'npm run bench -- --webhook' }),
+  })
+  if (res.status !== 201) throw new Error(`could not subscribe the bench's receiver: ${res.status} ${await res.text()}`)
+}

@@ -1,0 +1,89 @@
+// Usage history without a write per request: each request adds to a count in memory
+// (per key, UTC hour and outcome), and the counts go to the store in one statement
+// every few seconds, added to what other instances wrote. A crash loses at most the
+// counts of the last interval; a failed write keeps them for the next one.
+import type { Clock } from '../clock.js'
+import { HOUR_MS } from './usage-buckets.js'
+import { USAGE_OUTCOMES, type UsageOutcome, type UsageRow, type UsageStore } from '../db/usage-store.js'
+
+export const FLUSH_EVERY_MS = 5_000
+
+export interface UsageRecorderOptions {
+  usage: UsageStore
+  clock: Clock
+  flushEveryMs?: number
+  onError?: (error: unknown) => void
+}
+
+const OUTCOME_INDEX: Readonly<Record<UsageOutcome, number>> = Object.fromEntries(USAGE_OUTCOMES.map((outcome, i) => [outcome, i])) as Record<UsageOutcome, number>
+
+/** Counts not yet in the store, by key id, then hour: one number per outcome (USAGE_OUTCOMES' order). Numbers all the way, on the request path. */
+type Pending = Map<number, Map<number, number[]>>
+
+export function createUsageRecorder({ usage, clock, flushEveryMs = FLUSH_EVERY_MS, onError = () => {} }: UsageRecorderOptions) {
+  let pending: Pending = new Map()
+  let flushing: Promise<void> | undefined
+
+  const rowsOf = (counts: Pending): UsageRow[] =>
+    [...counts].flatMap(([apiKeyId, byHour]) =>
+      [...byHour].flatMap(([hour, perOutcome]) =>
+        USAGE_OUTCOMES.flatMap((outcome, i) => (perOutcome[i] ? [{ apiKeyId, hour, outcome, requests: perOutcome[i] }] : [])),
+      ),
+    )
+
+  async function flush(): Promise<void> {
+    if (flushing) return flushing
+    if (pending.size === 0) return
+    const taken = pending
+    pending = new Map()
+    flushing = usage
+      .add(rowsOf(taken))
+      .catch((error: unknown) => {
+        // Back into the counts, added to whatever arrived meanwhile: written next time.
+        for (const row of rowsOf(taken)) add(row.apiKeyId, row.hour, row.outcome, row.requests)
+        onError(error)
+      })
+      .finally(() => {
+        flushing = undefined
+      })
+    return flushing
+  }
+
+  function add(apiKeyId: number, hour: number, outcome: UsageOutcome, requests: number) {
+    let byHour = pending.get(apiKeyId)
+    if (!byHour) pending.set(apiKeyId, (byHour = new Map()))
+    let perOutcome = byHour.get(hour)
+    if (!perOutcome) byHour.set(hour, (perOutcome = USAGE_OUTCOMES.map(() => 0)))
+    perOutcome[OUTCOME_INDEX[outcome]]! += requests
+  }
+
+  const timer = setInterval(() => void flush(), flushEveryMs).unref()
+
+  return {
+    record(apiKeyId: number, outcome: UsageOutcome): void {
+      const now = clock.now()
+      add(apiKeyId, now - (now % HOUR_MS), outcome, 1)
+    },
+    /** A key's rows with `from <= hour < to`: the store's, with this instance's counts not yet written added in. */
+    async history(apiKeyId: number, from: number, to: number): Promise<UsageRow[]> {
+      const stored = await usage.history(apiKeyId, from, to)
+      const unwritten = rowsOf(new Map([[apiKeyId, pending.get(apiKeyId) ?? new Map<number, number[]>()]])).filter((row) => row.hour >= from && row.hour < to)
+      const merged = new Map(stored.map((row) => [`${row.hour}:${row.outcome}`, { ...row }]))
+      for (const row of unwritten) {
+        const known = merged.get(`${row.hour}:${row.outcome}`)
+        if (known) known.requests += row.requests
+        else merged.set(`${row.hour}:${row.outcome}`, row)
+      }
+      return [...merged.values()].sort((a, b) => a.hour - b.hour || a.outcome.localeCompare(b.outcome))
+    },
+    flush,
+    /** Writes what is left; on SIGTERM, before the store closes. */
+    async close(): Promise<void> {
+      clearInterval(timer)
+      await flushing
+      await flush()
+    },
+  }
+}
+
+export type UsageRecorder = ReturnType<typeof createUsageRecorder>

@@ -1,0 +1,256 @@
+// The webhooks store (webhooks-store.ts), written once in Kysely for both databases.
+// Only the claim differs: PostgreSQL's dispatchers skip the rows another one has
+// locked (FOR UPDATE SKIP LOCKED); SQLite has one writer, so its UPDATE is the claim.
+import type { Kysely, Selectable } from 'kysely'
+import type { Dialect } from '../dialect.js'
+import type { Database, EventsTable, WebhookAttemptsTable, WebhookEndpointsTable } from '../schema.js'
+import type { StoredAttempt, StoredEndpoint, StoredEvent, WebhooksStore } from '../webhooks-store.js'
+
+/** `watch`, for a backend that has a way to be told (postgres/notifications.ts). */
+export type Watch = WebhooksStore['watch']
+const pollOnly: Watch = async () => async () => {}
+
+export function createWebhooksStore(db: Kysely<Database>, dialect: Dialect, watch: Watch = pollOnly): WebhooksStore {
+  async function endpointsByIds(ids: readonly number[]): Promise<Map<number, StoredEndpoint>> {
+    if (ids.length === 0) return new Map()
+    const rows = await db.selectFrom('webhook_endpoints').selectAll().where('id', 'in', [...new Set(ids)]).execute()
+    return new Map(rows.map((row) => [row.id, toEndpoint(row)]))
+  }
+
+  async function eventsByIds(ids: readonly number[]): Promise<Map<number, StoredEvent>> {
+    if (ids.length === 0) return new Map()
+    const rows = await db.selectFrom('events').selectAll().where('id', 'in', [...new Set(ids)]).execute()
+    return new Map(rows.map((row) => [row.id, toEvent(row)]))
+  }
+
+  return {
+    async events({ apiKeyId, type, beforeId, limit }) {
+      let query = db
+        .selectFrom('events')
+        .selectAll()
+        .where((eb) => eb.or([eb('api_key_id', '=', apiKeyId), eb('api_key_id', 'is', null)]))
+      if (type !== undefined) query = query.where('type', '=', type)
+      if (beforeId !== undefined) query = query.where('id', '<', beforeId)
+      return (await query.orderBy('id', 'desc').limit(limit).execute()).map(toEvent)
+    },
+
+    async event(id) {
+      const row = await db.selectFrom('events').selectAll().where('id', '=', id).executeTakeFirst()
+      return row && toEvent(row)
+    },
+
+    async insertEndpoint(endpoint, now) {
+      const row = await db
+        .insertInto('webhook_endpoints')
+        .values({
+          api_key_id: endpoint.apiKeyId,
+          url: endpoint.url,
+          description: endpoint.description,
+          enabled_events: endpoint.enabledEvents,
+          secret: endpoint.secret,
+          created_at: now,
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow()
+      return toEndpoint(row)
+    },
+
+    async endpoints(apiKeyId) {
+      return (await db.selectFrom('webhook_endpoints').selectAll().where('api_key_id', '=', apiKeyId).orderBy('id').execute()).map(toEndpoint)
+    },
+
+    async endpoint(apiKeyId, id) {
+      const row = await db.selectFrom('webhook_endpoints').selectAll().where('api_key_id', '=', apiKeyId).where('id', '=', id).executeTakeFirst()
+      return row && toEndpoint(row)
+    },
+
+    async updateEndpoint(apiKeyId, id, changes) {
+      const row = await db
+        .updateTable('webhook_endpoints')
+        .set({
+          ...(changes.url === undefined ? {} : { url: changes.url }),
+          ...(changes.description === undefined ? {} : { description: changes.description }),
+          ...(changes.enabledEvents === undefined ? {} : { enabled_events: changes.enabledEvents }),
+          ...(changes.disabledAt === undefined ? {} : { disabled_at: changes.disabledAt, failing_since: null }),
+        })
+        .where('api_key_id', '=', apiKeyId)
+        .where('id', '=', id)
+        .returningAll()
+        .executeTakeFirst()
+      return row && toEndpoint(row)
+    },
+
+    async rotateSecret(apiKeyId, id, secret, previousUntil) {
+      const row = await db
+        .updateTable('webhook_endpoints')
+        .set((eb) => ({ previous_secret: eb.ref('secret'), previous_secret_until: previousUntil, secret }))
+        .where('api_key_id', '=', apiKeyId)
+        .where('id', '=', id)
+        .returningAll()
+        .executeTakeFirst()
+      return row && toEndpoint(row)
+    },
+
+    async deleteEndpoint(apiKeyId, id) {
+      return db.transaction().execute(async (trx) => {
+        const deleted = await trx.deleteFrom('webhook_endpoints').where('api_key_id', '=', apiKeyId).where('id', '=', id).executeTakeFirst()
+        if (deleted.numDeletedRows === 0n) return false
+        await trx.deleteFrom('webhook_deliveries').where('endpoint_id', '=', id).where('status', '=', 'pending').execute()
+        return true
+      })
+    },
+
+    async claimDue(now, leaseMs, limit) {
+      const leaseUntil = now + leaseMs
+      const claimed = await db
+        .updateTable('webhook_deliveries')
+        .set({ lease_until: leaseUntil })
+        .where('id', 'in', (eb) => {
+          const due = eb
+            .selectFrom('webhook_deliveries')
+            .select('id')
+            .where('status', '=', 'pending')
+            .where('next_attempt_at', '<=', now)
+            .where((w) => w.or([w('lease_until', 'is', null), w('lease_until', '<=', now)]))
+            .orderBy('next_attempt_at')
+            .limit(limit)
+          return dialect === 'postgres' ? due.forUpdate().skipLocked() : due
+        })
+        .returning(['id', 'attempts', 'event_id', 'endpoint_id', 'trigger'])
+        .execute()
+      const [events, endpoints] = await Promise.all([eventsByIds(claimed.map((row) => row.event_id)), endpointsByIds(claimed.map((row) => row.endpoint_id))])
+      return claimed.flatMap((row) => {
+        const event = events.get(row.event_id)
+        const endpoint = endpoints.get(row.endpoint_id)
+        return event && endpoint ? [{ id: row.id, attempts: row.attempts, trigger: row.trigger as 'scheduled' | 'manual', leaseUntil, event, endpoint }] : []
+      })
+    },
+
+    async enqueue(endpointId, eventId, now) {
+      const row = await db
+        .insertInto('webhook_deliveries')
+        .values({ endpoint_id: endpointId, event_id: eventId, status: 'pending', attempts: 0, next_attempt_at: now, trigger: 'manual', created_at: now })
+        .returning('id')
+        .executeTakeFirstOrThrow()
+      return row.id
+    },
+
+    async recordAttempt(attempt) {
+      return db.transaction().execute(async (trx) => {
+        const delivery = await trx
+          .updateTable('webhook_deliveries')
+          .set((eb) => ({
+            status: attempt.outcome.status,
+            attempts: eb('attempts', '+', 1),
+            lease_until: null,
+            ...(attempt.outcome.status === 'pending' ? { next_attempt_at: attempt.outcome.nextAttemptAt } : {}),
+          }))
+          .where('id', '=', attempt.deliveryId)
+          .where('lease_until', '=', attempt.leaseUntil)
+          .returning(['endpoint_id', 'event_id'])
+          .executeTakeFirst()
+        if (!delivery) return false
+        await trx
+          .insertInto('webhook_attempts')
+          .values({
+            delivery_id: attempt.deliveryId,
+            endpoint_id: delivery.endpoint_id,
+            event_id: delivery.event_id,
+            trigger: attempt.trigger,
+            at: attempt.at,
+            duration_ms: attempt.durationMs,
+            response_status: attempt.responseStatus,
+            error: attempt.error,
+          })
+          .execute()
+        const delivered = attempt.outcome.status === 'delivered'
+        await trx
+          .updateTable('webhook_endpoints')
+          .set((eb) => ({
+            failing_since: delivered ? null : eb.fn.coalesce('failing_since', eb.val(attempt.at)),
+            ...(attempt.disableEndpointAt === undefined ? {} : { disabled_at: attempt.disableEndpointAt }),
+          }))
+          .where('id', '=', delivery.endpoint_id)
+          .execute()
+        return true
+      })
+    },
+
+    async release(deliveryId, leaseUntil) {
+      await db.updateTable('webhook_deliveries').set({ lease_until: null }).where('id', '=', deliveryId).where('lease_until', '=', leaseUntil).execute()
+    },
+
+    async attempts(endpointId, limit) {
+      const rows = await db.selectFrom('webhook_attempts').selectAll().where('endpoint_id', '=', endpointId).orderBy('id', 'desc').limit(limit).execute()
+      return rows.map(toAttempt)
+    },
+
+    async insertEvent(event, endpointIds, now) {
+      return db.transaction().execute(async (trx) => {
+        const row = await trx
+          .insertInto('events')
+          .values({ type: event.type, api_key_id: event.apiKeyId, data: event.data, created_at: now })
+          .returningAll()
+          .executeTakeFirstOrThrow()
+        if (endpointIds.length > 0) {
+          await trx
+            .insertInto('webhook_deliveries')
+            .values(endpointIds.map((endpointId) => ({ endpoint_id: endpointId, event_id: row.id, status: 'pending', attempts: 0, next_attempt_at: now, trigger: 'manual', created_at: now })))
+            .execute()
+        }
+        return toEvent(row)
+      })
+    },
+
+    watch,
+
+    async purge(before) {
+      await db.transaction().execute(async (trx) => {
+        await trx.deleteFrom('webhook_attempts').where('event_id', 'in', (eb) => eb.selectFrom('events').select('id').where('created_at', '<', before)).execute()
+        await trx
+          .deleteFrom('webhook_deliveries')
+          .where('status', '!=', 'pending')
+          .where('event_id', 'in', (eb) => eb.selectFrom('events').select('id').where('created_at', '<', before))
+          .execute()
+        await trx
+          .deleteFrom('events')
+          .where('created_at', '<', before)
+          .where((eb) => eb.not(eb.exists(eb.selectFrom('webhook_deliveries').select('id').whereRef('webhook_deliveries.event_id', '=', 'events.id'))))
+          .execute()
+      })
+    },
+  }
+}
+
+function toEvent(row: Selectable<EventsTable>): StoredEvent {
+  return { id: row.id, type: row.type, apiKeyId: row.api_key_id, data: row.data, createdAt: row.created_at }
+}
+
+function toEndpoint(row: Selectable<WebhookEndpointsTable>): StoredEndpoint {
+  return {
+    id: row.id,
+    apiKeyId: row.api_key_id,
+    url: row.url,
+    description: row.description,
+    enabledEvents: row.enabled_events,
+    secret: row.secret,
+    previousSecret: row.previous_secret,
+    previousSecretUntil: row.previous_secret_until,
+    disabledAt: row.disabled_at,
+    failingSince: row.failing_since,
+    createdAt: row.created_at,
+  }
+}
+
+function toAttempt(row: Selectable<WebhookAttemptsTable>): StoredAttempt {
+  return {
+    id: row.id,
+    deliveryId: row.delivery_id,
+    eventId: row.event_id,
+    trigger: row.trigger as StoredAttempt['trigger'],
+    at: row.at,
+    durationMs: row.duration_ms,
+    responseStatus: row.response_status,
+    error: row.error,
+  }
+}

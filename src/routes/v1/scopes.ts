@@ -1,0 +1,56 @@
+// The scope each /v1 operation needs, in one table: a new operation must be given
+// one (or null: any valid key) before the service starts. From it, each route gets
+// its config.scope (checked by plugins/v1-guard.ts), its `security` requirement in
+// the OpenAPI document, and its documented 403.
+import type { FastifyInstance, RouteOptions } from 'fastify'
+import type { Scope } from '../../api-keys/scopes.js'
+import { INSUFFICIENT_SCOPE } from '../../schemas/responses.js'
+
+export const OPERATION_SCOPES: Readonly<Record<string, Scope | null>> = {
+  listPets: 'pets:read',
+  getPet: 'pets:read',
+  createPet: 'pets:write',
+  updatePet: 'pets:write',
+  deletePet: 'pets:write',
+  getInventory: 'pets:read',
+  placeOrder: 'orders:write',
+  listOrders: 'orders:read',
+  getOrder: 'orders:read',
+  completeOrder: 'orders:write',
+  cancelOrder: 'orders:write',
+  createKey: 'keys:write',
+  listKeys: 'keys:read',
+  getKey: 'keys:read',
+  updateKey: 'keys:write',
+  rollKey: 'keys:write',
+  revokeKey: 'keys:write',
+  unbanKey: 'keys:write',
+  getKeyUsage: 'keys:read',
+  getUsage: null,
+  getUsageHistory: 'usage:read',
+  listEvents: 'events:read',
+  redeliverEvent: 'webhooks:write',
+  createWebhookEndpoint: 'webhooks:write',
+  listWebhookEndpoints: 'webhooks:read',
+  getWebhookEndpoint: 'webhooks:read',
+  updateWebhookEndpoint: 'webhooks:write',
+  deleteWebhookEndpoint: 'webhooks:write',
+  rotateWebhookSecret: 'webhooks:write',
+  testWebhookEndpoint: 'webhooks:write',
+  listWebhookDeliveries: 'webhooks:read',
+}
+
+/** Registers the hook that applies the table to every route registered after it in `app`'s scope. */
+export function applyOperationScopes(app: FastifyInstance) {
+  app.addHook('onRoute', (route: RouteOptions) => {
+    const schema = route.schema as ({ operationId?: string; security?: unknown; response?: Record<string, unknown> } | undefined)
+    const operationId = schema?.operationId
+    if (schema === undefined || operationId === undefined) return
+    if (!Object.hasOwn(OPERATION_SCOPES, operationId)) throw new Error(`operation ${operationId} has no scope in routes/v1/scopes.ts`)
+    const scope = OPERATION_SCOPES[operationId]
+    if (scope === null || scope === undefined) return
+    route.config = { ...route.config, scope }
+    schema.security = [{ apiKey: [scope] }]
+    schema.response = { ...schema.response, 403: INSUFFICIENT_SCOPE }
+  })
+}

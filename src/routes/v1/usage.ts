@@ -1,0 +1,103 @@
+// What a key can see of its own use: its rate-limit windows as they stand (without
+// counting the request that asks), and its history per hour or day and outcome.
+import type { FastifyInstance } from 'fastify'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import { Type, type Static } from 'typebox'
+import { bucketsOf, DAY_MS, HOUR_MS } from '../../api-keys/usage-buckets.js'
+import type { UsageRecorder } from '../../api-keys/usage-recorder.js'
+import type { Clock } from '../../clock.js'
+import { ApiError } from '../../errors.js'
+import type { RateLimiter } from '../../rate-limit/limiter.js'
+import { Usage, UsageBucket } from '../../schemas/key.js'
+import { errorResponse, response, TOO_MANY_REQUESTS, UNAUTHORIZED } from '../../schemas/responses.js'
+import { parametersWithDefaults, ref } from '../../schemas/shared.js'
+import { refuseOtherMethods } from '../method-not-allowed.js'
+
+export const HISTORY_KEPT_MS = 90 * DAY_MS
+
+export const HistoryQuery = parametersWithDefaults(
+  Type.Object({
+    from: Type.Optional(Type.String({ format: 'date-time', description: 'Start (RFC 3339), rounded down to the hour or day; default: 24 hours (hour) or 30 days (day) before `to`. History is kept 90 days.' })),
+    to: Type.Optional(Type.String({ format: 'date-time', description: 'End, exclusive (RFC 3339); default: now.' })),
+    granularity: Type.Unsafe<'hour' | 'day'>({ type: 'string', enum: ['hour', 'day'], default: 'hour', description: 'One bucket per UTC hour or per UTC day.' }),
+  }),
+)
+type HistoryQuery = Static<typeof HistoryQuery>
+
+/** The buckets of a key's history the query asks for, oldest first, empty ones left out. */
+export async function historyOf(usage: UsageRecorder, apiKeyId: number, query: HistoryQuery, now: number): Promise<UsageBucket[]> {
+  const size = query.granularity === 'day' ? DAY_MS : HOUR_MS
+  const to = query.to === undefined ? now : Date.parse(query.to)
+  const fromRaw = query.from === undefined ? to - (query.granularity === 'day' ? 30 * DAY_MS : DAY_MS) : Date.parse(query.from)
+  const from = fromRaw - (fromRaw % size)
+  if (from >= to) throw new ApiError('invalid_parameter', 'parameter "from" must be before "to".', { details: [{ field: 'from', message: 'must be before to' }] })
+  if (to - from > HISTORY_KEPT_MS + DAY_MS) {
+    throw new ApiError('invalid_parameter', 'The range from "from" to "to" is at most 90 days: history is kept 90 days.', { details: [{ field: 'from', message: 'at most 90 days before to' }] })
+  }
+  return bucketsOf(await usage.history(apiKeyId, from, to), size)
+}
+
+export interface UsageRoutesOptions {
+  limiter: RateLimiter
+  usage: UsageRecorder
+  clock: Clock
+}
+
+export async function usageRoutes(app: FastifyInstance, { limiter, usage, clock }: UsageRoutesOptions) {
+  const v1 = app.withTypeProvider<TypeBoxTypeProvider>()
+
+  v1.get(
+    '/usage',
+    {
+      // Answered from the windows it reports: asking does not use them up.
+      config: { uncounted: true },
+      schema: {
+        operationId: 'getUsage',
+        tags: ['usage'],
+        summary: 'Your rate-limit windows',
+        description:
+          'The caller\'s windows as they stand, shaped as GitHub\'s `GET /rate_limit`. Any valid key may ask, and asking is not counted against the limits (nor refused by them); a request without a valid key is counted and refused as anywhere.',
+        response: { 200: response('The windows.', ref(Usage)), 401: UNAUTHORIZED, 429: TOO_MANY_REQUESTS },
+      },
+    },
+    async (request) => {
+      const key = request.apiKey!
+      const windows = await limiter.peek(key.counterIdentity, key.limits)
+      const window = (state: typeof windows.minute) => ({
+        limit: state.limit,
+        remaining: windows.bannedUntil === undefined ? state.remaining : 0,
+        reset: Math.ceil(state.resetsAt / 1000),
+        used: state.limit - state.remaining,
+      })
+      return {
+        minute: window(windows.minute),
+        day: window(windows.day),
+        bannedUntil: windows.bannedUntil === undefined ? null : new Date(windows.bannedUntil).toISOString(),
+      }
+    },
+  )
+
+  v1.get(
+    '/usage/history',
+    {
+      schema: {
+        operationId: 'getUsageHistory',
+        tags: ['usage'],
+        summary: 'Your usage history',
+        description:
+          'The caller\'s requests per UTC hour or day and outcome, for up to 90 days. Counts reach the store every few seconds (a crash may lose the last few seconds of them); this instance\'s latest counts are included.',
+        querystring: HistoryQuery,
+        response: {
+          200: response('The buckets, oldest first; hours or days without requests are left out.', Type.Array(ref(UsageBucket))),
+          400: errorResponse('A query parameter is invalid.', ['invalid_parameter']),
+          401: UNAUTHORIZED,
+          429: TOO_MANY_REQUESTS,
+        },
+      },
+    },
+    async (request) => historyOf(usage, request.apiKey!.id, request.query, clock.now()),
+  )
+
+  refuseOtherMethods(app, '/usage', ['GET'])
+  refuseOtherMethods(app, '/usage/history', ['GET'])
+}

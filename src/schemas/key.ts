@@ -1,0 +1,120 @@
+// API keys as the admin API shows them, and the usage a key can see of itself:
+// one schema per shape, for validation, serialization, the document and the types.
+import { Type, type Static } from 'typebox'
+import { PLANS } from '../api-keys/plans.js'
+import { SCOPE_PRESETS, SCOPES } from '../api-keys/scopes.js'
+import { USAGE_OUTCOMES } from '../db/usage-store.js'
+import { MAX_SAFE_ID } from './pet.js'
+import { STORABLE_TEXT, STORABLE_TEXT_NOTE } from './text.js'
+
+const id = (description: string) => Type.Integer({ minimum: 1, maximum: MAX_SAFE_ID, format: 'int64', description, examples: [1] })
+const timestamp = (description: string) => Type.String({ format: 'date-time', description: `${description} ISO 8601, UTC, with milliseconds.` })
+const nullableTimestamp = (description: string) => Type.Union([timestamp(description), Type.Null()], { description })
+const positive = (description: string) => Type.Integer({ minimum: 1, maximum: 1_000_000_000, description })
+
+const PlanSchema = Type.Unsafe<(typeof PLANS)[number]>({ type: 'string', enum: [...PLANS], description: 'The plan: its rate limits (enterprise: the key\'s own).' })
+const ScopeList = Type.Array(Type.Unsafe<(typeof SCOPES)[number]>({ type: 'string', enum: [...SCOPES] }), {
+  uniqueItems: true,
+  maxItems: SCOPES.length,
+  description: `What the key may do (a \`write\` scope implies its \`read\`): ${SCOPES.map((s) => `\`${s}\``).join(', ')}. Default: every scope but \`keys:*\` (${SCOPE_PRESETS.all.join(', ')}).`,
+})
+const LimitsSchema = Type.Object(
+  { perMinute: positive('Requests per UTC minute.'), perDay: positive('Requests per UTC day.') },
+  { additionalProperties: false, description: 'Rate limits: set for the enterprise plan only; the other plans have their own.' },
+)
+const Name = Type.String({ minLength: 1, maxLength: 100, ...STORABLE_TEXT, description: `A label for people: ${STORABLE_TEXT_NOTE}.` })
+
+export const ApiKey = Type.Object(
+  {
+    id: id('Identifier of the key.'),
+    name: Name,
+    plan: PlanSchema,
+    limits: Type.Object({ perMinute: Type.Integer(), perDay: Type.Integer() }, { additionalProperties: false, description: 'The rate limits the key has.' }),
+    scopes: ScopeList,
+    prefix: Type.String({ description: 'The start of the key (`ps_live_AbCd`), to recognise it; never the secret.' }),
+    status: Type.Unsafe<'active' | 'disabled' | 'expired' | 'revoked' | 'banned'>({
+      type: 'string',
+      enum: ['active', 'disabled', 'expired', 'revoked', 'banned'],
+      description: '`active`; `disabled` (refused until enabled again); `expired`; `revoked` (for good); `banned` (temporarily, see `bannedUntil`).',
+    }),
+    bannedUntil: nullableTimestamp('While `banned`: when the ban ends.'),
+    createdAt: timestamp('When the key was made.'),
+    lastUsedAt: nullableTimestamp('When the key was last used (to the minute).'),
+    expiresAt: nullableTimestamp('When the key stops working; null: never.'),
+    revokedAt: nullableTimestamp('When the key was revoked.'),
+    replacedBy: Type.Union([id('The key a roll made from this one.'), Type.Null()], { description: 'The key a roll made from this one; null if none.' }),
+  },
+  { $id: 'ApiKey', additionalProperties: false, description: 'An API key, never its secret.' },
+)
+export type ApiKey = Static<typeof ApiKey>
+
+export const NewApiKey = Type.Object(
+  {
+    name: Type.Optional(Name),
+    plan: PlanSchema,
+    limits: Type.Optional(LimitsSchema),
+    scopes: Type.Optional(ScopeList),
+    expiresIn: Type.Optional(Type.Integer({ minimum: 1, maximum: 366 * 86_400, description: 'Seconds from now until the key stops working, at most 366 days; absent: never.' })),
+  },
+  { $id: 'NewApiKey', additionalProperties: false, description: 'A key to make. A key making it can give no more scopes, no higher plan and no higher limits than its own.' },
+)
+export type NewApiKey = Static<typeof NewApiKey>
+
+export const ApiKeyPatch = Type.Object(
+  {
+    name: Type.Optional(Name),
+    plan: Type.Optional(PlanSchema),
+    limits: Type.Optional(LimitsSchema),
+    scopes: Type.Optional(ScopeList),
+    enabled: Type.Optional(Type.Boolean({ description: 'false disables the key (401 until enabled again); true enables it.' })),
+  },
+  { $id: 'ApiKeyPatch', additionalProperties: false, minProperties: 1, description: 'The fields to change (a merge patch); the others are kept.' },
+)
+export type ApiKeyPatch = Static<typeof ApiKeyPatch>
+
+export const ApiKeyWithSecret = Type.Object(
+  {
+    key: Type.Optional(
+      Type.String({ description: 'The secret: shown in this response only (absent from an Idempotency-Key replay). Store it now; the service keeps only its hash.' }),
+    ),
+    apiKey: ApiKey,
+  },
+  { $id: 'ApiKeyWithSecret', additionalProperties: false, description: 'A new key, with its secret.' },
+)
+export type ApiKeyWithSecret = Static<typeof ApiKeyWithSecret>
+
+const Window = (name: string) =>
+  Type.Object(
+    {
+      limit: Type.Integer({ description: `Requests allowed per ${name}.` }),
+      remaining: Type.Integer({ minimum: 0, description: 'Requests left in this window.' }),
+      reset: Type.Integer({ description: 'Unix time (seconds) at which this window ends.' }),
+      used: Type.Integer({ minimum: 0, description: 'Requests counted in this window.' }),
+    },
+    { additionalProperties: false },
+  )
+
+export const Usage = Type.Object(
+  {
+    minute: Window('UTC minute'),
+    day: Window('UTC day'),
+    bannedUntil: nullableTimestamp('When the key\'s ban ends; null when not banned.'),
+  },
+  { $id: 'Usage', additionalProperties: false, description: 'The caller\'s rate-limit windows as they stand (as GitHub\'s GET /rate_limit).' },
+)
+export type Usage = Static<typeof Usage>
+
+const count = (description: string) => Type.Integer({ minimum: 0, description })
+
+export const UsageBucket = Type.Object(
+  {
+    start: timestamp('The start of the hour or UTC day.'),
+    ok: count('Requests answered: 2xx, 3xx, and 4xx other than those below.'),
+    rate_limited: count('Refused with 429 rate_limited.'),
+    banned: count('Refused with 429 key_banned.'),
+    forbidden: count('Refused with 403 insufficient_scope.'),
+    error: count('Answered with a 5xx.'),
+  },
+  { $id: 'UsageBucket', additionalProperties: false, description: `Requests of one key in one hour or day, by outcome (${USAGE_OUTCOMES.join(', ')}).` },
+)
+export type UsageBucket = Static<typeof UsageBucket>

@@ -1,0 +1,152 @@
+// Delivers the outbox: every instance (and worker) runs one. It claims due deliveries
+// for a lease (PostgreSQL: FOR UPDATE SKIP LOCKED, so N dispatchers take each once;
+// SQLite: the single writer's UPDATE), sends each, and records the attempt under that
+// lease. A dispatcher killed mid-delivery never records: its lease runs out and another
+// takes the delivery again (at least once; receivers deduplicate by webhook-id). On
+// close it stops claiming, lets the attempts under way finish, and gives back what it
+// had claimed but not started. No request of the API ever waits for any of this.
+import type { Clock } from '../clock.js'
+import type { ClaimedDelivery, WebhooksStore } from '../db/webhooks-store.js'
+import { DELIVERY_TIMEOUT_MS, send, type AttemptResult } from './deliver.js'
+import { eventId, renderEvent } from './events.js'
+import { guardedLookup, literalRefusal, type Cidr } from './outbound.js'
+import { signatureHeader } from './signature.js'
+
+/** After the first attempt fails, the next ones wait about this long (±10 %): 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h; then the delivery has failed. */
+export const RETRY_SCHEDULE_MS = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]
+/** An endpoint failing this long without a success is disabled. */
+export const DISABLE_AFTER_MS = 5 * 86_400_000
+const LEASE_MS = 60_000
+const BATCH = 20
+
+export interface DispatcherOptions {
+  webhooks: WebhooksStore
+  clock: Clock
+  allowed: readonly Cidr[]
+  /** How often to look for due deliveries. */
+  pollMs?: number
+  schedule?: readonly number[]
+  random?: () => number
+  /** Wake on the database's notifications of new deliveries (PostgreSQL); false: poll only (tests that drive it step by step). */
+  listen?: boolean
+  /** How long an attempt may take, answer included (15 s). */
+  timeoutMs?: number
+  onError?: (error: unknown, what: string) => void
+}
+
+export function startDispatcher({ webhooks, clock, allowed, pollMs = 1_000, schedule = RETRY_SCHEDULE_MS, random = Math.random, listen = true, timeoutMs = DELIVERY_TIMEOUT_MS, onError = () => {} }: DispatcherOptions) {
+  const lookup = guardedLookup(allowed)
+  const inFlight = new Set<Promise<void>>()
+  let closed = false
+  let polling: Promise<void> | undefined
+
+  async function attempt(delivery: ClaimedDelivery): Promise<void> {
+    const { event: stored, endpoint } = delivery
+    const event = renderEvent(stored)
+    const body = JSON.stringify(event)
+    const now = clock.now()
+    const timestamp = Math.floor(now / 1000)
+    let result: AttemptResult
+    const url = new URL(endpoint.url)
+    const literalRefused = literalRefusal(url, allowed)
+    if (literalRefused) result = { status: undefined, durationMs: 0, retryAfter: undefined, error: `refused: ${literalRefused}` }
+    else {
+      const headers = {
+        'webhook-id': eventId(stored.id),
+        'webhook-timestamp': String(timestamp),
+        'webhook-signature': signatureHeader(endpoint, eventId(stored.id), timestamp, body, now),
+      }
+      result = await send(url, headers, body, lookup, timeoutMs)
+    }
+    const at = clock.now()
+    const ok = result.status !== undefined && result.status >= 200 && result.status < 300
+    const gone = result.status === 410
+    const attempts = delivery.attempts + 1
+    const failingFor = at - (endpoint.failingSince ?? at)
+    const outcome = ok
+      ? ({ status: 'delivered' } as const)
+      : gone || attempts > schedule.length
+        ? ({ status: 'failed' } as const)
+        : ({ status: 'pending', nextAttemptAt: at + wait(schedule[attempts - 1]!, result.retryAfter) } as const)
+    const disable = gone || (!ok && failingFor >= DISABLE_AFTER_MS)
+    const recorded = await webhooks.recordAttempt({
+      deliveryId: delivery.id,
+      leaseUntil: delivery.leaseUntil,
+      trigger: delivery.trigger,
+      at,
+      durationMs: result.durationMs,
+      responseStatus: result.status ?? null,
+      error: result.error ?? null,
+      outcome,
+      ...(disable && endpoint.disabledAt === null ? { disableEndpointAt: at } : {}),
+    })
+    if (recorded && disable && endpoint.disabledAt === null) {
+      const data = JSON.stringify({ id: endpoint.id, url: endpoint.url, reason: gone ? 'The endpoint answered 410 Gone.' : 'Every attempt failed for 5 days.' })
+      await webhooks.insertEvent({ type: 'webhook_endpoint.disabled', apiKeyId: endpoint.apiKeyId, data }, [], at)
+    }
+  }
+
+  /** The wait before the next attempt: the schedule's, with jitter, or longer when the receiver asked (Retry-After). */
+  function wait(base: number, retryAfter: number | undefined): number {
+    const jittered = Math.round(base * (0.9 + 0.2 * random()))
+    return retryAfter === undefined ? jittered : Math.max(jittered, retryAfter * 1000)
+  }
+
+  /** Claims and sends due deliveries, a batch at a time, until a batch comes back short: a backlog drains at the receivers' pace, not one batch a poll. */
+  async function poll(): Promise<void> {
+    for (;;) {
+      const claimed = await webhooks.claimDue(clock.now(), LEASE_MS, BATCH)
+      for (const delivery of claimed) {
+        if (closed) {
+          await webhooks.release(delivery.id, delivery.leaseUntil)
+          continue
+        }
+        const running: Promise<void> = attempt(delivery)
+          .catch((error: unknown) => onError(error, 'a webhook delivery failed unexpectedly; it is retried when its lease ends'))
+          .finally(() => inFlight.delete(running))
+        inFlight.add(running)
+      }
+      if (claimed.length < BATCH || closed) return
+      // At most one batch in flight: the next is claimed when this one is sent.
+      await Promise.all(inFlight)
+    }
+  }
+
+  function tick() {
+    if (polling || closed) return
+    polling = poll()
+      .catch((error: unknown) => onError(error, 'could not claim webhook deliveries'))
+      .finally(() => {
+        polling = undefined
+      })
+  }
+
+  const timer = setInterval(tick, pollMs)
+  timer.unref()
+  // Woken at once when any process queues a delivery (PostgreSQL); the polling is the fallback.
+  const stopWatching = listen
+    ? webhooks.watch(tick, (error) => onError(error, 'lost the database notifications of new deliveries; polling every second'))
+    : Promise.resolve(async () => {})
+  stopWatching.catch((error: unknown) => onError(error, 'could not LISTEN for new deliveries; polling every second'))
+
+  return {
+    /** Looks for due deliveries now rather than at the next poll (a test event, a redelivery). */
+    wake: tick,
+    /** Looks for due deliveries now and waits until they are sent (tests). */
+    async pollNow(): Promise<void> {
+      await polling
+      await poll()
+      await Promise.all(inFlight)
+    },
+    /** Stops claiming, and waits for the attempts under way. */
+    async close(): Promise<void> {
+      closed = true
+      clearInterval(timer)
+      await (await stopWatching.catch(() => async () => {}))()
+      await polling
+      await Promise.all(inFlight)
+    },
+  }
+}
+
+export type Dispatcher = ReturnType<typeof startDispatcher>

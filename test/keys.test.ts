@@ -1,0 +1,250 @@
+// Keys with a lifecycle, over HTTP on both stores: scopes (403 insufficient_scope),
+// the admin API (/v1/keys) and what a key may give, expiry, disabling, rolling with a
+// grace period across two instances, unbanning, and usage (the windows and the
+// history, which outlives the instance that counted it).
+import { after, before, describe, it } from 'node:test'
+import assert from 'node:assert/strict'
+import { SCOPES } from '../src/api-keys/scopes.js'
+import { createManualClock } from '../src/clock.js'
+import type { ApiKey, Usage, UsageBucket } from '../src/schemas/key.js'
+import { STORES, startTestServer, type TestServer } from './helpers/server.js'
+
+interface Created {
+  key?: string
+  apiKey: ApiKey
+}
+
+for (const store of STORES) {
+  describe(`API keys with a lifecycle (${store})`, () => {
+    const clock = createManualClock('2026-11-24T10:00:10Z')
+    let server: TestServer
+    /** A second instance on the same database, with its own limiter and key cache. */
+    let other: TestServer
+    let admin: string
+
+    before(async () => {
+      server = await startTestServer({ store, clock })
+      other = await startTestServer({ store: 'sqlite', clock, env: { DATABASE_URL: server.config.databaseUrl } })
+      admin = await server.createKey('enterprise', { perMinute: 100_000, perDay: 10_000_000 }, { scopes: SCOPES, name: 'operator' })
+    })
+    after(async () => {
+      await other.close()
+      await server.close()
+    })
+
+    const create = async (json: object, key = admin) => server.request<Created>('/v1/keys', { method: 'POST', key, json })
+    /** Past the authenticator's cache (3 s), so that a change made in the store is seen. */
+    const pastCache = () => clock.advance(4_000)
+
+    it('refuses an operation the key has no scope for: 403 insufficient_scope naming the scope, counted, with the rate-limit headers', async () => {
+      const reader = (await create({ plan: 'free', scopes: ['pets:read'] })).body.key!
+      const read = await server.request('/v1/pets', { key: reader })
+      assert.equal(read.status, 200)
+      const write = await server.request('/v1/pets', { method: 'POST', key: reader, json: { name: 'Nope', categoryId: 1 } })
+      assert.equal(write.status, 403)
+      assert.deepEqual(write.body, {
+        code: 'insufficient_scope',
+        message: 'This API key lacks the pets:write scope this operation needs; its scopes are pets:read.',
+        status: 403,
+      })
+      assert.equal(write.headers.get('www-authenticate'), 'Bearer realm="petstore", error="insufficient_scope", scope="pets:write"')
+      assert.equal(write.headers.get('x-ratelimit-remaining'), String(Number(read.headers.get('x-ratelimit-remaining')) - 1), 'counted like any request')
+      assert.equal((await server.request('/v1/store/orders', { key: reader })).status, 403)
+      assert.equal((await server.request('/v1/keys', { key: reader })).status, 403)
+    })
+
+    it('expands a write scope to its read, and takes the presets', async () => {
+      const writer = (await create({ plan: 'free', scopes: ['orders:write'] })).body
+      assert.deepEqual(writer.apiKey.scopes, ['orders:read', 'orders:write'])
+      assert.equal((await server.request('/v1/store/orders', { key: writer.key! })).status, 200)
+      const plain = (await create({ plan: 'free' })).body.apiKey
+      assert.deepEqual(plain.scopes, ['pets:read', 'pets:write', 'orders:read', 'orders:write', 'usage:read', 'events:read', 'webhooks:read', 'webhooks:write'], 'every scope but keys:*')
+    })
+
+    it('makes, lists and reads keys; the secret is in the 201 alone, and the key works at once on another instance', async () => {
+      const res = await create({ plan: 'pro', name: 'ci', scopes: ['pets:read'] })
+      assert.equal(res.status, 201)
+      const { key, apiKey } = res.body
+      assert.match(key!, /^ps_test_/)
+      assert.equal(res.headers.get('location'), `/v1/keys/${apiKey.id}`)
+      assert.deepEqual(
+        { ...apiKey, createdAt: 'x' },
+        { id: apiKey.id, name: 'ci', plan: 'pro', limits: { perMinute: 300, perDay: 10_000 }, scopes: ['pets:read'], prefix: key!.slice(0, 12), status: 'active', bannedUntil: null, createdAt: 'x', lastUsedAt: null, expiresAt: null, revokedAt: null, replacedBy: null },
+      )
+      const read = await server.request<ApiKey>(`/v1/keys/${apiKey.id}`, { key: admin })
+      assert.deepEqual(read.body, apiKey)
+      assert.ok(!read.text.includes(key!))
+      const page = await server.request<ApiKey[]>('/v1/keys?limit=1', { key: admin })
+      assert.equal(page.body.length, 1)
+      assert.match(page.headers.get('link') ?? '', /^<\/v1\/keys\?limit=1&cursor=[\w-]+>; rel="next"$/)
+      assert.equal((await other.request('/v1/pets', { key: key! })).status, 200)
+    })
+
+    it('refuses a name no store keeps as sent (a NUL, a lone surrogate) with 400, on create and update', async () => {
+      for (const name of ['a\u0000b', 'x\ud800']) {
+        const res = await create({ plan: 'free', name })
+        assert.equal(res.status, 400, res.text)
+        assert.equal((res.body as unknown as { code: string }).code, 'invalid_field')
+      }
+      const { apiKey } = (await create({ plan: 'free', name: 'plain' })).body
+      const update = await server.request(`/v1/keys/${apiKey.id}`, { method: 'PATCH', key: admin, json: { name: '\u0000' } })
+      assert.equal(update.status, 400, update.text)
+      assert.equal((await create({ plan: 'free', name: '🐕‍🦺 e\u0301' })).status, 201, 'paired surrogates and combining marks are text')
+    })
+
+    it('replays a create with the same Idempotency-Key without the secret, which is stored nowhere', async () => {
+      const headers = { 'idempotency-key': `create-${store}` }
+      const first = await server.request<Created>('/v1/keys', { method: 'POST', key: admin, json: { plan: 'free' }, headers })
+      const again = await server.request<Created>('/v1/keys', { method: 'POST', key: admin, json: { plan: 'free' }, headers })
+      assert.equal(again.status, 201)
+      assert.equal(again.headers.get('idempotent-replayed'), 'true')
+      assert.deepEqual(again.body, { apiKey: first.body.apiKey })
+      const stored = await server.store.idempotency.claim({ apiKeyId: await server.keyId(admin), key: headers['idempotency-key'] }, { fingerprint: 'x', now: clock.now(), ttlMs: 1, leaseMs: 1 })
+      assert.equal(stored.outcome, 'mismatch')
+    })
+
+    it('never lets a key give more than it has: scopes, plan, limits (403 forbidden); the command line can', async () => {
+      const manager = (await create({ plan: 'pro', scopes: ['pets:read', 'keys:write'] })).body.key!
+      const refused = [
+        [{ plan: 'free', scopes: ['pets:write'] }, /scopes it does not have: pets:write/],
+        [{ plan: 'business', scopes: ['pets:read'] }, /pro plan cannot give the business plan/],
+        [{ plan: 'enterprise', limits: { perMinute: 5, perDay: 50 }, scopes: ['pets:read'] }, /pro plan cannot give the enterprise plan/],
+      ] as const
+      for (const [json, message] of refused) {
+        const res = await create(json, manager)
+        assert.equal(res.status, 403, JSON.stringify(json))
+        assert.equal((res.body as unknown as { code: string }).code, 'forbidden')
+        assert.match((res.body as unknown as { message: string }).message, message)
+      }
+      assert.equal((await create({ plan: 'free', scopes: ['pets:read'] }, manager)).status, 201)
+      // Nor can it raise a key above itself afterwards.
+      const made = (await create({ plan: 'free', scopes: ['pets:read'] }, manager)).body.apiKey
+      const patch = await server.request(`/v1/keys/${made.id}`, { method: 'PATCH', key: manager, json: { scopes: ['keys:write', 'orders:write'] } })
+      assert.equal(patch.status, 403)
+    })
+
+    it('expires a key: 401 with error_description, at the second it expires, on every instance', async () => {
+      const { key, apiKey } = (await create({ plan: 'free', expiresIn: 60 })).body
+      assert.equal(apiKey.expiresAt, new Date(clock.now() + 60_000).toISOString())
+      assert.equal((await server.request('/v1/pets', { key: key! })).status, 200)
+      assert.equal((await other.request('/v1/pets', { key: key! })).status, 200)
+      clock.advance(60_000)
+      for (const instance of [server, other]) {
+        const res = await instance.request('/v1/pets', { key: key! })
+        assert.equal(res.status, 401)
+        assert.match((res.body as { message: string }).message, /expired at/)
+        assert.equal(res.headers.get('www-authenticate'), 'Bearer realm="petstore", error="invalid_token", error_description="The API key expired"')
+      }
+      assert.equal((await server.request<ApiKey>(`/v1/keys/${apiKey.id}`, { key: admin })).body.status, 'expired')
+      assert.equal((await create({ plan: 'free', expiresIn: 367 * 86_400 })).status, 400, 'at most a year')
+    })
+
+    it('disables and enables a key (401 while disabled, on every instance within the cache)', async () => {
+      const { key, apiKey } = (await create({ plan: 'free' })).body
+      assert.equal((await other.request('/v1/pets', { key: key! })).status, 200)
+      const off = await server.request<ApiKey>(`/v1/keys/${apiKey.id}`, { method: 'PATCH', key: admin, json: { enabled: false } })
+      assert.equal(off.body.status, 'disabled')
+      pastCache()
+      const refused = await other.request('/v1/pets', { key: key! })
+      assert.equal(refused.status, 401)
+      assert.match(refused.headers.get('www-authenticate') ?? '', /error_description="The API key is disabled"/)
+      await server.request(`/v1/keys/${apiKey.id}`, { method: 'PATCH', key: admin, json: { enabled: true } })
+      pastCache()
+      assert.equal((await other.request('/v1/pets', { key: key! })).status, 200)
+    })
+
+    it('rolls a key: a new secret with the same settings, the old one working through the grace period on both instances, one rate limit for both', async () => {
+      const { key: old, apiKey } = (await create({ plan: 'free', name: 'rolled', scopes: ['pets:read'] })).body
+      await server.request('/v1/pets', { key: old! })
+      const rolled = await server.request<Created>(`/v1/keys/${apiKey.id}/roll`, { method: 'POST', key: admin, json: { grace: 60 } })
+      assert.equal(rolled.status, 201)
+      const next = rolled.body
+      assert.notEqual(next.key, old)
+      assert.deepEqual([next.apiKey.name, next.apiKey.plan, next.apiKey.scopes], ['rolled', 'free', ['pets:read']])
+      const before = Number((await other.request('/v1/pets', { key: old! })).headers.get('x-ratelimit-remaining'))
+      const after = Number((await other.request('/v1/pets', { key: next.key! })).headers.get('x-ratelimit-remaining'))
+      assert.equal(after, before - 1, 'the new key counts in the old key\'s windows')
+      const oldView = (await server.request<ApiKey>(`/v1/keys/${apiKey.id}`, { key: admin })).body
+      assert.equal(oldView.replacedBy, next.apiKey.id)
+      assert.equal(oldView.expiresAt, new Date(clock.now() + 60_000).toISOString())
+      clock.advance(60_000)
+      for (const instance of [server, other]) {
+        const res = await instance.request('/v1/pets', { key: old! })
+        assert.equal(res.status, 401)
+        assert.match((res.body as { message: string }).message, new RegExp(`rolled, and replaced by key ${next.apiKey.id}`))
+        assert.equal((await instance.request('/v1/pets', { key: next.key! })).status, 200)
+      }
+      // grace 0: the old key stops now (within the cache's few seconds).
+      const now = (await server.request<Created>(`/v1/keys/${next.apiKey.id}/roll`, { method: 'POST', key: admin, json: { grace: 0 } })).body
+      pastCache()
+      assert.equal((await other.request('/v1/pets', { key: next.key! })).status, 401)
+      assert.equal((await other.request('/v1/pets', { key: now.key! })).status, 200)
+      // No body: the default grace, 24 hours.
+      const defaulted = await server.request<Created>(`/v1/keys/${now.apiKey.id}/roll`, { method: 'POST', key: admin })
+      assert.equal(defaulted.status, 201)
+      assert.equal((await server.request<ApiKey>(`/v1/keys/${now.apiKey.id}`, { key: admin })).body.expiresAt, new Date(clock.now() + 86_400_000).toISOString())
+      assert.equal((await server.request(`/v1/keys/${now.apiKey.id}/roll`, { method: 'POST', key: admin, json: { grace: 8 * 86_400 } })).status, 400, 'at most 7 days')
+    })
+
+    it('shows a ban in the key\'s status, and lifts it', async () => {
+      const { key, apiKey } = (await create({ plan: 'enterprise', limits: { perMinute: 1, perDay: 1000 } })).body
+      let last = 0
+      for (let i = 0; i < 25 && last !== 429; i++) last = (await server.request('/v1/pets', { key: key! })).status
+      let status = 0
+      for (let i = 0; i < 25; i++) {
+        const res = await server.request('/v1/pets', { key: key! })
+        status = res.status
+        if ((res.body as { code?: string }).code === 'key_banned') break
+      }
+      const banned = (await server.request<ApiKey>(`/v1/keys/${apiKey.id}`, { key: admin })).body
+      assert.equal(banned.status, 'banned')
+      assert.ok(banned.bannedUntil && Date.parse(banned.bannedUntil) > clock.now())
+      assert.equal(status, 429)
+      const lifted = await server.request<ApiKey>(`/v1/keys/${apiKey.id}/unban`, { method: 'POST', key: admin })
+      assert.equal(lifted.body.status, 'active')
+      assert.equal(lifted.body.bannedUntil, null)
+      clock.advance(60_000) // the next minute: the window, which unbanning keeps, has room again
+      assert.equal((await server.request('/v1/pets', { key: key! })).status, 200)
+    })
+
+    it('GET /v1/usage shows the caller\'s windows without counting itself', async () => {
+      clock.set('2026-11-24T11:00:05Z')
+      const key = (await create({ plan: 'free' })).body.key!
+      await server.request('/v1/pets', { key })
+      const first = await server.request<Usage>('/v1/usage', { key })
+      const second = await server.request<Usage>('/v1/usage', { key })
+      assert.equal(first.status, 200)
+      assert.deepEqual(first.body, second.body, 'asking is not counted')
+      assert.deepEqual(first.body.minute, { limit: 60, remaining: 59, reset: Date.parse('2026-11-24T11:01:00Z') / 1000, used: 1 })
+      assert.deepEqual(first.body.day, { limit: 1000, remaining: 999, reset: Date.parse('2026-11-25T00:00:00Z') / 1000, used: 1 })
+      assert.equal(first.body.bannedUntil, null)
+      assert.equal(first.headers.get('x-ratelimit-remaining'), '59')
+      assert.equal((await server.request('/v1/usage')).status, 401)
+    })
+
+    it('keeps a usage history per hour and outcome, readable by the key and by operators, after the instance that counted it is gone', async () => {
+      clock.set('2026-11-24T12:30:00Z')
+      const { key, apiKey } = (await create({ plan: 'enterprise', limits: { perMinute: 3, perDay: 1000 }, scopes: ['pets:read', 'usage:read'] })).body
+      // On the second instance: 3 served, 1 forbidden (no pets:write), then limited.
+      for (let i = 0; i < 2; i++) await other.request('/v1/pets', { key: key! })
+      await other.request('/v1/pets', { method: 'POST', key: key!, json: { name: 'Nope', categoryId: 1 } })
+      await other.request('/v1/pets', { key: key! })
+      await other.request('/v1/pets', { key: key! })
+      // Its counts reach the store when it closes (and every few seconds while it runs).
+      await other.close()
+      clock.set('2026-11-24T13:10:00Z')
+      const history = await server.request<UsageBucket[]>('/v1/usage/history?from=2026-11-24T12:00:00Z', { key: key! })
+      assert.equal(history.status, 200)
+      assert.deepEqual(history.body, [{ start: '2026-11-24T12:00:00.000Z', ok: 2, rate_limited: 2, banned: 0, forbidden: 1, error: 0 }])
+      const operator = await server.request<UsageBucket[]>(`/v1/keys/${apiKey.id}/usage?granularity=day`, { key: admin })
+      // The day also holds the history request above, at 13:10.
+      assert.deepEqual(operator.body, [{ start: '2026-11-24T00:00:00.000Z', ok: 3, rate_limited: 2, banned: 0, forbidden: 1, error: 0 }])
+      assert.equal((await server.request('/v1/usage/history?from=2026-11-24T14:00:00Z&to=2026-11-24T13:00:00Z', { key: key! })).status, 400)
+      // /metrics counts by plan and outcome, never by key.
+      const metrics = (await server.request('/metrics')).text
+      assert.match(metrics, /petstore_api_requests_total\{plan="enterprise",outcome="ok"\} \d+/)
+      assert.doesNotMatch(metrics, /petstore_api_requests_total\{[^}]*key/)
+      other = await startTestServer({ store: 'sqlite', clock, env: { DATABASE_URL: server.config.databaseUrl } })
+    })
+  })
+}

@@ -1,0 +1,363 @@
+// Events and webhooks on both stores, with real receivers (HTTP servers on loopback)
+// whose signatures are checked by the `standardwebhooks` package, not our own code:
+// the outbox (an event per committed change, none for a refused one), delivery and
+// retries, 410, redirects, a lost connection, secret rotation, test events, the
+// address guard, and dispatchers that share the work (each delivery once) or take
+// over a delivery whose dispatcher died holding it.
+import { after, before, beforeEach, describe, it } from 'node:test'
+import assert from 'node:assert/strict'
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import pg from 'pg'
+import { Webhook } from 'standardwebhooks'
+import { createManualClock } from '../src/clock.js'
+import type { Order } from '../src/schemas/order.js'
+import type { Pet } from '../src/schemas/pet.js'
+import { startDispatcher, type Dispatcher } from '../src/webhooks/dispatcher.js'
+import type { Event } from '../src/webhooks/events.js'
+import { parseCidrs } from '../src/webhooks/outbound.js'
+import { STORES, startTestServer, type TestServer } from './helpers/server.js'
+
+interface Received {
+  headers: IncomingHttpHeaders
+  body: string
+}
+
+/** A receiver on loopback: it records every request and answers as `answer` says (200 by default). */
+async function startReceiver() {
+  const received: Received[] = []
+  let answer: (n: number) => { status: number; headers?: Record<string, string>; delayMs?: number } | 'hang-up' = () => ({ status: 200 })
+  const server: Server = createServer((req, res) => {
+    let body = ''
+    req.on('data', (chunk: Buffer) => (body += chunk.toString()))
+    req.on('end', () => {
+      received.push({ headers: req.headers, body })
+      const reply = answer(received.length)
+      if (reply === 'hang-up') return req.socket.destroy()
+      setTimeout(() => res.writeHead(reply.status, reply.headers).end('ok'), reply.delayMs ?? 0)
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+    received,
+    answerWith(next: typeof answer) {
+      answer = next
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  }
+}
+
+const LOOPBACK = parseCidrs(['127.0.0.0/8'])
+const SCHEDULE = [5_000, 60_000]
+
+for (const store of STORES) {
+  describe(`events and webhooks (${store})`, () => {
+    // Kept ahead of the real time (set in before): the triggers date deliveries by the database's clock.
+    const clock = createManualClock()
+    let server: TestServer
+    let key: string
+    let other: string
+    let receiver: Awaited<ReturnType<typeof startReceiver>>
+    let dispatcher: Dispatcher
+
+    before(async () => {
+      clock.set(Date.now() + 5_000)
+      server = await startTestServer({ store, clock, env: { PETSTORE_WEBHOOK_ALLOW_CIDRS: '127.0.0.0/8' } })
+      key = await server.createKey('enterprise', { perMinute: 100_000, perDay: 1_000_000 })
+      other = await server.createKey('enterprise', { perMinute: 100_000, perDay: 1_000_000 })
+      receiver = await startReceiver()
+      dispatcher = startDispatcher({ webhooks: server.store.webhooks, clock, allowed: LOOPBACK, pollMs: 3_600_000, schedule: SCHEDULE, listen: false })
+    })
+    after(async () => {
+      await dispatcher.close()
+      await receiver.close()
+      await server.close()
+    })
+    beforeEach(async () => {
+      // Each test starts with no endpoint and nothing queued: a failed test's leftovers must not fail the next.
+      for (const { id } of (await server.request<{ id: number }[]>('/v1/webhook-endpoints', { key })).body) {
+        await server.request(`/v1/webhook-endpoints/${id}`, { method: 'DELETE', key })
+      }
+      receiver.received.length = 0
+      receiver.answerWith(() => ({ status: 200 }))
+    })
+
+    const post = <T>(path: string, json: unknown, as = key) => server.request<T>(path, { method: 'POST', key: as, json })
+    const newPet = async () => (await post<Pet>('/v1/pets', { name: 'Hooked', categoryId: 1 })).body
+    const endpoint = async (enabledEvents: string[], as = key) =>
+      (await post<{ id: number; secret: string }>('/v1/webhook-endpoints', { url: receiver.url, enabledEvents }, as)).body
+    const events = async (as = key, query = '') => (await server.request<Event[]>(`/v1/events${query}`, { key: as })).body
+
+    it('writes an event with every committed change, the resource as the API returns it, and none for a refused one', async () => {
+      const pet = await newPet()
+      const order = (await post<Order>('/v1/store/orders', { petId: pet.id })).body
+      assert.equal((await post('/v1/store/orders', { petId: pet.id }, other)).status, 409, 'refused: no order, so no event')
+      const completed = (await post<Order>(`/v1/store/orders/${order.id}/complete`, undefined)).body
+      const concerning = (event: Event) => (event.type.startsWith('pet.') ? (event.data as Pet).id === pet.id : (event.data as Order).id === order.id)
+      const mine = (await events(key, '?limit=20')).filter(concerning).reverse()
+      assert.deepEqual(
+        mine.map((event) => [event.type, event.data]),
+        [
+          ['pet.created', pet],
+          // A reservation changes the pet and places the order in one transaction: both events, in either order.
+          ...(mine[1]!.type === 'order.placed' ? [['order.placed', order], ['pet.updated', { ...pet, status: 'pending' }]] : [['pet.updated', { ...pet, status: 'pending' }], ['order.placed', order]]),
+          ...(mine[3]!.type === 'order.completed' ? [['order.completed', completed], ['pet.updated', { ...pet, status: 'sold' }]] : [['pet.updated', { ...pet, status: 'sold' }], ['order.completed', completed]]),
+        ],
+      )
+      for (const event of mine) assert.match(event.id, /^evt_\d+$/)
+      // Pets are shared; orders are their key's.
+      const theirs = await events(other, '?limit=20')
+      assert.ok(theirs.some((event) => event.type === 'pet.created' && (event.data as Pet).id === pet.id))
+      assert.ok(!theirs.some((event) => event.type.startsWith('order.')), 'another key sees no order event of this one')
+      assert.deepEqual((await events(key, '?type=order.completed&limit=1'))[0]!.data, completed)
+    })
+
+    it('delivers to the subscribed endpoint, signed so that a Standard Webhooks library verifies it', async () => {
+      const { id, secret } = await endpoint(['order.placed'])
+      const pet = await newPet()
+      const order = (await post<Order>('/v1/store/orders', { petId: pet.id })).body
+      await dispatcher.pollNow()
+      assert.equal(receiver.received.length, 1, 'only the subscribed type')
+      const [delivery] = receiver.received
+      const payload = new Webhook(secret).verify(delivery!.body, delivery!.headers as Record<string, string>) as Event
+      assert.equal(payload.type, 'order.placed')
+      assert.deepEqual(payload.data, order)
+      assert.equal(delivery!.headers['webhook-id'], payload.id)
+      assert.equal(delivery!.headers['content-type'], 'application/json')
+      assert.match(delivery!.headers['user-agent'] ?? '', /^petstore-webhooks\//)
+      assert.throws(() => new Webhook(secret).verify(delivery!.body.replace('placed', 'forged'), delivery!.headers as Record<string, string>))
+      await server.request(`/v1/webhook-endpoints/${id}`, { method: 'DELETE', key })
+    })
+
+    it('sends a test event on demand, and redelivers an event', async () => {
+      const { id, secret } = await endpoint(['order.placed'])
+      const queued = await server.request<Event>(`/v1/webhook-endpoints/${id}/test`, { method: 'POST', key })
+      assert.equal(queued.status, 202)
+      await dispatcher.pollNow()
+      const test = new Webhook(secret).verify(receiver.received[0]!.body, receiver.received[0]!.headers as Record<string, string>) as Event
+      assert.equal(test.type, 'webhook_endpoint.test')
+      const [placed] = await events(key, '?type=order.placed&limit=1')
+      assert.deepEqual((await post(`/v1/events/${placed!.id}/redeliver`, undefined)).body, { deliveries: 1 })
+      await dispatcher.pollNow()
+      assert.equal(receiver.received[1]!.headers['webhook-id'], placed!.id)
+      const attempts = (await server.request<{ trigger: string }[]>(`/v1/webhook-endpoints/${id}/deliveries`, { key })).body
+      assert.deepEqual(attempts.map((a) => a.trigger), ['manual', 'manual'])
+      assert.equal((await post(`/v1/events/${placed!.id}/redeliver`, undefined, other)).status, 404, 'another key\'s order event')
+      await server.request(`/v1/webhook-endpoints/${id}`, { method: 'DELETE', key })
+    })
+
+    it('signs with both secrets while the old one is in its grace period', async () => {
+      const { id, secret: old } = await endpoint(['pet.created'])
+      const rotated = (await post<{ secret: string }>(`/v1/webhook-endpoints/${id}/rotate-secret`, { grace: 3_600 })).body
+      assert.notEqual(rotated.secret, old)
+      await newPet()
+      await dispatcher.pollNow()
+      const [delivery] = receiver.received
+      assert.equal(String(delivery!.headers['webhook-signature']).split(' ').length, 2)
+      for (const secret of [old, rotated.secret]) new Webhook(secret).verify(delivery!.body, delivery!.headers as Record<string, string>)
+      clock.advance(3_601_000)
+      await newPet()
+      await dispatcher.pollNow()
+      assert.equal(String(receiver.received[1]!.headers['webhook-signature']).split(' ').length, 1, 'the old secret no longer signs')
+      await server.request(`/v1/webhook-endpoints/${id}`, { method: 'DELETE', key })
+    })
+
+    it('retries a failed delivery on schedule with the same webhook-id, and lists every attempt', async () => {
+      const { id } = await endpoint(['pet.created'])
+      receiver.answerWith((n) => (n === 1 ? { status: 503, headers: { 'retry-after': '7' } } : n === 2 ? 'hang-up' : { status: 204 }))
+      await newPet()
+      await dispatcher.pollNow()
+      assert.equal(receiver.received.length, 1)
+      clock.advance(6_000)
+      await dispatcher.pollNow()
+      assert.equal(receiver.received.length, 1, 'Retry-After: 7 is honoured over the 5 s of the schedule')
+      clock.advance(2_000)
+      await dispatcher.pollNow()
+      assert.equal(receiver.received.length, 2, 'the second attempt: the receiver closes the socket')
+      clock.advance(66_000)
+      await dispatcher.pollNow()
+      assert.equal(receiver.received.length, 3)
+      assert.equal(new Set(receiver.received.map((r) => r.headers['webhook-id'])).size, 1, 'one webhook-id for every attempt')
+      const attempts = (await server.request<{ responseStatus: number | null; error: string | null; trigger: string }[]>(`/v1/webhook-endpoints/${id}/deliveries`, { key })).body
+      assert.deepEqual(
+        attempts.map((a) => [a.responseStatus, a.error === null, a.trigger]),
+        [
+          [204, true, 'scheduled'],
+          [null, false, 'scheduled'],
+          [503, true, 'scheduled'],
+        ],
+      )
+      await server.request(`/v1/webhook-endpoints/${id}`, { method: 'DELETE', key })
+    })
+
+    it('follows no redirect, and gives up after the schedule', async () => {
+      const { id } = await endpoint(['pet.created'])
+      receiver.answerWith(() => ({ status: 302, headers: { location: 'http://127.0.0.1:1/elsewhere' } }))
+      await newPet()
+      for (let i = 0; i < 4; i++) {
+        await dispatcher.pollNow()
+        clock.advance(70_000)
+      }
+      assert.equal(receiver.received.length, SCHEDULE.length + 1, 'the first attempt and one per step of the schedule, then no more')
+      const attempts = (await server.request<{ responseStatus: number }[]>(`/v1/webhook-endpoints/${id}/deliveries`, { key })).body
+      assert.ok(attempts.every((a) => a.responseStatus === 302))
+      await server.request(`/v1/webhook-endpoints/${id}`, { method: 'DELETE', key })
+    })
+
+    it('disables an endpoint that answers 410 Gone, and says so with a webhook_endpoint.disabled event', async () => {
+      const { id } = await endpoint(['pet.created'])
+      receiver.answerWith(() => ({ status: 410 }))
+      await newPet()
+      await dispatcher.pollNow()
+      const read = (await server.request<{ status: string }>(`/v1/webhook-endpoints/${id}`, { key })).body
+      assert.equal(read.status, 'disabled')
+      const [disabled] = await events(key, '?type=webhook_endpoint.disabled&limit=1')
+      assert.equal((disabled!.data as { id: number }).id, id)
+      await newPet()
+      await dispatcher.pollNow()
+      assert.equal(receiver.received.length, 1, 'nothing more to a disabled endpoint')
+      await server.request(`/v1/webhook-endpoints/${id}`, { method: 'DELETE', key })
+    })
+
+    it('counts a receiver that does not answer in time as a failure, and tries again', async () => {
+      const { id } = await endpoint(['pet.created'])
+      receiver.answerWith((n) => (n === 1 ? { status: 200, delayMs: 1_000 } : { status: 200 }))
+      const impatient = startDispatcher({ webhooks: server.store.webhooks, clock, allowed: LOOPBACK, pollMs: 3_600_000, schedule: SCHEDULE, listen: false, timeoutMs: 200 })
+      try {
+        await newPet()
+        await impatient.pollNow()
+        clock.advance(6_000)
+        await impatient.pollNow()
+      } finally {
+        await impatient.close()
+      }
+      const attempts = (await server.request<{ responseStatus: number | null; error: string | null }[]>(`/v1/webhook-endpoints/${id}/deliveries`, { key })).body
+      assert.deepEqual(
+        attempts.map((a) => [a.responseStatus, a.error]),
+        [
+          [200, null],
+          [null, 'no answer within 0.2 s'],
+        ],
+      )
+    })
+
+    it('disables an endpoint that has failed for 5 days without a success, saying so', async () => {
+      const { id } = await endpoint(['pet.created'])
+      receiver.answerWith(() => ({ status: 500 }))
+      await newPet()
+      await dispatcher.pollNow()
+      assert.equal((await server.request<{ status: string }>(`/v1/webhook-endpoints/${id}`, { key })).body.status, 'enabled', 'one failure is not five days')
+      clock.advance(5 * 86_400_000)
+      await newPet()
+      await dispatcher.pollNow()
+      assert.equal((await server.request<{ status: string }>(`/v1/webhook-endpoints/${id}`, { key })).body.status, 'disabled')
+      const [disabled] = await events(key, '?type=webhook_endpoint.disabled&limit=1')
+      assert.match((disabled!.data as { reason: string }).reason, /5 days/)
+    })
+
+    it('refuses a description or URL no store keeps as sent (a NUL, a lone surrogate) with 400', async () => {
+      const made = await endpoint(['*'])
+      for (const description of ['\u0000', 'x\udfff']) {
+        assert.equal((await post('/v1/webhook-endpoints', { url: receiver.url, enabledEvents: ['*'], description })).status, 400)
+        const res = await server.request(`/v1/webhook-endpoints/${made.id}`, { method: 'PATCH', key, json: { description } })
+        assert.equal(res.status, 400, res.text)
+      }
+      assert.equal((await post('/v1/webhook-endpoints', { url: `${receiver.url}\u0000`, enabledEvents: ['*'] })).status, 400)
+    })
+
+    it('keeps an endpoint private to the key that made it', async () => {
+      const { id } = await endpoint(['pet.created'])
+      assert.equal((await server.request(`/v1/webhook-endpoints/${id}`, { key: other })).status, 404)
+      assert.deepEqual((await server.request('/v1/webhook-endpoints', { key: other })).body, [])
+      assert.equal((await server.request(`/v1/webhook-endpoints/${id}`, { method: 'DELETE', key: other })).status, 404)
+      await server.request(`/v1/webhook-endpoints/${id}`, { method: 'DELETE', key })
+    })
+
+    it('refuses a loopback URL at creation without an allowlist, and at delivery', async () => {
+      const strict = await startTestServer({ store: 'sqlite' })
+      try {
+        const strictKey = await strict.createKey()
+        for (const url of [receiver.url, 'http://[::ffff:127.0.0.1]:9/x', 'http://10.0.0.1/x', 'http://169.254.169.254/latest', 'ftp://example.com/x']) {
+          const res = await strict.request('/v1/webhook-endpoints', { method: 'POST', key: strictKey, json: { url, enabledEvents: ['*'] } })
+          assert.equal(res.status, 400, url)
+          assert.equal((res.body as { code: string }).code, 'invalid_field')
+        }
+      } finally {
+        await strict.close()
+      }
+      // An endpoint already stored (made while the allowlist allowed it) is refused when sent to.
+      const stored = await server.store.webhooks.insertEndpoint({ apiKeyId: await server.keyId(key), url: receiver.url, description: '', enabledEvents: 'pet.created', secret: 'whsec_c2VjcmV0' }, clock.now())
+      const guarded = startDispatcher({ webhooks: server.store.webhooks, clock, allowed: [], pollMs: 3_600_000, schedule: SCHEDULE, listen: false })
+      await newPet()
+      await guarded.pollNow()
+      await guarded.close()
+      assert.equal(receiver.received.length, 0)
+      const [attempt] = await server.store.webhooks.attempts(stored.id, 1)
+      assert.match(attempt!.error ?? '', /refused: 127\.0\.0\.1 is a loopback address/)
+      await server.store.webhooks.deleteEndpoint(stored.apiKeyId, stored.id)
+    })
+
+    it('delivers each event once with two dispatchers, and takes over one whose dispatcher died holding it', async () => {
+      const { id } = await endpoint(['pet.created'])
+      const second = startDispatcher({ webhooks: server.store.webhooks, clock, allowed: LOOPBACK, pollMs: 3_600_000, schedule: SCHEDULE, listen: false })
+      for (let i = 0; i < 10; i++) await newPet()
+      await Promise.all([dispatcher.pollNow(), second.pollNow(), dispatcher.pollNow(), second.pollNow()])
+      const ids = receiver.received.map((r) => r.headers['webhook-id'])
+      assert.equal(ids.length, 10)
+      assert.equal(new Set(ids).size, 10, 'no event twice')
+      // A dispatcher that claims and dies: nothing is recorded, the lease runs out, another sends it.
+      receiver.received.length = 0
+      await newPet()
+      const [held] = await server.store.webhooks.claimDue(clock.now(), 60_000, 10)
+      assert.ok(held)
+      await second.pollNow()
+      assert.equal(receiver.received.length, 0, 'held by the dead dispatcher')
+      clock.advance(60_001)
+      await second.pollNow()
+      assert.equal(receiver.received.length, 1)
+      assert.equal(await server.store.webhooks.recordAttempt({ deliveryId: held.id, leaseUntil: held.leaseUntil, trigger: 'scheduled', at: clock.now(), durationMs: 1, responseStatus: 200, error: null, outcome: { status: 'delivered' } }), false, 'the dead one\'s lease is no longer good')
+      await second.close()
+      await server.request(`/v1/webhook-endpoints/${id}`, { method: 'DELETE', key })
+    })
+
+    if (store === 'postgres') {
+      it('wakes on the database\'s NOTIFY: a delivery goes out at once, without waiting for a poll', async () => {
+        await endpoint(['pet.created'])
+        const awake = startDispatcher({ webhooks: server.store.webhooks, clock, allowed: LOOPBACK, pollMs: 3_600_000, schedule: SCHEDULE })
+        try {
+          await new Promise((resolve) => setTimeout(resolve, 200)) // LISTEN is set up
+          await newPet()
+          for (let i = 0; i < 50 && receiver.received.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 50))
+          assert.equal(receiver.received.length, 1, 'delivered within 2.5 s by a dispatcher that polls once an hour')
+        } finally {
+          await awake.close()
+        }
+      })
+
+      it('claims past a delivery another dispatcher has locked, without waiting for it (SKIP LOCKED)', async () => {
+        await endpoint(['pet.created'])
+        await newPet()
+        await newPet()
+        const client = new pg.Client({ connectionString: server.config.databaseUrl })
+        await client.connect()
+        try {
+          await client.query('begin')
+          // Another dispatcher, mid-claim: it holds the oldest due delivery's row.
+          const { rows } = await client.query<{ id: string }>("select id from webhook_deliveries where status = 'pending' order by next_attempt_at, id limit 1 for update")
+          const claimed = await Promise.race([
+            server.store.webhooks.claimDue(clock.now(), 60_000, 10),
+            new Promise<'blocked'>((resolve) => setTimeout(() => resolve('blocked'), 3_000)),
+          ])
+          assert.notEqual(claimed, 'blocked', 'the claim waited for the locked row')
+          const ids = (claimed as { id: number }[]).map((delivery) => delivery.id)
+          assert.ok(ids.length >= 1)
+          assert.ok(!ids.includes(Number(rows[0]!.id)), 'the locked delivery is left to its holder')
+        } finally {
+          await client.query('rollback')
+          await client.end()
+        }
+      })
+    }
+  })
+}
