@@ -33,6 +33,10 @@ export interface Config {
   readonly keepAliveTimeout: number
   /** Address ranges webhooks may be sent to although not public (tests, a private network): CIDRs. */
   readonly webhookAllowCidrs: readonly string[]
+  /** `on`: this process delivers webhooks beside serving; `off`: a `petstore dispatch` process does. */
+  readonly dispatch: 'on' | 'off'
+  /** Seconds a dispatcher holds a delivery it claimed: a dispatcher that dies holding one, another retries after this long. */
+  readonly webhookLease: number
 }
 
 export class ConfigError extends Error {
@@ -66,6 +70,8 @@ export function loadConfig(env: Env = process.env): Config {
     requestTimeout: integer(env, 'PETSTORE_REQUEST_TIMEOUT', 30, 1, 600),
     keepAliveTimeout: integer(env, 'PETSTORE_KEEP_ALIVE_TIMEOUT', 5, 1, 600),
     webhookAllowCidrs: cidrs(env, 'PETSTORE_WEBHOOK_ALLOW_CIDRS'),
+    dispatch: oneOf(env, 'PETSTORE_DISPATCH', ['on', 'off'] as const, 'on'),
+    webhookLease: integer(env, 'PETSTORE_WEBHOOK_LEASE', 60, 1, 3600),
   })
   // Several processes with in-memory counters would each allow the whole limit.
   if (config.workers > 1 && !config.redisUrl) {

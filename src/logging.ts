@@ -1,9 +1,9 @@
 // The logger's options: JSON lines for machines (the default), or pino-pretty's
 // coloured lines for a person reading a terminal (LOG_FORMAT=pretty, development only).
-import type { FastifyServerOptions } from 'fastify'
+import type { LoggerOptions } from 'pino'
 import type { Config } from './config.js'
 
-export function loggerOptions(config: Pick<Config, 'logLevel' | 'logFormat'>): FastifyServerOptions['logger'] {
+export function loggerOptions(config: Pick<Config, 'logLevel' | 'logFormat'>): LoggerOptions {
   if (config.logFormat === 'json') return { level: config.logLevel }
   try {
     import.meta.resolve('pino-pretty')

@@ -35,13 +35,17 @@ export async function startServer(config: Config) {
     throw error
   }
   const usage = createUsageRecorder({ usage: store.usage, clock: systemClock, onError: (error) => report('warn', 'could not write usage counts; kept for the next try', error) })
-  const dispatcher = startDispatcher({ webhooks: store.webhooks, clock: systemClock, allowed: parseCidrs(config.webhookAllowCidrs), onError: (error, what) => report('warn', what, error) })
-  const app = await buildApp({ config, store, limiter, usage, wakeDispatcher: dispatcher.wake })
+  // PETSTORE_DISPATCH=off: a `petstore dispatch` process delivers, off this process's core.
+  const dispatcher =
+    config.dispatch === 'on'
+      ? startDispatcher({ webhooks: store.webhooks, clock: systemClock, allowed: parseCidrs(config.webhookAllowCidrs), leaseMs: config.webhookLease * 1000, onError: (error, what) => report('warn', what, error) })
+      : undefined
+  const app = await buildApp({ config, store, limiter, usage, wakeDispatcher: dispatcher?.wake ?? (() => {}) })
   report = (level, message, error) => app.log[level]({ err: error }, message)
   // Closed in reverse order of opening, once the app has drained.
   app.addHook('onClose', async () => {
     // Deliveries under way finish (or their leases run out for another instance); nothing is lost.
-    await dispatcher.close()
+    await dispatcher?.close()
     await usage.close()
     await limiter.close()
     await store.close()

@@ -1,68 +1,125 @@
-// What only a real server process shows of webhooks: SIGTERM lets a delivery under way
-// finish, and records it, before the process exits. (A dispatcher that dies holding a
-// delivery is taken over after its lease: test/webhooks.test.ts, at the store.)
-import { after, before, describe, it } from 'node:test'
+// What only real processes show of webhooks, on both stores: SIGTERM lets a delivery
+// under way finish and records it; `kill -9` mid-delivery loses nothing (another
+// process sends the event again, with the same webhook-id, once the dead one's claim
+// runs out); and on PostgreSQL, several processes delivering at once (servers and a
+// `petstore dispatch`) send each event once.
+import { after, before, beforeEach, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { createServer, type Server } from 'node:http'
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { DIALECTS, type TestDatabase } from './helpers/dialects.js'
 import { createKeyIn, UNLIMITED, withStore } from './helpers/keys.js'
-import { spawnServer } from './helpers/process.js'
+import { spawnDispatcher, spawnServer, type ServerProcess } from './helpers/process.js'
 
-describe('webhooks and the server process', () => {
-  let dir: string
-  let databaseUrl: string
-  let receiver: Server
-  let receiverUrl: string
-  const requests: string[] = []
-  /** Holds each request this long before answering 204. */
-  let holdMs = 0
+for (const { dialect, create } of DIALECTS) {
+  describe(`webhooks and real processes (${dialect})`, () => {
+    let database: TestDatabase
+    let receiver: Server
+    let receiverUrl: string
+    /** Each test subscribes at a path of its own: the endpoints of earlier tests, which take pet events too, are answered and not counted. */
+    let path = ''
+    /** The webhook-id of each request to this test's path, in the order they arrived. */
+    const received: string[] = []
+    /** How the receiver answers the request with this index (0 = the first). */
+    let answer: (index: number, res: ServerResponse) => void
+    const processes: ServerProcess[] = []
 
-  before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'petstore-webhooks-process-'))
-    databaseUrl = `sqlite:${join(dir, 'petstore.db')}`
-    receiver = createServer((req, res) => {
-      req.resume()
-      req.on('end', () => {
-        requests.push(String(req.headers['webhook-id']))
-        setTimeout(() => res.writeHead(204).end(), holdMs)
+    before(async () => {
+      database = await create()
+      receiver = createServer((req: IncomingMessage, res) => {
+        req.resume()
+        req.on('end', () => (req.url === path ? answer(received.push(String(req.headers['webhook-id'])) - 1, res) : res.writeHead(204).end()))
       })
+      await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve))
     })
-    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve))
-    receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/`
-  })
-  after(async () => {
-    await new Promise<void>((resolve) => receiver.close(() => resolve()))
-    rmSync(dir, { recursive: true, force: true })
-  })
+    beforeEach((context) => {
+      path = `/${encodeURIComponent(context.name)}`
+      receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}${path}`
+      received.length = 0
+      answer = (_index, res) => res.writeHead(204).end()
+    })
+    after(async () => {
+      for (const { child } of processes) child.kill('SIGKILL')
+      receiver.closeAllConnections()
+      await new Promise<void>((resolve) => receiver.close(() => resolve()))
+      await database.drop()
+    })
 
-  const env = () => ({ DATABASE_URL: databaseUrl, PETSTORE_WEBHOOK_ALLOW_CIDRS: '127.0.0.0/8' })
-  async function call(url: string, key: string, path: string, body: unknown) {
-    const res = await fetch(`${url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })
-    return (await res.json()) as { id: number }
-  }
-  const until = async (done: () => boolean, what: string) => {
-    for (let i = 0; i < 200 && !done(); i++) await new Promise((resolve) => setTimeout(resolve, 25))
-    assert.ok(done(), `no ${what} within 5 s`)
-  }
+    const env = (more: Record<string, string> = {}) => ({ DATABASE_URL: database.url, PETSTORE_WEBHOOK_ALLOW_CIDRS: '127.0.0.0/8', ...more })
+    const start = async (more: Record<string, string> = {}) => {
+      const server = await spawnServer(env(more))
+      processes.push(server)
+      return server
+    }
+    async function call(url: string, key: string, path: string, body: unknown) {
+      const res = await fetch(`${url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })
+      assert.equal(res.status, 201, await res.clone().text())
+      return (await res.json()) as { id: number }
+    }
+    const until = async (done: () => boolean, what: string, seconds = 10) => {
+      for (let i = 0; i < seconds * 40 && !done(); i++) await new Promise((resolve) => setTimeout(resolve, 25))
+      assert.ok(done(), `no ${what} within ${seconds} s`)
+    }
+    const attemptsOf = (endpointId: number) => withStore(database.url, (store) => store.webhooks.attempts(endpointId, 100))
 
-  it('on SIGTERM, finishes the delivery under way and records it before exiting 0', async () => {
-    const { secret } = await createKeyIn(databaseUrl, { plan: 'enterprise', custom: UNLIMITED })
-    const server = await spawnServer(env())
-    const endpoint = await call(server.url, secret, '/v1/webhook-endpoints', { url: receiverUrl, enabledEvents: ['pet.created'] })
-    holdMs = 1_500
-    requests.length = 0
-    await call(server.url, secret, '/v1/pets', { name: 'In flight', categoryId: 1 })
-    await until(() => requests.length === 1, 'delivery')
-    server.child.kill('SIGTERM')
-    assert.equal(await server.exited, 0)
-    const attempts = await withStore(databaseUrl, (store) => store.webhooks.attempts(endpoint.id, 10))
-    assert.deepEqual(
-      attempts.map((a) => [a.responseStatus, a.error]),
-      [[204, null]],
-      'the answer that came after SIGTERM was recorded',
-    )
+    it('on SIGTERM, finishes the delivery under way and records it before exiting 0', async () => {
+      const { secret } = await createKeyIn(database.url, { plan: 'enterprise', custom: UNLIMITED })
+      const server = await start()
+      const endpoint = await call(server.url, secret, '/v1/webhook-endpoints', { url: receiverUrl, enabledEvents: ['pet.created'] })
+      answer = (_index, res) => setTimeout(() => res.writeHead(204).end(), 1_500)
+      await call(server.url, secret, '/v1/pets', { name: 'In flight', categoryId: 1 })
+      await until(() => received.length === 1, 'delivery')
+      server.child.kill('SIGTERM')
+      assert.equal(await server.exited, 0)
+      assert.deepEqual(
+        (await attemptsOf(endpoint.id)).map((a) => [a.responseStatus, a.error]),
+        [[204, null]],
+        'the answer that came after SIGTERM was recorded',
+      )
+    })
+
+    it('after kill -9 mid-delivery, another process sends the event again once the claim runs out, with the same webhook-id', async () => {
+      const { secret } = await createKeyIn(database.url, { plan: 'enterprise', custom: UNLIMITED })
+      const lease = { PETSTORE_WEBHOOK_LEASE: '2' }
+      const doomed = await start(lease)
+      const endpoint = await call(doomed.url, secret, '/v1/webhook-endpoints', { url: receiverUrl, enabledEvents: ['pet.created'] })
+      answer = (index, res) => (index === 0 ? undefined : res.writeHead(204).end()) // the first is never answered
+      await call(doomed.url, secret, '/v1/pets', { name: 'Killed mid-delivery', categoryId: 1 })
+      await until(() => received.length === 1, 'first delivery')
+      doomed.child.kill('SIGKILL')
+      await doomed.exited
+      const heir = await start(lease)
+      await until(() => received.length === 2, 'delivery after the claim ran out')
+      assert.equal(received[1], received[0], 'the same webhook-id: the receiver deduplicates by it')
+      await until(() => received.length === 2, '') // nothing more arrives
+      await new Promise((resolve) => setTimeout(resolve, 1_500))
+      assert.equal(received.length, 2, 'sent again once, not once per poll')
+      assert.deepEqual(
+        (await attemptsOf(endpoint.id)).map((a) => a.responseStatus),
+        [204],
+        'the killed attempt left no record; the one that succeeded did',
+      )
+      heir.child.kill('SIGTERM')
+      await heir.exited
+    })
+
+    if (dialect === 'postgres') {
+      it('sends each event once while several processes deliver: two servers, and a petstore dispatch beside a server that does not', async () => {
+        const { secret } = await createKeyIn(database.url, { plan: 'enterprise', custom: UNLIMITED })
+        const writer = await start({ PETSTORE_DISPATCH: 'off' })
+        const delivering = [await start(), await start(), await spawnDispatcher(env())]
+        processes.push(delivering[2]!)
+        await call(writer.url, secret, '/v1/webhook-endpoints', { url: receiverUrl, enabledEvents: ['pet.created'] })
+        const pets = await Promise.all(Array.from({ length: 30 }, (_, i) => call(writer.url, secret, '/v1/pets', { name: `Pet ${i}`, categoryId: 1 })))
+        await until(() => received.length >= pets.length, `${pets.length} deliveries`)
+        await new Promise((resolve) => setTimeout(resolve, 1_500))
+        assert.equal(received.length, pets.length, 'no event twice')
+        assert.equal(new Set(received).size, pets.length)
+        for (const process of [writer, ...delivering]) {
+          process.child.kill('SIGTERM')
+          assert.equal(await process.exited, 0)
+        }
+      })
+    }
   })
-})
+}

@@ -309,6 +309,7 @@ for (const store of STORES) {
       // A dispatcher that claims and dies: nothing is recorded, the lease runs out, another sends it.
       receiver.received.length = 0
       await newPet()
+      await server.store.webhooks.fanOut(clock.now(), 100)
       const [held] = await server.store.webhooks.claimDue(clock.now(), 60_000, 10)
       assert.ok(held)
       await second.pollNow()
@@ -335,10 +336,22 @@ for (const store of STORES) {
         }
       })
 
+      it('fans each event out once while dispatchers fan out at the same moment', async () => {
+        const { id } = await endpoint(['pet.created'])
+        const pets = await Promise.all(Array.from({ length: 40 }, () => newPet()))
+        const taken = await Promise.all(Array.from({ length: 4 }, () => server.store.webhooks.fanOut(clock.now(), 500)))
+        assert.equal(taken.reduce((a, b) => a + b, 0), pets.length, `each event taken by one dispatcher: ${taken.join(', ')}`)
+        const claimed = await server.store.webhooks.claimDue(clock.now(), 60_000, 1_000)
+        const mine = claimed.filter((delivery) => delivery.endpoint.id === id)
+        assert.equal(mine.length, pets.length, 'one delivery per event')
+        for (const delivery of claimed) await server.store.webhooks.release(delivery.id, delivery.leaseUntil)
+      })
+
       it('claims past a delivery another dispatcher has locked, without waiting for it (SKIP LOCKED)', async () => {
         await endpoint(['pet.created'])
         await newPet()
         await newPet()
+        await server.store.webhooks.fanOut(clock.now(), 100)
         const client = new pg.Client({ connectionString: server.config.databaseUrl })
         await client.connect()
         try {

@@ -23,6 +23,15 @@ const serverCommands = [
     },
   }),
   defineCommand({
+    name: 'dispatch',
+    summary: 'Deliver webhooks in a process of its own (run the servers with PETSTORE_DISPATCH=off)',
+    run: async (_input, context) => {
+      const { runDispatch } = await import('../dispatch.js')
+      await runDispatch(loadConfig(context.env))
+      return 0
+    },
+  }),
+  defineCommand({
     name: 'migrate',
     summary: 'Apply pending schema migrations to the DATABASE_URL store',
     run: async (_input, context) => {

@@ -67,6 +67,8 @@ export interface EventsTable {
   api_key_id: number | null
   data: string
   created_at: number
+  /** 1 until a dispatcher has made its deliveries (set by the triggers when an endpoint takes it). */
+  fan_out_pending: Generated<number>
 }
 
 export interface WebhookEndpointsTable {

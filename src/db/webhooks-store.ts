@@ -1,8 +1,8 @@
-// Events, webhook endpoints and their deliveries, as stored. Events and pending
-// deliveries are written by triggers in the transaction of the change they report
-// (migration 2026-11-24-007): this store reads them, and records what dispatchers
-// did. Written once for both databases (sql/webhooks.ts); claiming due deliveries
-// differs by dialect only in PostgreSQL's SKIP LOCKED.
+// Events, webhook endpoints and their deliveries, as stored. Events are written by
+// triggers in the transaction of the change they report (migration 2026-11-24-007);
+// dispatchers fan them out into deliveries, claim those, and record what they did.
+// Written once for both databases (sql/webhooks.ts); the dialects differ only in
+// PostgreSQL's SKIP LOCKED.
 
 export interface StoredEvent {
   id: number
@@ -106,6 +106,12 @@ export interface WebhooksStore {
   rotateSecret(apiKeyId: number, id: number, secret: string, previousUntil: number): Promise<StoredEndpoint | undefined>
   /** Deletes the endpoint and its pending deliveries. */
   deleteEndpoint(apiKeyId: number, id: number): Promise<boolean>
+  /**
+   * Makes the deliveries of up to `limit` events still to fan out (one per enabled
+   * endpoint that takes the event, due at `now`) and clears their mark, in one
+   * transaction; answers how many events it took. Concurrent callers take different events.
+   */
+  fanOut(now: number, limit: number): Promise<number>
   /** Takes up to `limit` due deliveries (pending, next attempt due, no live lease) for `leaseMs`: no other dispatcher gets them meanwhile. */
   claimDue(now: number, leaseMs: number, limit: number): Promise<ClaimedDelivery[]>
   /** Adds a manual delivery of `eventId` to `endpointId`, due now (a redelivery). */
@@ -119,7 +125,7 @@ export interface WebhooksStore {
   /** Inserts an event with no trigger behind it (webhook_endpoint.disabled, a test event) and manual deliveries of it to `endpointIds`. */
   insertEvent(event: { type: string; apiKeyId: number | null; data: string }, endpointIds: readonly number[], now: number): Promise<StoredEvent>
   /**
-   * Calls `listener` when deliveries were queued by any process (PostgreSQL: LISTEN on
+   * Calls `listener` when any process wrote an event to fan out (PostgreSQL: LISTEN on
    * the triggers' NOTIFY); resolves with a function that stops. SQLite has no such
    * signal: its dispatchers poll alone.
    */

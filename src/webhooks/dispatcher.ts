@@ -1,5 +1,6 @@
-// Delivers the outbox: every instance (and worker) runs one. It claims due deliveries
-// for a lease (PostgreSQL: FOR UPDATE SKIP LOCKED, so N dispatchers take each once;
+// Delivers the outbox: every instance (and worker) runs one, or `petstore dispatch`
+// runs them apart from the API's processes. It fans the new events out into
+// deliveries (one per subscribed endpoint), then claims due deliveries for a lease (PostgreSQL: FOR UPDATE SKIP LOCKED, so N dispatchers take each once;
 // SQLite: the single writer's UPDATE), sends each, and records the attempt under that
 // lease. A dispatcher killed mid-delivery never records: its lease runs out and another
 // takes the delivery again (at least once; receivers deduplicate by webhook-id). On
@@ -16,8 +17,9 @@ import { signatureHeader } from './signature.js'
 export const RETRY_SCHEDULE_MS = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]
 /** An endpoint failing this long without a success is disabled. */
 export const DISABLE_AFTER_MS = 5 * 86_400_000
-const LEASE_MS = 60_000
 const BATCH = 20
+/** Events fanned out per transaction. */
+const FAN_OUT_BATCH = 500
 
 export interface DispatcherOptions {
   webhooks: WebhooksStore
@@ -27,14 +29,16 @@ export interface DispatcherOptions {
   pollMs?: number
   schedule?: readonly number[]
   random?: () => number
-  /** Wake on the database's notifications of new deliveries (PostgreSQL); false: poll only (tests that drive it step by step). */
+  /** Wake on the database's notifications of new events to fan out (PostgreSQL); false: poll only (tests that drive it step by step). */
   listen?: boolean
   /** How long an attempt may take, answer included (15 s). */
   timeoutMs?: number
+  /** How long a claim holds (60 s): longer than an attempt may take, or a slow receiver is sent the event twice. */
+  leaseMs?: number
   onError?: (error: unknown, what: string) => void
 }
 
-export function startDispatcher({ webhooks, clock, allowed, pollMs = 1_000, schedule = RETRY_SCHEDULE_MS, random = Math.random, listen = true, timeoutMs = DELIVERY_TIMEOUT_MS, onError = () => {} }: DispatcherOptions) {
+export function startDispatcher({ webhooks, clock, allowed, pollMs = 1_000, schedule = RETRY_SCHEDULE_MS, random = Math.random, listen = true, timeoutMs = DELIVERY_TIMEOUT_MS, leaseMs = 60_000, onError = () => {} }: DispatcherOptions) {
   const lookup = guardedLookup(allowed)
   const inFlight = new Set<Promise<void>>()
   let closed = false
@@ -92,10 +96,15 @@ export function startDispatcher({ webhooks, clock, allowed, pollMs = 1_000, sche
     return retryAfter === undefined ? jittered : Math.max(jittered, retryAfter * 1000)
   }
 
-  /** Claims and sends due deliveries, a batch at a time, until a batch comes back short: a backlog drains at the receivers' pace, not one batch a poll. */
+  /**
+   * Fans out the new events, then claims and sends due deliveries, a batch at a time,
+   * until a batch comes back short: a backlog drains at the receivers' pace, not one
+   * batch a poll.
+   */
   async function poll(): Promise<void> {
+    while ((await webhooks.fanOut(clock.now(), FAN_OUT_BATCH)) === FAN_OUT_BATCH && !closed);
     for (;;) {
-      const claimed = await webhooks.claimDue(clock.now(), LEASE_MS, BATCH)
+      const claimed = await webhooks.claimDue(clock.now(), leaseMs, BATCH)
       for (const delivery of claimed) {
         if (closed) {
           await webhooks.release(delivery.id, delivery.leaseUntil)
@@ -123,11 +132,11 @@ export function startDispatcher({ webhooks, clock, allowed, pollMs = 1_000, sche
 
   const timer = setInterval(tick, pollMs)
   timer.unref()
-  // Woken at once when any process queues a delivery (PostgreSQL); the polling is the fallback.
+  // Woken at once when any process writes an event to fan out (PostgreSQL); the polling is the fallback.
   const stopWatching = listen
-    ? webhooks.watch(tick, (error) => onError(error, 'lost the database notifications of new deliveries; polling every second'))
+    ? webhooks.watch(tick, (error) => onError(error, 'lost the database notifications of new events; polling every second'))
     : Promise.resolve(async () => {})
-  stopWatching.catch((error: unknown) => onError(error, 'could not LISTEN for new deliveries; polling every second'))
+  stopWatching.catch((error: unknown) => onError(error, 'could not LISTEN for new events; polling every second'))
 
   return {
     /** Looks for due deliveries now rather than at the next poll (a test event, a redelivery). */

@@ -16,10 +16,19 @@ const COMMANDS = {
   npmStart: process.env.npm_execpath
     ? [process.execPath, process.env.npm_execpath, 'start', '--ignore-scripts', '--silent']
     : ['npm', 'start', '--ignore-scripts', '--silent'],
-} as const
+} satisfies Record<string, readonly [string, ...string[]]>
 
 export async function spawnServer(env: Record<string, string>, how: keyof typeof COMMANDS = 'source'): Promise<ServerProcess> {
-  const [command, ...args] = COMMANDS[how]
+  return spawnUntil(COMMANDS[how], env, /listening at (http:\/\/127\.0\.0\.1:\d+)/, 'listening at')
+}
+
+/** `petstore dispatch`: webhook delivery in a process of its own (its `url` is empty). */
+export async function spawnDispatcher(env: Record<string, string>): Promise<ServerProcess> {
+  return spawnUntil([process.execPath, '--import', 'tsx', 'src/dispatch.ts'], env, /delivering the webhooks()/, 'delivering the webhooks')
+}
+
+/** Starts `command` and waits for the log line `ready` matches; its first group is the url. */
+async function spawnUntil([command, ...args]: readonly [string, ...string[]], env: Record<string, string>, ready: RegExp, saying: string): Promise<ServerProcess> {
   const child = spawn(command, args, {
     env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -28,12 +37,12 @@ export async function spawnServer(env: Record<string, string>, how: keyof typeof
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL') // never leave a server behind that nobody will stop
-      reject(new Error('the server did not say "listening at" within 20 s (is LOG_LEVEL above info?)'))
+      reject(new Error(`the process did not say "${saying}" within 20 s (is LOG_LEVEL above info?)`))
     }, 20_000)
-    exited.then((code) => reject(new Error(`the server exited (${String(code)}) before listening`)))
+    exited.then((code) => reject(new Error(`the process exited (${String(code)}) before saying "${saying}"`)))
     createInterface({ input: child.stdout! }).on('line', (line) => {
-      const address = /listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(line)?.[1]
-      if (address) {
+      const address = ready.exec(line)?.[1]
+      if (address !== undefined) {
         clearTimeout(timer)
         resolve(address)
       }

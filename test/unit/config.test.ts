@@ -24,6 +24,8 @@ describe('config', () => {
     assert.equal(config.environment, 'development')
     assert.equal(config.banAfter, 20)
     assert.equal(config.banSeconds, 900)
+    assert.equal(config.dispatch, 'on', 'each server delivers webhooks unless told otherwise')
+    assert.equal(config.webhookLease, 60)
     assert.ok(Object.isFrozen(config))
   })
 
@@ -45,8 +47,14 @@ describe('config', () => {
       PETSTORE_BAN_AFTER: '5',
       PETSTORE_BAN_SECONDS: '60',
       PETSTORE_TRUST_PROXY: 'true',
+      PETSTORE_WEBHOOK_ALLOW_CIDRS: '10.0.0.0/8, 127.0.0.0/8',
+      PETSTORE_DISPATCH: 'off',
+      PETSTORE_WEBHOOK_LEASE: '30',
     })
     assert.equal(config.port, 9000)
+    assert.deepEqual(config.webhookAllowCidrs, ['10.0.0.0/8', '127.0.0.0/8'])
+    assert.equal(config.dispatch, 'off')
+    assert.equal(config.webhookLease, 30)
     assert.equal(config.environment, 'production')
     assert.equal(config.publicUrl, 'https://pets.example.com/v1')
     assert.equal(config.banAfter, 5)
@@ -58,6 +66,8 @@ describe('config', () => {
       { PORT: 'eighty' },
       { PORT: '70000' },
       { PETSTORE_ENV: 'prod' },
+      { PETSTORE_DISPATCH: 'yes' },
+      { PETSTORE_WEBHOOK_LEASE: '0' },
       { DATABASE_URL: 'mysql://x' },
       { DATABASE_URL: 'sqlite:' },
       { REDIS_URL: 'http://127.0.0.1' },

@@ -1,13 +1,17 @@
 import { sql, type Kysely } from 'kysely'
 import type { Dialect } from '../dialect.js'
 
-// Events and their webhook deliveries, as a transactional outbox. Triggers on `pets`
-// and `orders` write an event row, and one pending delivery per subscribed endpoint,
-// in the transaction of the write they report: a committed change always has its
-// event, a rolled-back one never does, and a crash after the commit loses nothing
-// (the deliveries wait in the table for a dispatcher). Triggers, as for the
-// inventory's counts: no write path (the service's batched statements, the CLI,
-// psql) can forget them.
+// Events as a transactional outbox. Triggers on `pets` and `orders` write an event row
+// in the transaction of the write it reports: a committed change always has its event,
+// a rolled-back one never does, and a crash after the commit loses nothing. Triggers,
+// as for the inventory's counts: no write path (the service's batched statements, the
+// CLI, psql) can forget them.
+//
+// The write pays for the event alone. An event some endpoint is subscribed to is
+// marked `fan_out_pending` (a partial index holds just those); a dispatcher, outside
+// any request, turns it into one delivery per subscribed endpoint and clears the mark,
+// in one transaction (webhooks-store.ts's `fanOut`). Not a cursor over ids: PostgreSQL
+// commits ids out of order, and a cursor would step over one still in flight.
 //
 // An event's `data` is the row as it was written (column names, times in ms); the
 // service renders it as the API's resource (webhooks/events.ts). `api_key_id`: the key
@@ -16,7 +20,7 @@ import type { Dialect } from '../dialect.js'
 // An endpoint takes an event when it is enabled, lists the type (or `*`), and for an
 // event with an owner, belongs to that key.
 
-/** The NOTIFY channel of new deliveries (webhooks-store.ts's `watch`). */
+/** The NOTIFY channel of events to fan out (webhooks-store.ts's `watch`). */
 export const DELIVERIES_CHANNEL = 'petstore_webhook_deliveries'
 
 const ALL_BEFORE = 'pets:read pets:write orders:read orders:write usage:read'
@@ -34,9 +38,11 @@ const tables = (id: string) => [
     type text not null,
     api_key_id bigint,
     data text not null,
-    created_at bigint not null
+    created_at bigint not null,
+    fan_out_pending smallint not null default 0
   )`,
   'create index events_created_at on events (created_at)',
+  'create index events_fan_out_pending on events (id) where fan_out_pending = 1',
   'create index events_api_key_id on events (api_key_id, id)',
   `create table webhook_endpoints (
     id ${id},
@@ -81,18 +87,18 @@ const tables = (id: string) => [
   `update api_keys set scopes = '${ALL_NOW}' where scopes = '${ALL_BEFORE}'`,
 ]
 
-/** The endpoints an event of type `type` (an SQL expression) owned by `owner` goes to. */
-const subscribed = (type: string, owner: string) =>
-  `e.disabled_at is null and (e.enabled_events = '*' or instr(' ' || e.enabled_events || ' ', ' ' || ${type} || ' ') > 0) and (${owner} is null or e.api_key_id = ${owner})`
+/** The endpoints an event of type `type` (an SQL expression) owned by `owner` goes to (`position`: SQLite's instr, PostgreSQL's strpos). */
+const subscribed = (type: string, owner: string, position = 'instr') =>
+  `e.disabled_at is null and (e.enabled_events = '*' or ${position}(' ' || e.enabled_events || ' ', ' ' || ${type} || ' ') > 0) and (${owner} is null or e.api_key_id = ${owner})`
+/** 1 when some endpoint takes the event: a dispatcher is to fan it out. */
+const pending = (type: string, owner: string, position?: string) =>
+  `case when exists (select 1 from webhook_endpoints e where ${subscribed(type, owner, position)}) then 1 else 0 end`
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- as above
 async function upSqlite(db: Kysely<any>): Promise<void> {
   const now = "cast(round((julianday('now') - 2440587.5) * 86400000) as integer)"
-  // One event and its deliveries: last_insert_rowid() is the event's id while the trigger runs.
   const emit = (type: string, owner: string, data: string) => `
-      insert into events (type, api_key_id, data, created_at) values (${type}, ${owner}, ${data}, ${now});
-      insert into webhook_deliveries (endpoint_id, event_id, status, attempts, next_attempt_at, created_at)
-        select e.id, last_insert_rowid(), 'pending', 0, ${now}, ${now} from webhook_endpoints e where ${subscribed(type, owner)};`
+      insert into events (type, api_key_id, data, created_at, fan_out_pending) values (${type}, ${owner}, ${data}, ${now}, ${pending(type, owner)});`
   const pet = (row: string) => `json_object('id', ${row}.id, 'name', ${row}.name, 'category_id', ${row}.category_id, 'status', ${row}.status)`
   const order = (row: string) =>
     `json_object('id', ${row}.id, 'pet_id', ${row}.pet_id, 'api_key_id', ${row}.api_key_id, 'status', ${row}.status, 'placed_at', ${row}.placed_at, 'closed_at', ${row}.closed_at)`
@@ -130,20 +136,19 @@ async function upPostgres(db: Kysely<any>): Promise<void> {
   // `rows` yields (type, owner, data) per event.
   const emit = (rows: string) => `
       with ev as (
-        insert into events (type, api_key_id, data, created_at)
-        select type, owner, data, petstore_now_ms() from (${rows}) as rows order by id
-        returning id, type, api_key_id
+        insert into events (type, api_key_id, data, created_at, fan_out_pending)
+        select type, owner, data, petstore_now_ms(), ${pending('rows.type', 'rows.owner', 'strpos')} from (${rows}) as rows order by id
+        returning fan_out_pending
       )
-      insert into webhook_deliveries (endpoint_id, event_id, status, attempts, next_attempt_at, created_at)
-      select e.id, ev.id, 'pending', 0, petstore_now_ms(), petstore_now_ms() from ev join webhook_endpoints e on ${subscribed('ev.type', 'ev.api_key_id').replaceAll('instr(', 'strpos(')};
+      select coalesce(max(fan_out_pending), 0) = 1 into to_send from ev;
       -- Wakes the dispatchers that LISTEN, at commit (NOTIFY is transactional); none when nothing is to be sent.
-      if found then perform pg_notify('${DELIVERIES_CHANNEL}', ''); end if;
+      if to_send then perform pg_notify('${DELIVERIES_CHANNEL}', ''); end if;
       return null;`
   const pet = (row: string) => `json_build_object('id', ${row}.id, 'name', ${row}.name, 'category_id', ${row}.category_id, 'status', ${row}.status)::text`
   const order = (row: string) =>
     `json_build_object('id', ${row}.id, 'pet_id', ${row}.pet_id, 'api_key_id', ${row}.api_key_id, 'status', ${row}.status, 'placed_at', ${row}.placed_at, 'closed_at', ${row}.closed_at)::text`
   const fn = async (name: string, rows: string) =>
-    sql.raw(`create function ${name}() returns trigger language plpgsql as $$ begin ${emit(rows)} end $$`).execute(db)
+    sql.raw(`create function ${name}() returns trigger language plpgsql as $$ declare to_send boolean; begin ${emit(rows)} end $$`).execute(db)
   await fn('pets_event_insert', `select n.id, 'pet.created' as type, null::bigint as owner, ${pet('n')} as data from new_pets n`)
   await fn(
     'pets_event_update',

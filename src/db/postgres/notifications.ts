@@ -1,4 +1,4 @@
-// LISTEN for the webhook triggers' NOTIFY on a connection of its own (a pooled one
+// LISTEN for the event triggers' NOTIFY on a connection of its own (a pooled one
 // would be handed to other queries). If it drops, dispatchers still poll every second.
 import pg from 'pg'
 import { DELIVERIES_CHANNEL } from '../migrations/2026-11-24-007-events-and-webhooks.js'

@@ -1,7 +1,7 @@
 // The webhooks store (webhooks-store.ts), written once in Kysely for both databases.
-// Only the claim differs: PostgreSQL's dispatchers skip the rows another one has
-// locked (FOR UPDATE SKIP LOCKED); SQLite has one writer, so its UPDATE is the claim.
-import type { Kysely, Selectable } from 'kysely'
+// Only the claims differ: PostgreSQL's dispatchers skip the rows another one has
+// locked (FOR UPDATE SKIP LOCKED); SQLite has one writer, so its write is the claim.
+import { sql, type Kysely, type Selectable } from 'kysely'
 import type { Dialect } from '../dialect.js'
 import type { Database, EventsTable, WebhookAttemptsTable, WebhookEndpointsTable } from '../schema.js'
 import type { StoredAttempt, StoredEndpoint, StoredEvent, WebhooksStore } from '../webhooks-store.js'
@@ -97,6 +97,31 @@ export function createWebhooksStore(db: Kysely<Database>, dialect: Dialect, watc
         if (deleted.numDeletedRows === 0n) return false
         await trx.deleteFrom('webhook_deliveries').where('endpoint_id', '=', id).where('status', '=', 'pending').execute()
         return true
+      })
+    },
+
+    async fanOut(now, limit) {
+      // The endpoints that take event `t` now: enabled, subscribed to its type, and its key's when it has an owner.
+      const position = dialect === 'postgres' ? sql.raw('strpos') : sql.raw('instr')
+      const takes = sql`e.disabled_at is null
+        and (e.enabled_events = '*' or ${position}(' ' || e.enabled_events || ' ', ' ' || t.type || ' ') > 0)
+        and (t.api_key_id is null or e.api_key_id = t.api_key_id)`
+      const deliveries = (taken: ReturnType<typeof sql>) => sql`
+        insert into webhook_deliveries (endpoint_id, event_id, status, attempts, next_attempt_at, created_at)
+        select e.id, t.id, 'pending', 0, ${now}, ${now} from ${taken} t join webhook_endpoints e on ${takes}`
+      if (dialect === 'postgres') {
+        const result = await sql`
+          with taken as (select id, type, api_key_id from events where fan_out_pending = 1 order by id limit ${limit} for update skip locked),
+          made as (${deliveries(sql`taken`)})
+          update events set fan_out_pending = 0 where id in (select id from taken)`.execute(db)
+        return Number(result.numAffectedRows ?? 0n)
+      }
+      // SQLite: the transaction holds the only write lock from its first statement, so both see the same events.
+      const taken = sql`(select id, type, api_key_id from events where fan_out_pending = 1 order by id limit ${limit})`
+      return db.transaction().execute(async (trx) => {
+        await deliveries(taken).execute(trx)
+        const result = await sql`update events set fan_out_pending = 0 where id in (select id from ${taken})`.execute(trx)
+        return Number(result.numAffectedRows ?? 0n)
       })
     },
 

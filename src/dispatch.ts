@@ -1,0 +1,44 @@
+// `petstore dispatch`: webhook delivery as a process of its own, so that the API's
+// processes (PETSTORE_DISPATCH=off) spend no CPU on it. Any number may run against
+// one PostgreSQL store (they claim with SKIP LOCKED); SQLite takes one beside its
+// server. SIGTERM and SIGINT let the attempts under way finish and give back what was
+// claimed but not started.
+import { pathToFileURL } from 'node:url'
+import { pino } from 'pino'
+import { systemClock } from './clock.js'
+import { loadConfig, redactUrl, type Config } from './config.js'
+import { openStoreFromConfig } from './db/from-config.js'
+import { loggerOptions } from './logging.js'
+import { startDispatcher } from './webhooks/dispatcher.js'
+import { parseCidrs } from './webhooks/outbound.js'
+
+export async function runDispatch(config: Config): Promise<void> {
+  const log = pino(loggerOptions(config))
+  const store = await openStoreFromConfig(config, {
+    onConnectionError: (error) => log.warn({ err: error }, 'a database connection was lost; the pool opens a new one'),
+    onBackgroundError: (error, what) => log.warn({ err: error }, what),
+  })
+  const dispatcher = startDispatcher({
+    webhooks: store.webhooks,
+    clock: systemClock,
+    allowed: parseCidrs(config.webhookAllowCidrs),
+    leaseMs: config.webhookLease * 1000,
+    onError: (error, what) => log.warn({ err: error }, what),
+  })
+  const storeName = redactUrl(config.databaseUrl)
+  log.info({ store: storeName, environment: config.environment }, `petstore dispatch (${config.environment}) delivering the webhooks of ${storeName}`)
+  await new Promise<void>((resolve) => {
+    for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => resolve())
+  })
+  log.info('shutting down: finishing the deliveries under way')
+  await dispatcher.close()
+  await store.close()
+}
+
+// `node dist/dispatch.js` (or with tsx, src/dispatch.ts), as server.ts runs the server.
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  runDispatch(loadConfig()).catch((error: unknown) => {
+    console.error(`petstore: ${error instanceof Error ? error.message : String(error)}`)
+    process.exit(1)
+  })
+}
