@@ -39,6 +39,9 @@ const USAGE = `npm run bench -- [options]
   --webhook             subscribe a receiver on loopback to every event of this checkout's
                         service (not --against's): compare with --against HEAD, and read
                         the webhooks delivered per second in the log
+  --dispatch in-process|process   with --webhook: the service delivers them itself
+                        (default), or runs with PETSTORE_DISPATCH=off beside a 'petstore
+                        dispatch' process on the load generator's core at nice 19
   --no-write            print the table only; leave bench/results.md alone`
 
 const SERVICE_CORE = 0
@@ -139,6 +142,8 @@ interface Options {
   pgbench: boolean
   /** A receiver subscribed to every event of this checkout's service (not of --against's). */
   webhook: boolean
+  /** Where that service's webhooks are delivered from: its own process, or a `petstore dispatch` beside it. */
+  dispatch: 'in-process' | 'process'
 }
 
 function parseOptions(argv: string[]): Options {
@@ -158,6 +163,7 @@ function parseOptions(argv: string[]): Options {
       against: { type: 'string' },
       'no-write': { type: 'boolean' },
       webhook: { type: 'boolean' },
+      dispatch: { type: 'string', default: 'in-process' },
       help: { type: 'boolean' },
     },
   })
@@ -192,6 +198,7 @@ function parseOptions(argv: string[]): Options {
     write: !values['no-write'],
     pgbench: values.store === 'postgres' && hasPgbench(),
     webhook: values.webhook === true,
+    dispatch: oneOf('dispatch', values.dispatch, ['in-process', 'process'] as const)!,
   }
 }
 
@@ -257,6 +264,12 @@ async function startTarget(options: Options, dir: string, pets: number, against:
   const seed = seedOf(options, pets)
   const seeding = Date.now()
   if (seed === 'bulk') await seedInBulk(store.databaseUrl, pets)
+  if (receiver && options.dispatch === 'process') {
+    env.PETSTORE_DISPATCH = 'off'
+    // Background work: it takes what CPU the load generator leaves, never the service's core.
+    const dispatcher = spawnPinned(GENERATOR_CORE, 'nice', ['-n', '19', process.execPath, join(checkout, 'dist/dispatch.js')], { ...env, PETSTORE_DISPATCH: 'on' })
+    cleanups.push(() => stop(dispatcher))
+  }
   const service = await startService(options, env, checkout)
   if (seed === 'api') await seedThroughApi(service.url, key, pets)
   // Subscribed after the seeding: what is measured is the service delivering while it serves.
