@@ -23,6 +23,7 @@ export async function runDispatch(config: Config): Promise<void> {
     clock: systemClock,
     allowed: parseCidrs(config.webhookAllowCidrs),
     leaseMs: config.webhookLease * 1000,
+    holdsProcess: true,
     onError: (error, what) => log.warn({ err: error }, what),
   })
   const storeName = redactUrl(config.databaseUrl)

@@ -103,6 +103,22 @@ for (const { dialect, create } of DIALECTS) {
       await heir.exited
     })
 
+    it('petstore dispatch, started on an idle store, delivers for a server that does not (PETSTORE_DISPATCH=off), and exits 0 on SIGTERM', async () => {
+      const { secret } = await createKeyIn(database.url, { plan: 'enterprise', custom: UNLIMITED })
+      const dispatcher = await spawnDispatcher(env({ PETSTORE_WEBHOOK_LEASE: '2' }))
+      processes.push(dispatcher)
+      const writer = await start({ PETSTORE_DISPATCH: 'off' })
+      await call(writer.url, secret, '/v1/webhook-endpoints', { url: receiverUrl, enabledEvents: ['pet.created'] })
+      // Longer than a poll: a dispatcher with nothing to do yet is still there when work comes.
+      await new Promise((resolve) => setTimeout(resolve, 1_500))
+      await call(writer.url, secret, '/v1/pets', { name: 'Sent by the dispatcher', categoryId: 1 })
+      await until(() => received.length === 1, 'delivery by petstore dispatch')
+      for (const process of [writer, dispatcher]) {
+        process.child.kill('SIGTERM')
+        assert.equal(await process.exited, 0)
+      }
+    })
+
     if (dialect === 'postgres') {
       it('sends each event once while several processes deliver: two servers, and a petstore dispatch beside a server that does not', async () => {
         const { secret } = await createKeyIn(database.url, { plan: 'enterprise', custom: UNLIMITED })

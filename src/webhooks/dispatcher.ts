@@ -35,10 +35,12 @@ export interface DispatcherOptions {
   timeoutMs?: number
   /** How long a claim holds (60 s): longer than an attempt may take, or a slow receiver is sent the event twice. */
   leaseMs?: number
+  /** Keep the process alive while it runs (`petstore dispatch`, which has no server to); a server's dispatcher never holds its process open. */
+  holdsProcess?: boolean
   onError?: (error: unknown, what: string) => void
 }
 
-export function startDispatcher({ webhooks, clock, allowed, pollMs = 1_000, schedule = RETRY_SCHEDULE_MS, random = Math.random, listen = true, timeoutMs = DELIVERY_TIMEOUT_MS, leaseMs = 60_000, onError = () => {} }: DispatcherOptions) {
+export function startDispatcher({ webhooks, clock, allowed, pollMs = 1_000, schedule = RETRY_SCHEDULE_MS, random = Math.random, listen = true, timeoutMs = DELIVERY_TIMEOUT_MS, leaseMs = 60_000, holdsProcess = false, onError = () => {} }: DispatcherOptions) {
   const lookup = guardedLookup(allowed)
   const inFlight = new Set<Promise<void>>()
   let closed = false
@@ -131,7 +133,7 @@ export function startDispatcher({ webhooks, clock, allowed, pollMs = 1_000, sche
   }
 
   const timer = setInterval(tick, pollMs)
-  timer.unref()
+  if (!holdsProcess) timer.unref()
   // Woken at once when any process writes an event to fan out (PostgreSQL); the polling is the fallback.
   const stopWatching = listen
     ? webhooks.watch(tick, (error) => onError(error, 'lost the database notifications of new events; polling every second'))
