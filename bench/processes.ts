@@ -1,6 +1,6 @@
 // Child processes of the benchmark: pinned to a core with taskset, tracked so that
 // every one of them is ended however the run ends (normal exit, failure, Ctrl-C).
-import { spawn, type ChildProcess } from 'node:child_process'
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { connect, createServer } from 'node:net'
 
@@ -19,6 +19,14 @@ export interface Pinned {
   exited: Promise<number | string | null>
   /** Last lines of stderr, to explain a failure. */
   stderr(): string
+}
+
+/**
+ * Keeps this process, every thread of it, on one core: the harness's own work (the
+ * webhook receiver, the seeding) never takes the service's core.
+ */
+export function pinSelf(core: number): void {
+  execFileSync('taskset', ['--all-tasks', '--cpu-list', '--pid', String(core), String(process.pid)], { stdio: 'ignore' })
 }
 
 /** Starts `command` on one CPU core (taskset execs it, so the pid is the command's own). */

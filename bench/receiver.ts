@@ -1,7 +1,7 @@
 // --webhook: a receiver on loopback that answers every delivery 204 and counts them,
 // and the endpoint that subscribes it to every event of the service under test. It
-// runs in the bench's own process, on no core of its own: it is there to take the
-// deliveries, not to be measured.
+// runs in the bench's own process, on the load generator's core (pinSelf): it is
+// there to take the deliveries, not to be measured, and never takes the service's CPU.
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 

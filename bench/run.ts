@@ -12,7 +12,7 @@ import { checkOut, type Checkout } from './against.js'
 import { BASELINE_PATH, captureResponse, startBaseline } from './baseline.js'
 import { detectGenerator, runLoad, type Generator, type LoadSpec } from './load.js'
 import { describeStatement, hasPgbench, PGBENCH_MISSING, runPgbench, type PgbenchStatement } from './pgbench.js'
-import { freePort, killAll, peakRss, resetPeakRss, spawnPinned, stop, waitForPort, type Pinned } from './processes.js'
+import { freePort, killAll, peakRss, pinSelf, resetPeakRss, spawnPinned, stop, waitForPort, type Pinned } from './processes.js'
 import { ALL_ENDPOINTS, render, writeResults, type EndpointId, type Measured, type PgbenchMeasured, type Report, type SuiteResult } from './report.js'
 import { ORDERS_PATH, type Scenario } from './scenarios.js'
 import { startReceiver, subscribe, type Receiver } from './receiver.js'
@@ -268,6 +268,8 @@ async function startTarget(options: Options, dir: string, pets: number, against:
     env.PETSTORE_DISPATCH = 'off'
     // Background work: it takes what CPU the load generator leaves, never the service's core.
     const dispatcher = spawnPinned(GENERATOR_CORE, 'nice', ['-n', '19', process.execPath, join(checkout, 'dist/dispatch.js')], { ...env, PETSTORE_DISPATCH: 'on' })
+    dispatcher.child.stdout!.resume() // its log is not read; a full pipe would stall it
+    void dispatcher.exited.then((code) => log(`petstore dispatch ended (${String(code)}): ${dispatcher.stderr().trim()}`))
     cleanups.push(() => stop(dispatcher))
   }
   const service = await startService(options, env, checkout)
@@ -375,6 +377,8 @@ async function runSuite(options: Options, dir: string, pets: number, against: Ch
         await new Promise((resolve) => setTimeout(resolve, 2_000))
       }
       const delivered = target.receiver.delivered - deliveredBefore
+      // Every write of these runs makes an event the receiver takes: none delivered is a broken run, not a figure.
+      if (delivered === 0) throw new Error(`${row.title}: the receiver was sent no webhook; is the dispatcher running?`)
       log(`${pets.toLocaleString('en')} pets, ${row.title}: ${delivered} webhooks delivered, ${(delivered / ((Date.now() - started - 2_000) / 1000)).toFixed(0)}/s until the last`)
     }
     row.runs.push(result)
@@ -434,6 +438,7 @@ async function main() {
   process.chdir(dirname(dirname(fileURLToPath(import.meta.url))))
   const argv = process.argv.slice(2)
   const options = parseOptions(argv)
+  pinSelf(GENERATOR_CORE)
   const dir = mkdtempSync(join(tmpdir(), 'petstore-bench-'))
   // Last resort on any exit: no child outlives the harness, no temp file stays.
   process.on('exit', () => {

@@ -317,7 +317,7 @@ for (const store of STORES) {
       clock.advance(60_001)
       await second.pollNow()
       assert.equal(receiver.received.length, 1)
-      assert.equal(await server.store.webhooks.recordAttempt({ deliveryId: held.id, leaseUntil: held.leaseUntil, trigger: 'scheduled', at: clock.now(), durationMs: 1, responseStatus: 200, error: null, outcome: { status: 'delivered' } }), false, 'the dead one\'s lease is no longer good')
+      assert.deepEqual(await server.store.webhooks.recordAttempts([{ deliveryId: held.id, leaseUntil: held.leaseUntil, trigger: 'scheduled', at: clock.now(), durationMs: 1, responseStatus: 200, error: null, outcome: { status: 'delivered' } }]), [false], 'the dead one\'s lease is no longer good')
       await second.close()
       await server.request(`/v1/webhook-endpoints/${id}`, { method: 'DELETE', key })
     })

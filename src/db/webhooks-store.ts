@@ -116,8 +116,11 @@ export interface WebhooksStore {
   claimDue(now: number, leaseMs: number, limit: number): Promise<ClaimedDelivery[]>
   /** Adds a manual delivery of `eventId` to `endpointId`, due now (a redelivery). */
   enqueue(endpointId: number, eventId: number, now: number): Promise<number>
-  /** Records an attempt and its outcome; false when the lease was lost (another dispatcher took the delivery over). */
-  recordAttempt(attempt: AttemptRecord): Promise<boolean>
+  /**
+   * Records attempts and their outcomes in one transaction, in order; for each, false
+   * when its lease was lost (another dispatcher took the delivery over) and nothing of it was written.
+   */
+  recordAttempts(attempts: readonly AttemptRecord[]): Promise<boolean[]>
   /** Gives a claimed delivery back, due now (a dispatcher stopping). */
   release(deliveryId: number, leaseUntil: number): Promise<void>
   /** The endpoint's attempts, newest first. */

@@ -7,7 +7,7 @@
 // close it stops claiming, lets the attempts under way finish, and gives back what it
 // had claimed but not started. No request of the API ever waits for any of this.
 import type { Clock } from '../clock.js'
-import type { ClaimedDelivery, WebhooksStore } from '../db/webhooks-store.js'
+import type { AttemptRecord, ClaimedDelivery, StoredEndpoint, WebhooksStore } from '../db/webhooks-store.js'
 import { DELIVERY_TIMEOUT_MS, send, type AttemptResult } from './deliver.js'
 import { eventId, renderEvent } from './events.js'
 import { guardedLookup, literalRefusal, type Cidr } from './outbound.js'
@@ -18,6 +18,13 @@ export const RETRY_SCHEDULE_MS = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_0
 /** An endpoint failing this long without a success is disabled. */
 export const DISABLE_AFTER_MS = 5 * 86_400_000
 const BATCH = 20
+/** What an attempt came to, to be recorded with its batch. */
+interface Sent {
+  record: AttemptRecord
+  endpoint: StoredEndpoint
+  /** Why the endpoint is disabled, when `record` disables it. */
+  reason: string
+}
 /** Events fanned out per transaction. */
 const FAN_OUT_BATCH = 500
 
@@ -46,7 +53,8 @@ export function startDispatcher({ webhooks, clock, allowed, pollMs = 1_000, sche
   let closed = false
   let polling: Promise<void> | undefined
 
-  async function attempt(delivery: ClaimedDelivery): Promise<void> {
+  /** Sends one claimed delivery and says what to record of it; writes nothing itself. */
+  async function attempt(delivery: ClaimedDelivery): Promise<Sent> {
     const { event: stored, endpoint } = delivery
     const event = renderEvent(stored)
     const body = JSON.stringify(event)
@@ -75,7 +83,7 @@ export function startDispatcher({ webhooks, clock, allowed, pollMs = 1_000, sche
         ? ({ status: 'failed' } as const)
         : ({ status: 'pending', nextAttemptAt: at + wait(schedule[attempts - 1]!, result.retryAfter) } as const)
     const disable = gone || (!ok && failingFor >= DISABLE_AFTER_MS)
-    const recorded = await webhooks.recordAttempt({
+    const record: AttemptRecord = {
       deliveryId: delivery.id,
       leaseUntil: delivery.leaseUntil,
       trigger: delivery.trigger,
@@ -85,10 +93,28 @@ export function startDispatcher({ webhooks, clock, allowed, pollMs = 1_000, sche
       error: result.error ?? null,
       outcome,
       ...(disable && endpoint.disabledAt === null ? { disableEndpointAt: at } : {}),
-    })
-    if (recorded && disable && endpoint.disabledAt === null) {
-      const data = JSON.stringify({ id: endpoint.id, url: endpoint.url, reason: gone ? 'The endpoint answered 410 Gone.' : 'Every attempt failed for 5 days.' })
-      await webhooks.insertEvent({ type: 'webhook_endpoint.disabled', apiKeyId: endpoint.apiKeyId, data }, [], at)
+    }
+    return { record, endpoint, reason: gone ? 'The endpoint answered 410 Gone.' : 'Every attempt failed for 5 days.' }
+  }
+
+  /**
+   * Sends a claimed batch, then records every attempt in one transaction: on SQLite the
+   * dispatcher takes the write lock once a batch, not once a delivery, and the API's
+   * writes seldom wait for it. An attempt not yet recorded when the process dies is sent
+   * again when its lease runs out (at least once).
+   */
+  async function deliver(claimed: readonly ClaimedDelivery[]): Promise<void> {
+    const settled = await Promise.all(
+      claimed.map((delivery) => attempt(delivery).catch((error: unknown) => onError(error, 'a webhook delivery failed unexpectedly; it is retried when its lease ends'))),
+    )
+    const sent = settled.filter((s) => s !== undefined)
+    const recorded = await webhooks.recordAttempts(sent.map((s) => s.record))
+    const disabled = new Set<number>() // one event per endpoint, however many of its deliveries said so
+    for (const [i, { record, endpoint, reason }] of sent.entries()) {
+      if (!recorded[i] || record.disableEndpointAt === undefined || disabled.has(endpoint.id)) continue
+      disabled.add(endpoint.id)
+      const data = JSON.stringify({ id: endpoint.id, url: endpoint.url, reason })
+      await webhooks.insertEvent({ type: 'webhook_endpoint.disabled', apiKeyId: endpoint.apiKeyId, data }, [], record.at)
     }
   }
 
@@ -107,19 +133,17 @@ export function startDispatcher({ webhooks, clock, allowed, pollMs = 1_000, sche
     while ((await webhooks.fanOut(clock.now(), FAN_OUT_BATCH)) === FAN_OUT_BATCH && !closed);
     for (;;) {
       const claimed = await webhooks.claimDue(clock.now(), leaseMs, BATCH)
-      for (const delivery of claimed) {
-        if (closed) {
-          await webhooks.release(delivery.id, delivery.leaseUntil)
-          continue
-        }
-        const running: Promise<void> = attempt(delivery)
-          .catch((error: unknown) => onError(error, 'a webhook delivery failed unexpectedly; it is retried when its lease ends'))
-          .finally(() => inFlight.delete(running))
-        inFlight.add(running)
+      if (closed) {
+        for (const delivery of claimed) await webhooks.release(delivery.id, delivery.leaseUntil)
+        return
       }
-      if (claimed.length < BATCH || closed) return
-      // At most one batch in flight: the next is claimed when this one is sent.
-      await Promise.all(inFlight)
+      const running: Promise<void> = deliver(claimed)
+        .catch((error: unknown) => onError(error, 'could not record webhook attempts; they are sent again when their leases end'))
+        .finally(() => inFlight.delete(running))
+      inFlight.add(running)
+      if (claimed.length < BATCH) return
+      // At most one full batch in flight: the next is claimed when this one is sent and recorded.
+      await running
     }
   }
 

@@ -1,10 +1,10 @@
 // The webhooks store (webhooks-store.ts), written once in Kysely for both databases.
 // Only the claims differ: PostgreSQL's dispatchers skip the rows another one has
 // locked (FOR UPDATE SKIP LOCKED); SQLite has one writer, so its write is the claim.
-import { sql, type Kysely, type Selectable } from 'kysely'
+import { sql, type Kysely, type Selectable, type Transaction } from 'kysely'
 import type { Dialect } from '../dialect.js'
 import type { Database, EventsTable, WebhookAttemptsTable, WebhookEndpointsTable } from '../schema.js'
-import type { StoredAttempt, StoredEndpoint, StoredEvent, WebhooksStore } from '../webhooks-store.js'
+import type { AttemptRecord, StoredAttempt, StoredEndpoint, StoredEvent, WebhooksStore } from '../webhooks-store.js'
 
 /** `watch`, for a backend that has a way to be told (postgres/notifications.ts). */
 export type Watch = WebhooksStore['watch']
@@ -160,44 +160,12 @@ export function createWebhooksStore(db: Kysely<Database>, dialect: Dialect, watc
       return row.id
     },
 
-    async recordAttempt(attempt) {
+    async recordAttempts(attempts) {
+      if (attempts.length === 0) return []
       return db.transaction().execute(async (trx) => {
-        const delivery = await trx
-          .updateTable('webhook_deliveries')
-          .set((eb) => ({
-            status: attempt.outcome.status,
-            attempts: eb('attempts', '+', 1),
-            lease_until: null,
-            ...(attempt.outcome.status === 'pending' ? { next_attempt_at: attempt.outcome.nextAttemptAt } : {}),
-          }))
-          .where('id', '=', attempt.deliveryId)
-          .where('lease_until', '=', attempt.leaseUntil)
-          .returning(['endpoint_id', 'event_id'])
-          .executeTakeFirst()
-        if (!delivery) return false
-        await trx
-          .insertInto('webhook_attempts')
-          .values({
-            delivery_id: attempt.deliveryId,
-            endpoint_id: delivery.endpoint_id,
-            event_id: delivery.event_id,
-            trigger: attempt.trigger,
-            at: attempt.at,
-            duration_ms: attempt.durationMs,
-            response_status: attempt.responseStatus,
-            error: attempt.error,
-          })
-          .execute()
-        const delivered = attempt.outcome.status === 'delivered'
-        await trx
-          .updateTable('webhook_endpoints')
-          .set((eb) => ({
-            failing_since: delivered ? null : eb.fn.coalesce('failing_since', eb.val(attempt.at)),
-            ...(attempt.disableEndpointAt === undefined ? {} : { disabled_at: attempt.disableEndpointAt }),
-          }))
-          .where('id', '=', delivery.endpoint_id)
-          .execute()
-        return true
+        const recorded: boolean[] = []
+        for (const attempt of attempts) recorded.push(await recordIn(trx, attempt))
+        return recorded
       })
     },
 
@@ -249,6 +217,49 @@ export function createWebhooksStore(db: Kysely<Database>, dialect: Dialect, watc
 
 function toEvent(row: Selectable<EventsTable>): StoredEvent {
   return { id: row.id, type: row.type, apiKeyId: row.api_key_id, data: row.data, createdAt: row.created_at }
+}
+
+/** Records one attempt inside the caller's transaction; false when its lease was lost. */
+async function recordIn(trx: Transaction<Database>, attempt: AttemptRecord): Promise<boolean> {
+  const delivery = await trx
+    .updateTable('webhook_deliveries')
+    .set((eb) => ({
+      status: attempt.outcome.status,
+      attempts: eb('attempts', '+', 1),
+      lease_until: null,
+      ...(attempt.outcome.status === 'pending' ? { next_attempt_at: attempt.outcome.nextAttemptAt } : {}),
+    }))
+    .where('id', '=', attempt.deliveryId)
+    .where('lease_until', '=', attempt.leaseUntil)
+    .returning(['endpoint_id', 'event_id'])
+    .executeTakeFirst()
+  if (!delivery) return false
+  await trx
+    .insertInto('webhook_attempts')
+    .values({
+      delivery_id: attempt.deliveryId,
+      endpoint_id: delivery.endpoint_id,
+      event_id: delivery.event_id,
+      trigger: attempt.trigger,
+      at: attempt.at,
+      duration_ms: attempt.durationMs,
+      response_status: attempt.responseStatus,
+      error: attempt.error,
+    })
+    .execute()
+  const delivered = attempt.outcome.status === 'delivered'
+  // Written only when it changes (the first failure after a success, the first success
+  // after failures): a batch of successes to one endpoint leaves its row alone.
+  await trx
+    .updateTable('webhook_endpoints')
+    .set({ failing_since: delivered ? null : attempt.at })
+    .where('id', '=', delivery.endpoint_id)
+    .where('failing_since', delivered ? 'is not' : 'is', null)
+    .execute()
+  if (attempt.disableEndpointAt !== undefined) {
+    await trx.updateTable('webhook_endpoints').set({ disabled_at: attempt.disableEndpointAt }).where('id', '=', delivery.endpoint_id).execute()
+  }
+  return true
 }
 
 function toEndpoint(row: Selectable<WebhookEndpointsTable>): StoredEndpoint {
