@@ -287,15 +287,23 @@ for (const store of STORES) {
         await strict.close()
       }
       // An endpoint already stored (made while the allowlist allowed it) is refused when sent to.
-      const stored = await server.store.webhooks.insertEndpoint({ apiKeyId: await server.keyId(key), url: receiver.url, description: '', enabledEvents: 'pet.created', secret: 'whsec_c2VjcmV0' }, clock.now())
+      // A literal address is checked before connecting; a name, in the lookup the connection makes (localhost: /etc/hosts, no DNS).
+      const apiKeyId = await server.keyId(key)
+      const byName = new URL(receiver.url)
+      byName.hostname = 'localhost'
+      const stored = await Promise.all(
+        [receiver.url, byName.href].map((url) => server.store.webhooks.insertEndpoint({ apiKeyId, url, description: '', enabledEvents: 'pet.created', secret: 'whsec_c2VjcmV0' }, clock.now())),
+      )
       const guarded = startDispatcher({ webhooks: server.store.webhooks, clock, allowed: [], pollMs: 3_600_000, schedule: SCHEDULE, listen: false })
       await newPet()
       await guarded.pollNow()
       await guarded.close()
       assert.equal(receiver.received.length, 0)
-      const [attempt] = await server.store.webhooks.attempts(stored.id, 1)
-      assert.match(attempt!.error ?? '', /refused: 127\.0\.0\.1 is a loopback address/)
-      await server.store.webhooks.deleteEndpoint(stored.apiKeyId, stored.id)
+      const [literal] = await server.store.webhooks.attempts(stored[0]!.id, 1)
+      assert.match(literal!.error ?? '', /refused: 127\.0\.0\.1 is a loopback address/)
+      const [named] = await server.store.webhooks.attempts(stored[1]!.id, 1)
+      assert.match(named!.error ?? '', /loopback/)
+      for (const { id } of stored) await server.store.webhooks.deleteEndpoint(apiKeyId, id)
     })
 
     it('delivers each event once with two dispatchers, and takes over one whose dispatcher died holding it', async () => {

@@ -1,8 +1,8 @@
 // One HTTP attempt of a webhook: a POST with the Standard Webhooks headers, to the
 // address the guarded lookup checked, no redirects followed (a 3xx is a failure),
 // at most 15 s for the whole answer, and nothing of the body read beyond 64 KiB.
-import { request as httpRequest } from 'node:http'
-import { request as httpsRequest } from 'node:https'
+import { Agent as HttpAgent, request as httpRequest } from 'node:http'
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https'
 import type { LookupFunction } from 'node:net'
 
 export const DELIVERY_TIMEOUT_MS = 15_000
@@ -17,7 +17,31 @@ export interface AttemptResult {
   error: string | undefined
 }
 
-export function send(url: URL, headers: Record<string, string>, body: string, lookup: LookupFunction, timeoutMs = DELIVERY_TIMEOUT_MS): Promise<AttemptResult> {
+/** A receiver's idle connection is closed after this long: before Node's own servers (5 s) close theirs, so a reused one is seldom found closed. */
+const IDLE_SOCKET_MS = 4_000
+
+/**
+ * The dispatcher's connection pools. Every new connection goes through `lookup`, the
+ * guarded one: a kept-alive socket was checked when it connected, and stays connected
+ * to that address, so reusing it skips no check (and no second DNS answer can move it).
+ * Keep-alive spares each delivery a TCP (and TLS) handshake.
+ */
+export function createAgents(lookup: LookupFunction) {
+  const options = { keepAlive: true, timeout: IDLE_SOCKET_MS, lookup }
+  const http = new HttpAgent(options)
+  const https = new HttpsAgent(options)
+  return {
+    for: (url: URL) => (url.protocol === 'https:' ? https : http),
+    destroy() {
+      http.destroy()
+      https.destroy()
+    },
+  }
+}
+
+export type Agents = ReturnType<typeof createAgents>
+
+export function send(url: URL, headers: Record<string, string>, body: string, agents: Agents, timeoutMs = DELIVERY_TIMEOUT_MS): Promise<AttemptResult> {
   const started = performance.now()
   const request = url.protocol === 'https:' ? httpsRequest : httpRequest
   return new Promise((resolve) => {
@@ -32,10 +56,8 @@ export function send(url: URL, headers: Record<string, string>, body: string, lo
       url,
       {
         method: 'POST',
-        lookup,
         headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'user-agent': USER_AGENT },
-        // A fresh connection per attempt: a pooled socket would skip the lookup's check.
-        agent: false,
+        agent: agents.for(url),
       },
       (res) => {
         let read = 0

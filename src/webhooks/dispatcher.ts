@@ -8,7 +8,7 @@
 // had claimed but not started. No request of the API ever waits for any of this.
 import type { Clock } from '../clock.js'
 import type { AttemptRecord, ClaimedDelivery, StoredEndpoint, WebhooksStore } from '../db/webhooks-store.js'
-import { DELIVERY_TIMEOUT_MS, send, type AttemptResult } from './deliver.js'
+import { createAgents, DELIVERY_TIMEOUT_MS, send, type AttemptResult } from './deliver.js'
 import { eventId, renderEvent } from './events.js'
 import { guardedLookup, literalRefusal, type Cidr } from './outbound.js'
 import { signatureHeader } from './signature.js'
@@ -48,7 +48,7 @@ export interface DispatcherOptions {
 }
 
 export function startDispatcher({ webhooks, clock, allowed, pollMs = 1_000, schedule = RETRY_SCHEDULE_MS, random = Math.random, listen = true, timeoutMs = DELIVERY_TIMEOUT_MS, leaseMs = 60_000, holdsProcess = false, onError = () => {} }: DispatcherOptions) {
-  const lookup = guardedLookup(allowed)
+  const agents = createAgents(guardedLookup(allowed))
   const inFlight = new Set<Promise<void>>()
   let closed = false
   let polling: Promise<void> | undefined
@@ -70,7 +70,7 @@ export function startDispatcher({ webhooks, clock, allowed, pollMs = 1_000, sche
         'webhook-timestamp': String(timestamp),
         'webhook-signature': signatureHeader(endpoint, eventId(stored.id), timestamp, body, now),
       }
-      result = await send(url, headers, body, lookup, timeoutMs)
+      result = await send(url, headers, body, agents, timeoutMs)
     }
     const at = clock.now()
     const ok = result.status !== undefined && result.status >= 200 && result.status < 300
@@ -180,6 +180,7 @@ export function startDispatcher({ webhooks, clock, allowed, pollMs = 1_000, sche
       await (await stopWatching.catch(() => async () => {}))()
       await polling
       await Promise.all(inFlight)
+      agents.destroy()
     },
   }
 }

@@ -13,14 +13,14 @@ import type { Database } from '../schema.js'
 import { createTurnBatcher, type BatchItem } from './turn-batcher.js'
 
 export interface GroupCommitOptions {
-  /** Runs `work` in one transaction (synchronously, e.g. better-sqlite3's transaction().immediate); throws if it did not commit. */
-  transaction: (work: () => void) => void
+  /** Runs `work` (synchronous) in one transaction; rejects if it did not commit. */
+  transaction: (work: () => void) => Promise<void>
   /** Inside the transaction: runs `operation` in a savepoint, rolled back alone when it throws. */
   savepoint: <O>(operation: () => O) => O
   /** Whether the transaction is still open: some errors (SQLITE_FULL, SQLITE_IOERR…) end it, and with it the whole batch. */
   inTransaction: () => boolean
   /** Runs `work` when no one else uses the connection (e.g. Kysely's connection lock). */
-  exclusive: (work: () => void) => Promise<void>
+  exclusive: (work: () => Promise<void>) => Promise<void>
 }
 
 export type GroupCommit = <O>(operation: () => O) => Promise<O>
@@ -28,9 +28,9 @@ export type GroupCommit = <O>(operation: () => O) => Promise<O>
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown }
 
 export function createGroupCommit({ transaction, savepoint, inTransaction, exclusive }: GroupCommitOptions): GroupCommit {
-  function commitBatch(batch: BatchItem<() => unknown, unknown>[]) {
+  async function commitBatch(batch: BatchItem<() => unknown, unknown>[]) {
     const outcomes: Outcome[] = []
-    transaction(() => {
+    await transaction(() => {
       for (const { input: operation } of batch) {
         try {
           outcomes.push({ ok: true, value: savepoint(operation) })
@@ -63,16 +63,60 @@ export function createGroupCommit({ transaction, savepoint, inTransaction, exclu
  * object: the prepared statements run on the same connection.
  */
 export function createSqliteGroupCommit(db: Kysely<Database>, writer: SqliteDatabase.Database): GroupCommit {
-  // BEGIN IMMEDIATE: take the write lock up front, so that two processes never both
-  // read, then both try to upgrade (which SQLite answers with SQLITE_BUSY at once).
-  const inOneTransaction = writer.transaction((work: () => void) => work()).immediate
+  const begin = beginImmediate(writer)
+  const commit = writer.prepare('COMMIT')
+  const rollback = writer.prepare('ROLLBACK')
   // Called inside a transaction, a better-sqlite3 transaction function uses a SAVEPOINT
   // and rolls back to it when the function throws.
   const inSavepoint = writer.transaction((operation: () => unknown) => operation())
+  async function inOneTransaction(work: () => void): Promise<void> {
+    await begin()
+    try {
+      work()
+      commit.run()
+    } catch (error) {
+      if (writer.inTransaction) rollback.run()
+      throw error
+    }
+  }
   return createGroupCommit({
     transaction: inOneTransaction,
     savepoint: <O>(operation: () => O) => inSavepoint(operation) as O,
     inTransaction: () => writer.inTransaction,
-    exclusive: (work) => db.connection().execute(async () => work()),
+    exclusive: (work) => db.connection().execute(work),
   })
+}
+
+/** How long a batch waits for another process's write lock before it fails (as busy_timeout would). */
+const LOCK_WAIT_MS = 5_000
+
+/**
+ * BEGIN IMMEDIATE: takes the write lock up front, so that two processes never both
+ * read, then both try to upgrade (which SQLite answers with SQLITE_BUSY at once). When
+ * another process holds it (the CLI, `petstore dispatch`), the wait is asynchronous:
+ * busy_timeout would sleep inside the call and stop every request of the server, where
+ * this lets them go on, their writes joining the next, larger batch.
+ */
+function beginImmediate(writer: SqliteDatabase.Database): () => Promise<void> {
+  const begin = writer.prepare('BEGIN IMMEDIATE')
+  const busyTimeout = writer.pragma('busy_timeout', { simple: true }) as number
+  const noWait = writer.prepare('PRAGMA busy_timeout = 0')
+  const wait = writer.prepare(`PRAGMA busy_timeout = ${busyTimeout}`)
+  return async () => {
+    const deadline = Date.now() + LOCK_WAIT_MS
+    noWait.run()
+    try {
+      for (;;) {
+        try {
+          begin.run()
+          return
+        } catch (error) {
+          if ((error as { code?: unknown }).code !== 'SQLITE_BUSY' || Date.now() >= deadline) throw error
+        }
+        await new Promise((resolve) => setTimeout(resolve, 1))
+      }
+    } finally {
+      wait.run()
+    }
+  }
 }
