@@ -50,6 +50,8 @@ export interface Report {
   durationS: number
   connections: number
   suites: SuiteResult[]
+  /** --webhook: where the webhooks were delivered from. */
+  webhook?: 'in-process' | 'process' | 'none'
 }
 
 const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length
@@ -260,13 +262,15 @@ export function writeResults(file: string, report: Report): void {
     report.suites.map((s) => s.pets).join(','),
     ...(endpoints === ALL_ENDPOINTS.join('+') ? [] : [endpoints]),
     ...(suite?.against ? [`against-${suite.against.rev}`] : []),
+    ...(report.webhook ? [`webhook-${report.webhook}`] : []),
   ].join(':')
   const begin = `<!-- bench:${id}:begin -->`
   const end = `<!-- bench:${id}:end -->`
   const section = [
     begin,
     `### ${report.store}, ${report.suites.map((s) => s.pets.toLocaleString('en')).join(' and ')} pets` +
-      `${endpoints === ALL_ENDPOINTS.join('+') ? '' : ` (${endpoints.replaceAll('+', ', ')})`}${suite?.against ? `, against ${suite.against.rev}` : ''}`,
+      `${endpoints === ALL_ENDPOINTS.join('+') ? '' : ` (${endpoints.replaceAll('+', ', ')})`}${suite?.against ? `, against ${suite.against.rev}` : ''}` +
+      `${report.webhook ? `, a webhook subscribed (delivery: ${report.webhook})` : ''}`,
     '',
     `- Date: ${new Date().toISOString()}`,
     `- Machine: ${machine()}`,

@@ -39,9 +39,10 @@ const USAGE = `npm run bench -- [options]
   --webhook             subscribe a receiver on loopback to every event of this checkout's
                         service (not --against's): compare with --against HEAD, and read
                         the webhooks delivered per second in the log
-  --dispatch in-process|process   with --webhook: the service delivers them itself
+  --dispatch in-process|process|none   with --webhook: the service delivers them itself
                         (default), or runs with PETSTORE_DISPATCH=off beside a 'petstore
-                        dispatch' process on the load generator's core at nice 19
+                        dispatch' process on the load generator's core at nice 19, or
+                        delivers nothing (none: what the writes alone pay for the events)
   --no-write            print the table only; leave bench/results.md alone`
 
 const SERVICE_CORE = 0
@@ -142,8 +143,8 @@ interface Options {
   pgbench: boolean
   /** A receiver subscribed to every event of this checkout's service (not of --against's). */
   webhook: boolean
-  /** Where that service's webhooks are delivered from: its own process, or a `petstore dispatch` beside it. */
-  dispatch: 'in-process' | 'process'
+  /** Where that service's webhooks are delivered from: its own process, a `petstore dispatch` beside it, or nowhere (what the writes alone pay). */
+  dispatch: 'in-process' | 'process' | 'none'
 }
 
 function parseOptions(argv: string[]): Options {
@@ -198,7 +199,7 @@ function parseOptions(argv: string[]): Options {
     write: !values['no-write'],
     pgbench: values.store === 'postgres' && hasPgbench(),
     webhook: values.webhook === true,
-    dispatch: oneOf('dispatch', values.dispatch, ['in-process', 'process'] as const)!,
+    dispatch: oneOf('dispatch', values.dispatch, ['in-process', 'process', 'none'] as const)!,
   }
 }
 
@@ -264,8 +265,8 @@ async function startTarget(options: Options, dir: string, pets: number, against:
   const seed = seedOf(options, pets)
   const seeding = Date.now()
   if (seed === 'bulk') await seedInBulk(store.databaseUrl, pets)
+  if (receiver && options.dispatch !== 'in-process') env.PETSTORE_DISPATCH = 'off'
   if (receiver && options.dispatch === 'process') {
-    env.PETSTORE_DISPATCH = 'off'
     // Background work: it takes what CPU the load generator leaves, never the service's core.
     const dispatcher = spawnPinned(GENERATOR_CORE, 'nice', ['-n', '19', process.execPath, join(checkout, 'dist/dispatch.js')], { ...env, PETSTORE_DISPATCH: 'on' })
     dispatcher.child.stdout!.resume() // its log is not read; a full pipe would stall it
@@ -368,7 +369,7 @@ async function runSuite(options: Options, dir: string, pets: number, against: Ch
     const reset = resetPeakRss(pinned.pid)
     const deliveredBefore = target?.receiver?.delivered ?? 0
     const result = await load(target, row.id, options.durationS, true)
-    if (target?.receiver) {
+    if (target?.receiver && options.dispatch !== 'none') {
       // Counted until the dispatcher has caught up (at most 60 s more): the rate it delivers, not the rate it queues.
       const started = Date.now() - options.durationS * 1000
       let last = -1
@@ -478,6 +479,7 @@ async function main() {
     durationS: options.durationS,
     connections: options.connections,
     suites,
+    ...(options.webhook ? { webhook: options.dispatch } : {}),
   }
   console.log(render(report))
   if (options.write) {
