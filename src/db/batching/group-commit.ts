@@ -100,11 +100,10 @@ const LOCK_WAIT_MS = 5_000
 function beginImmediate(writer: SqliteDatabase.Database): () => Promise<void> {
   const begin = writer.prepare('BEGIN IMMEDIATE')
   const busyTimeout = writer.pragma('busy_timeout', { simple: true }) as number
-  const noWait = writer.prepare('PRAGMA busy_timeout = 0')
-  const wait = writer.prepare(`PRAGMA busy_timeout = ${busyTimeout}`)
   return async () => {
     const deadline = Date.now() + LOCK_WAIT_MS
-    noWait.run()
+    // Not prepared once: SQLite sets busy_timeout when the PRAGMA is prepared, not when it runs.
+    writer.pragma('busy_timeout = 0')
     try {
       for (;;) {
         try {
@@ -116,7 +115,7 @@ function beginImmediate(writer: SqliteDatabase.Database): () => Promise<void> {
         await new Promise((resolve) => setTimeout(resolve, 1))
       }
     } finally {
-      wait.run()
+      writer.pragma(`busy_timeout = ${busyTimeout}`)
     }
   }
 }
