@@ -220,6 +220,23 @@ for (const store of STORES) {
       await server.request(`/v1/webhook-endpoints/${id}`, { method: 'DELETE', key })
     })
 
+    it("tells the key's other endpoints, once, that an endpoint was disabled", async () => {
+      const gone = await endpoint(['pet.created'])
+      const watching = await endpoint(['webhook_endpoint.disabled'])
+      receiver.answerWith((n) => (n <= 2 ? { status: 410 } : { status: 204 }))
+      await newPet()
+      await newPet()
+      await dispatcher.pollNow() // both deliveries answered 410, in one batch
+      await dispatcher.pollNow() // the event the disabling wrote, fanned out and sent
+      const told = receiver.received.slice(2).map((r) => JSON.parse(r.body) as Event)
+      assert.deepEqual(
+        told.map((event) => [event.type, (event.data as { id: number }).id]),
+        [['webhook_endpoint.disabled', gone.id]],
+      )
+      assert.equal((await events(key, '?type=webhook_endpoint.disabled')).filter((event) => (event.data as { id: number }).id === gone.id).length, 1)
+      for (const { id } of [gone, watching]) await server.request(`/v1/webhook-endpoints/${id}`, { method: 'DELETE', key })
+    })
+
     it('counts a receiver that does not answer in time as a failure, and tries again', async () => {
       const { id } = await endpoint(['pet.created'])
       receiver.answerWith((n) => (n === 1 ? { status: 200, delayMs: 1_000 } : { status: 200 }))

@@ -69,8 +69,12 @@ export interface AttemptRecord {
   error: string | null
   /** What becomes of the delivery: delivered, failed for good, or another attempt at `nextAttemptAt`. */
   outcome: { status: 'delivered' } | { status: 'failed' } | { status: 'pending'; nextAttemptAt: number }
-  /** Disable the endpoint now (it answered 410, or failed for 5 days), at this time. */
-  disableEndpointAt?: number
+  /**
+   * Disable the endpoint at `at` (it answered 410, or failed for 5 days), and, in the same
+   * transaction, write a `webhook_endpoint.disabled` event saying why, for the key's
+   * other endpoints: once, however many attempts or dispatchers find it so.
+   */
+  disableBecause?: string
 }
 
 export interface StoredAttempt {

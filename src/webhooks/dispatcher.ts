@@ -7,7 +7,7 @@
 // close it stops claiming, lets the attempts under way finish, and gives back what it
 // had claimed but not started. No request of the API ever waits for any of this.
 import type { Clock } from '../clock.js'
-import type { AttemptRecord, ClaimedDelivery, StoredEndpoint, WebhooksStore } from '../db/webhooks-store.js'
+import type { AttemptRecord, ClaimedDelivery, WebhooksStore } from '../db/webhooks-store.js'
 import { createAgents, DELIVERY_TIMEOUT_MS, send, type AttemptResult } from './deliver.js'
 import { eventId, renderEvent } from './events.js'
 import { guardedLookup, literalRefusal, type Cidr } from './outbound.js'
@@ -18,13 +18,6 @@ export const RETRY_SCHEDULE_MS = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_0
 /** An endpoint failing this long without a success is disabled. */
 export const DISABLE_AFTER_MS = 5 * 86_400_000
 const BATCH = 20
-/** What an attempt came to, to be recorded with its batch. */
-interface Sent {
-  record: AttemptRecord
-  endpoint: StoredEndpoint
-  /** Why the endpoint is disabled, when `record` disables it. */
-  reason: string
-}
 /** Events fanned out per transaction. */
 const FAN_OUT_BATCH = 500
 
@@ -54,7 +47,7 @@ export function startDispatcher({ webhooks, clock, allowed, pollMs = 1_000, sche
   let polling: Promise<void> | undefined
 
   /** Sends one claimed delivery and says what to record of it; writes nothing itself. */
-  async function attempt(delivery: ClaimedDelivery): Promise<Sent> {
+  async function attempt(delivery: ClaimedDelivery): Promise<AttemptRecord> {
     const { event: stored, endpoint } = delivery
     const event = renderEvent(stored)
     const body = JSON.stringify(event)
@@ -83,7 +76,7 @@ export function startDispatcher({ webhooks, clock, allowed, pollMs = 1_000, sche
         ? ({ status: 'failed' } as const)
         : ({ status: 'pending', nextAttemptAt: at + wait(schedule[attempts - 1]!, result.retryAfter) } as const)
     const disable = gone || (!ok && failingFor >= DISABLE_AFTER_MS)
-    const record: AttemptRecord = {
+    return {
       deliveryId: delivery.id,
       leaseUntil: delivery.leaseUntil,
       trigger: delivery.trigger,
@@ -92,9 +85,8 @@ export function startDispatcher({ webhooks, clock, allowed, pollMs = 1_000, sche
       responseStatus: result.status ?? null,
       error: result.error ?? null,
       outcome,
-      ...(disable && endpoint.disabledAt === null ? { disableEndpointAt: at } : {}),
+      ...(disable ? { disableBecause: gone ? 'The endpoint answered 410 Gone.' : 'Every attempt failed for 5 days.' } : {}),
     }
-    return { record, endpoint, reason: gone ? 'The endpoint answered 410 Gone.' : 'Every attempt failed for 5 days.' }
   }
 
   /**
@@ -104,18 +96,10 @@ export function startDispatcher({ webhooks, clock, allowed, pollMs = 1_000, sche
    * again when its lease runs out (at least once).
    */
   async function deliver(claimed: readonly ClaimedDelivery[]): Promise<void> {
-    const settled = await Promise.all(
+    const records = await Promise.all(
       claimed.map((delivery) => attempt(delivery).catch((error: unknown) => onError(error, 'a webhook delivery failed unexpectedly; it is retried when its lease ends'))),
     )
-    const sent = settled.filter((s) => s !== undefined)
-    const recorded = await webhooks.recordAttempts(sent.map((s) => s.record))
-    const disabled = new Set<number>() // one event per endpoint, however many of its deliveries said so
-    for (const [i, { record, endpoint, reason }] of sent.entries()) {
-      if (!recorded[i] || record.disableEndpointAt === undefined || disabled.has(endpoint.id)) continue
-      disabled.add(endpoint.id)
-      const data = JSON.stringify({ id: endpoint.id, url: endpoint.url, reason })
-      await webhooks.insertEvent({ type: 'webhook_endpoint.disabled', apiKeyId: endpoint.apiKeyId, data }, [], record.at)
-    }
+    await webhooks.recordAttempts(records.filter((record) => record !== undefined))
   }
 
   /** The wait before the next attempt: the schedule's, with jitter, or longer when the receiver asked (Retry-After). */

@@ -102,8 +102,9 @@ function beginImmediate(writer: SqliteDatabase.Database): () => Promise<void> {
   const busyTimeout = writer.pragma('busy_timeout', { simple: true }) as number
   return async () => {
     const deadline = Date.now() + LOCK_WAIT_MS
-    // Not prepared once: SQLite sets busy_timeout when the PRAGMA is prepared, not when it runs.
-    writer.pragma('busy_timeout = 0')
+    // Not prepared once: SQLite sets busy_timeout when the PRAGMA is prepared, not when
+    // it runs. exec, not pragma(): about 1 µs where pragma() costs 20 on every batch.
+    writer.exec('PRAGMA busy_timeout = 0')
     try {
       for (;;) {
         try {
@@ -115,7 +116,7 @@ function beginImmediate(writer: SqliteDatabase.Database): () => Promise<void> {
         await new Promise((resolve) => setTimeout(resolve, 1))
       }
     } finally {
-      writer.pragma(`busy_timeout = ${busyTimeout}`)
+      writer.exec(`PRAGMA busy_timeout = ${busyTimeout}`)
     }
   }
 }

@@ -256,8 +256,19 @@ async function recordIn(trx: Transaction<Database>, attempt: AttemptRecord): Pro
     .where('id', '=', delivery.endpoint_id)
     .where('failing_since', delivered ? 'is not' : 'is', null)
     .execute()
-  if (attempt.disableEndpointAt !== undefined) {
-    await trx.updateTable('webhook_endpoints').set({ disabled_at: attempt.disableEndpointAt }).where('id', '=', delivery.endpoint_id).execute()
+  if (attempt.disableBecause !== undefined) {
+    const disabled = await trx
+      .updateTable('webhook_endpoints')
+      .set({ disabled_at: attempt.at })
+      .where('id', '=', delivery.endpoint_id)
+      .where('disabled_at', 'is', null)
+      .returning(['id', 'url', 'api_key_id'])
+      .executeTakeFirst()
+    if (disabled) {
+      // An outbox event like the triggers' own: fanned out by the dispatchers to whatever endpoints take it.
+      const data = JSON.stringify({ id: disabled.id, url: disabled.url, reason: attempt.disableBecause })
+      await trx.insertInto('events').values({ type: 'webhook_endpoint.disabled', api_key_id: disabled.api_key_id, data, created_at: attempt.at, fan_out_pending: 1 }).execute()
+    }
   }
   return true
 }
