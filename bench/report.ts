@@ -16,6 +16,8 @@ export interface Measured {
   runs: LoadResult[]
   /** Peak RSS of the process during these runs, in bytes. */
   peakRss: number
+  /** --webhook: the webhooks delivered per second during each run, and after it while the dispatcher caught up. */
+  webhooks?: { duringRunPerS: number[]; catchUpPerS: number[] }
 }
 
 /** pgbench's runs of the statement the service runs for endpoint `id`. */
@@ -86,6 +88,11 @@ function table(suite: SuiteResult): string {
       const listRatios = [(listRps(m) / base).toFixed(2), ...(alone ? ['–'] : [])]
       lines.push(`| ${MIXED_LIST_TITLE} | ${listRps(m).toFixed(0)} | ${listRatios.join(' | ')} | – | – | – | – |`)
     }
+  }
+  const delivered = rows.filter((m) => m.webhooks)
+  if (delivered.length > 0) {
+    lines.push('', '| Webhooks delivered, while | during the run (/s) | after it, catching up (/s) |', '|---|---:|---:|')
+    for (const m of delivered) lines.push(`| ${m.title} | ${mean(m.webhooks!.duringRunPerS).toFixed(0)} | ${mean(m.webhooks!.catchUpPerS).toFixed(0)} |`)
   }
   return lines.join('\n')
 }

@@ -12,6 +12,7 @@ import { createRateLimiterFromConfig } from './rate-limit/from-config.js'
 import { createUsageRecorder } from './api-keys/usage-recorder.js'
 import { startDispatcher } from './webhooks/dispatcher.js'
 import { parseCidrs } from './webhooks/outbound.js'
+import { requestPressure } from './webhooks/request-pressure.js'
 
 /** How the store and the limiter report what happens in the background: to stderr until the app's logger exists. */
 type Report = (level: 'warn' | 'error', message: string, error?: unknown) => void
@@ -36,11 +37,21 @@ export async function startServer(config: Config) {
   }
   const usage = createUsageRecorder({ usage: store.usage, clock: systemClock, onError: (error) => report('warn', 'could not write usage counts; kept for the next try', error) })
   // PETSTORE_DISPATCH=off: a `petstore dispatch` process delivers, off this process's core.
+  // On: it gives way to this process's requests when they keep it busy.
+  const pressure = requestPressure()
   const dispatcher =
     config.dispatch === 'on'
-      ? startDispatcher({ webhooks: store.webhooks, clock: systemClock, allowed: parseCidrs(config.webhookAllowCidrs), leaseMs: config.webhookLease * 1000, onError: (error, what) => report('warn', what, error) })
+      ? startDispatcher({
+          webhooks: store.webhooks,
+          clock: systemClock,
+          allowed: parseCidrs(config.webhookAllowCidrs),
+          leaseMs: config.webhookLease * 1000,
+          busy: pressure.busy,
+          onError: (error, what) => report('warn', what, error),
+        })
       : undefined
   const app = await buildApp({ config, store, limiter, usage, wakeDispatcher: dispatcher?.wake ?? (() => {}) })
+  if (dispatcher) app.server.on('request', pressure.onRequest)
   report = (level, message, error) => app.log[level]({ err: error }, message)
   // Closed in reverse order of opening, once the app has drained.
   app.addHook('onClose', async () => {

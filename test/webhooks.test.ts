@@ -347,6 +347,28 @@ for (const store of STORES) {
       await server.request(`/v1/webhook-endpoints/${id}`, { method: 'DELETE', key })
     })
 
+    it('gives way while the requests keep its process busy: one batch a poll, no wake-ups, then the whole backlog', async () => {
+      const { id } = await endpoint(['pet.created'])
+      for (let i = 0; i < 45; i++) await newPet()
+      let busy = true
+      const giving = startDispatcher({ webhooks: server.store.webhooks, clock, allowed: LOOPBACK, pollMs: 3_600_000, schedule: SCHEDULE, listen: false, busy: () => busy })
+      try {
+        await giving.pollNow()
+        assert.equal(receiver.received.length, 20, 'one batch while busy')
+        giving.wake() // as a NOTIFY or a test event would, right after a poll
+        await new Promise((resolve) => setTimeout(resolve, 300))
+        assert.equal(receiver.received.length, 20, 'no wake-up between polls while busy')
+        busy = false
+        giving.wake()
+        for (let i = 0; i < 100 && receiver.received.length < 45; i++) await new Promise((resolve) => setTimeout(resolve, 50))
+        assert.equal(receiver.received.length, 45, 'the rest at once when the requests slacken')
+        assert.equal(new Set(receiver.received.map((r) => r.headers['webhook-id'])).size, 45, 'each event once')
+      } finally {
+        await giving.close()
+        await server.request(`/v1/webhook-endpoints/${id}`, { method: 'DELETE', key })
+      }
+    })
+
     if (store === 'postgres') {
       it('wakes on the database\'s NOTIFY: a delivery goes out at once, without waiting for a poll', async () => {
         await endpoint(['pet.created'])

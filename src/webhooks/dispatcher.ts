@@ -6,6 +6,7 @@
 // takes the delivery again (at least once; receivers deduplicate by webhook-id). On
 // close it stops claiming, lets the attempts under way finish, and gives back what it
 // had claimed but not started. No request of the API ever waits for any of this.
+import { performance } from 'node:perf_hooks'
 import type { Clock } from '../clock.js'
 import type { AttemptRecord, ClaimedDelivery, WebhooksStore } from '../db/webhooks-store.js'
 import { createAgents, DELIVERY_TIMEOUT_MS, send, type AttemptResult } from './deliver.js'
@@ -37,14 +38,21 @@ export interface DispatcherOptions {
   leaseMs?: number
   /** Keep the process alive while it runs (`petstore dispatch`, which has no server to); a server's dispatcher never holds its process open. */
   holdsProcess?: boolean
+  /**
+   * True while the API's requests keep this process busy (request-pressure.ts): the
+   * dispatcher then gives way, one batch of each kind a poll and no wake-ups between
+   * polls, and catches up when they slacken. Never, by default.
+   */
+  busy?: () => boolean
   onError?: (error: unknown, what: string) => void
 }
 
-export function startDispatcher({ webhooks, clock, allowed, pollMs = 1_000, schedule = RETRY_SCHEDULE_MS, random = Math.random, listen = true, timeoutMs = DELIVERY_TIMEOUT_MS, leaseMs = 60_000, holdsProcess = false, onError = () => {} }: DispatcherOptions) {
+export function startDispatcher({ webhooks, clock, allowed, pollMs = 1_000, schedule = RETRY_SCHEDULE_MS, random = Math.random, listen = true, timeoutMs = DELIVERY_TIMEOUT_MS, leaseMs = 60_000, holdsProcess = false, busy = () => false, onError = () => {} }: DispatcherOptions) {
   const agents = createAgents(guardedLookup(allowed))
   const inFlight = new Set<Promise<void>>()
   let closed = false
   let polling: Promise<void> | undefined
+  let polledAt = -Infinity
 
   /** Sends one claimed delivery and says what to record of it; writes nothing itself. */
   async function attempt(delivery: ClaimedDelivery): Promise<AttemptRecord> {
@@ -111,10 +119,11 @@ export function startDispatcher({ webhooks, clock, allowed, pollMs = 1_000, sche
   /**
    * Fans out the new events, then claims and sends due deliveries, a batch at a time,
    * until a batch comes back short: a backlog drains at the receivers' pace, not one
-   * batch a poll.
+   * batch a poll. While the requests keep the process busy, one batch of each a poll.
    */
   async function poll(): Promise<void> {
-    while ((await webhooks.fanOut(clock.now(), FAN_OUT_BATCH)) === FAN_OUT_BATCH && !closed);
+    polledAt = performance.now()
+    while ((await webhooks.fanOut(clock.now(), FAN_OUT_BATCH)) === FAN_OUT_BATCH && !closed && !busy());
     for (;;) {
       const claimed = await webhooks.claimDue(clock.now(), leaseMs, BATCH)
       if (closed) {
@@ -128,11 +137,14 @@ export function startDispatcher({ webhooks, clock, allowed, pollMs = 1_000, sche
       if (claimed.length < BATCH) return
       // At most one full batch in flight: the next is claimed when this one is sent and recorded.
       await running
+      if (busy()) return
     }
   }
 
   function tick() {
     if (polling || closed) return
+    // Giving way: the notifications of new events (one a write batch) wait for the next poll.
+    if (performance.now() - polledAt < pollMs / 2 && busy()) return
     polling = poll()
       .catch((error: unknown) => onError(error, 'could not claim webhook deliveries'))
       .finally(() => {
