@@ -57,6 +57,7 @@ export async function startServer(config: Config) {
   app.addHook('onClose', async () => {
     // Deliveries under way finish (or their leases run out for another instance); nothing is lost.
     await dispatcher?.close()
+    pressure.stop()
     await usage.close()
     await limiter.close()
     await store.close()
