@@ -8,7 +8,7 @@ import { performance } from 'node:perf_hooks'
 export interface RequestPressure {
   /** Counts a request (the HTTP server's 'request' event). */
   onRequest(): void
-  /** True when, over the last window, requests arrived and the event loop was busier than the threshold. */
+  /** True when, over the last window or the part of this one gone by, requests arrived and the event loop was busier than the threshold. */
   busy(): boolean
   stop(): void
 }
@@ -32,10 +32,10 @@ export interface RequestPressureOptions {
 export function requestPressure({ threshold = 0.9, windowMs = 250 }: RequestPressureOptions = {}): RequestPressure {
   let requests = 0
   let since = performance.eventLoopUtilization()
-  let busy = false
+  let judged = false
   const timer = setInterval(() => {
     const current = performance.eventLoopUtilization()
-    busy = requests > 0 && performance.eventLoopUtilization(current, since).utilization > threshold
+    judged = requests > 0 && performance.eventLoopUtilization(current, since).utilization > threshold
     since = current
     requests = 0
   }, windowMs)
@@ -44,7 +44,12 @@ export function requestPressure({ threshold = 0.9, windowMs = 250 }: RequestPres
     onRequest() {
       requests++
     },
-    busy: () => busy,
+    busy() {
+      if (judged) return true
+      // A burst that fills the loop while a backlog drains is not kept waiting for the window's end.
+      const sofar = performance.eventLoopUtilization(performance.eventLoopUtilization(), since)
+      return requests > 0 && sofar.idle + sofar.active >= windowMs / 5 && sofar.utilization > threshold
+    },
     stop: () => clearInterval(timer),
   }
 }

@@ -27,4 +27,17 @@ describe('request pressure (when the dispatcher gives way)', () => {
       pressure.stop()
     }
   })
+
+  it('is busy before its window ends when requests already fill the loop', async () => {
+    await idle(10)
+    const pressure = requestPressure({ threshold: 0.5, windowMs: 1_000 })
+    try {
+      pressure.onRequest()
+      const until = performance.now() + 300
+      while (performance.now() < until);
+      assert.equal(pressure.busy(), true)
+    } finally {
+      pressure.stop()
+    }
+  })
 })
