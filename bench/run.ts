@@ -48,8 +48,8 @@ const USAGE = `npm run bench -- [options]
 
 const SERVICE_CORE = 0
 const GENERATOR_CORE = 1
-/** How long after a --webhook run the dispatcher may take to deliver what the run queued. */
-const CATCH_UP_LIMIT_MS = 300_000
+/** How long after a --webhook run the dispatcher may take to deliver what the run queued (PostgreSQL delivers the warm-up's 300,000 in about 5 minutes). */
+const CATCH_UP_LIMIT_MS = 1_800_000
 // Warm-up per target, not counted. The first second of load on a fresh process stalls
 // its event loop for up to 300 ms (V8's compiler threads share the pinned core), and
 // the first seconds of creates ran slower than the next (bench/results.md, seventh pass).
