@@ -383,6 +383,33 @@ for (const store of STORES) {
         }
       })
 
+      it('lets one committing write at a time NOTIFY (a NOTIFY serializes commits), and delivers the others\' events all the same', async () => {
+        await endpoint(['pet.created'])
+        const listener = new pg.Client({ connectionString: server.config.databaseUrl })
+        const holder = new pg.Client({ connectionString: server.config.databaseUrl })
+        await Promise.all([listener.connect(), holder.connect()])
+        const heard: string[] = []
+        listener.on('notification', (message) => heard.push(message.channel))
+        try {
+          await listener.query('LISTEN petstore_webhook_deliveries')
+          // Another write, committing: it holds the wake-up.
+          await holder.query('begin')
+          await holder.query("select pg_advisory_xact_lock(hashtext('petstore_webhook_deliveries'))")
+          const quiet = await newPet()
+          await new Promise((resolve) => setTimeout(resolve, 300))
+          assert.deepEqual(heard, [], 'no second NOTIFY beside the one in flight')
+          await holder.query('rollback')
+          const woken = await newPet()
+          for (let i = 0; i < 40 && heard.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 50))
+          assert.deepEqual(heard, ['petstore_webhook_deliveries'], 'the next write wakes the dispatchers')
+          await dispatcher.pollNow()
+          const sent = receiver.received.map((r) => ((JSON.parse(r.body) as Event).data as Pet).id)
+          assert.deepEqual(sent.sort(), [quiet.id, woken.id].sort(), 'the quiet write\'s event goes with the next fan-out')
+        } finally {
+          await Promise.all([listener.end(), holder.end()])
+        }
+      })
+
       it('fans each event out once while dispatchers fan out at the same moment', async () => {
         const { id } = await endpoint(['pet.created'])
         const pets = await Promise.all(Array.from({ length: 40 }, () => newPet()))

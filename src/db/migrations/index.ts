@@ -9,6 +9,7 @@ import * as petStatusCounts from './2026-11-24-004-pet-status-counts.js'
 import * as ordersOutlivePets from './2026-11-24-005-orders-outlive-pets.js'
 import * as apiKeyLifecycle from './2026-11-24-006-api-key-lifecycle.js'
 import * as eventsAndWebhooks from './2026-11-24-007-events-and-webhooks.js'
+import * as notifyOnceAtATime from './2026-11-25-008-notify-once-at-a-time.js'
 
 const MIGRATIONS = {
   '2026-11-22-001-pets-and-api-keys': petsAndApiKeys,
@@ -18,6 +19,7 @@ const MIGRATIONS = {
   '2026-11-24-005-orders-outlive-pets': ordersOutlivePets,
   '2026-11-24-006-api-key-lifecycle': apiKeyLifecycle,
   '2026-11-24-007-events-and-webhooks': eventsAndWebhooks,
+  '2026-11-25-008-notify-once-at-a-time': notifyOnceAtATime,
 }
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {
