@@ -16,7 +16,7 @@ import { freePort, killAll, peakRss, pinSelf, resetPeakRss, spawnPinned, stop, w
 import { ALL_ENDPOINTS, render, writeResults, type EndpointId, type Measured, type PgbenchMeasured, type Report, type SuiteResult } from './report.js'
 import { ORDERS_PATH, type Scenario } from './scenarios.js'
 import { startReceiver, subscribe, type Receiver } from './receiver.js'
-import { createEnterpriseKey, createTempStore, REDIS_URL, seedInBulk, seedOrderPool, seedThroughApi, type StoreKind, type TempStore } from './store.js'
+import { createEnterpriseKey, createTempStore, REDIS_URL, seedInBulk, seedOrderPool, seedThroughApi, type StoreKind, type TempStore, webhooksToSend } from './store.js'
 
 const USAGE = `npm run bench -- [options]
   --pets N[,N…]         pets to seed, one suite per size (default 10000)
@@ -330,18 +330,17 @@ async function runSuite(options: Options, dir: string, pets: number, against: Ch
     }
   }
   /** One run; a measured run that got any answer but a 2xx, or any connection error, fails the whole bench. */
-  /** Waits until the receiver has been sent nothing for 2 s; when it was last sent something. */
-  const caughtUp = async (receiver: Receiver, what: string): Promise<number> => {
+  /**
+   * Waits until the service has sent every webhook it had to (none left to fan out, no
+   * delivery pending: a lull at the receiver can be a long fan-out); returns when.
+   */
+  const caughtUp = async (target: Target, what: string): Promise<number> => {
     const from = Date.now()
-    let last = -1
-    let lastChange = from
-    while (receiver.delivered !== last) {
+    while ((await webhooksToSend(target.store.databaseUrl)) > 0) {
       if (Date.now() - from > CATCH_UP_LIMIT_MS) throw new Error(`${what}: the dispatcher had not caught up ${CATCH_UP_LIMIT_MS / 1000} s after the run`)
-      if (last !== -1) lastChange = Date.now()
-      last = receiver.delivered
-      await new Promise((resolve) => setTimeout(resolve, 2_000))
+      await new Promise((resolve) => setTimeout(resolve, 500))
     }
-    return lastChange
+    return Date.now()
   }
   const load = async (target: Target | undefined, id: EndpointId | undefined, durationS: number, measured: boolean) => {
     if (target && id && ENDPOINTS[id].scenario) await ensurePool(target, id, durationS)
@@ -379,7 +378,7 @@ async function runSuite(options: Options, dir: string, pets: number, against: Ch
 
   // What the warm-up queued is delivered before anything is measured: a dispatcher
   // catching up on the service's core would slow the other revision's runs.
-  if (current.receiver && options.dispatch !== 'none') await caughtUp(current.receiver, 'the warm-up')
+  if (current.receiver && options.dispatch !== 'none') await caughtUp(current, 'the warm-up')
 
   const peaks = new Map<Target, number>(targets.map((target) => [target, peakRss(target.service.process.pid)]))
   const measure = async (row: Measured, target: Target | undefined) => {
@@ -391,7 +390,7 @@ async function runSuite(options: Options, dir: string, pets: number, against: Ch
       // The pool's new pets are events too: delivered before the run, which measures the
       // writes with an endpoint subscribed, not with a bulk load's backlog to catch up on.
       await ensurePool(target, row.id, options.durationS)
-      if (options.dispatch !== 'none') await caughtUp(target.receiver, 'the order pool')
+      if (options.dispatch !== 'none') await caughtUp(target, 'the order pool')
     }
     const deliveredBefore = target?.receiver?.delivered ?? 0
     const result = await load(target, row.id, options.durationS, true)
@@ -401,7 +400,7 @@ async function runSuite(options: Options, dir: string, pets: number, against: Ch
       // rate it delivers at, and before the next run, which must not share the core with it.
       const duringLoad = target.receiver.delivered - deliveredBefore
       const loadEnded = Date.now()
-      const lastChange = await caughtUp(target.receiver, row.title)
+      const lastChange = await caughtUp(target, row.title)
       const after = target.receiver.delivered - deliveredBefore - duringLoad
       // Every write of these runs makes an event the receiver takes: none delivered is a broken run, not a figure.
       if (duringLoad + after === 0) throw new Error(`${row.title}: the receiver was sent no webhook; is the dispatcher running?`)

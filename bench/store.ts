@@ -149,3 +149,17 @@ export async function seedThroughApi(baseUrl: string, key: string, count: number
   }
   await Promise.all(Array.from({ length: 16 }, worker))
 }
+
+/** What the service has still to send: events not yet fanned out, and deliveries not yet made. */
+export async function webhooksToSend(databaseUrl: string): Promise<number> {
+  const handle = openDatabase(databaseUrl)
+  try {
+    const [events, deliveries] = await Promise.all([
+      handle.db.selectFrom('events').select((eb) => eb.fn.countAll().as('n')).where('fan_out_pending', '=', 1).executeTakeFirstOrThrow(),
+      handle.db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll().as('n')).where('status', '=', 'pending').executeTakeFirstOrThrow(),
+    ])
+    return Number(events.n) + Number(deliveries.n)
+  } finally {
+    await handle.db.destroy()
+  }
+}
