@@ -329,7 +329,6 @@ async function runSuite(options: Options, dir: string, pets: number, against: Ch
       durationS,
     }
   }
-  /** One run; a measured run that got any answer but a 2xx, or any connection error, fails the whole bench. */
   /**
    * Waits until the service has sent every webhook it had to (none left to fan out, no
    * delivery pending: a lull at the receiver can be a long fan-out); returns when.
@@ -342,6 +341,7 @@ async function runSuite(options: Options, dir: string, pets: number, against: Ch
     }
     return Date.now()
   }
+  /** One run; a measured run that got any answer but a 2xx, or any connection error, fails the whole bench. */
   const load = async (target: Target | undefined, id: EndpointId | undefined, durationS: number, measured: boolean) => {
     if (target && id && ENDPOINTS[id].scenario) await ensurePool(target, id, durationS)
     const result = await runLoad(options.generator, spec(target, id, durationS), GENERATOR_CORE, dir)
@@ -400,11 +400,11 @@ async function runSuite(options: Options, dir: string, pets: number, against: Ch
       // rate it delivers at, and before the next run, which must not share the core with it.
       const duringLoad = target.receiver.delivered - deliveredBefore
       const loadEnded = Date.now()
-      const lastChange = await caughtUp(target, row.title)
+      const caughtUpAt = await caughtUp(target, row.title)
       const after = target.receiver.delivered - deliveredBefore - duringLoad
       // Every write of these runs makes an event the receiver takes: none delivered is a broken run, not a figure.
       if (duringLoad + after === 0) throw new Error(`${row.title}: the receiver was sent no webhook; is the dispatcher running?`)
-      const catchUpS = Math.max(lastChange - loadEnded, 1) / 1000
+      const catchUpS = Math.max(caughtUpAt - loadEnded, 1) / 1000
       log(
         `${pets.toLocaleString('en')} pets, ${row.title}: ${duringLoad} webhooks delivered during the run (${(duringLoad / options.durationS).toFixed(0)}/s), ` +
           `${after} after it in ${catchUpS.toFixed(0)} s (${(after / catchUpS).toFixed(0)}/s)`,

@@ -38,9 +38,9 @@ export async function startServer(config: Config) {
   const usage = createUsageRecorder({ usage: store.usage, clock: systemClock, onError: (error) => report('warn', 'could not write usage counts; kept for the next try', error) })
   // PETSTORE_DISPATCH=off: a `petstore dispatch` process delivers, off this process's core.
   // On: it gives way to this process's requests when they keep it busy.
-  const pressure = requestPressure()
+  const pressure = config.dispatch === 'on' ? requestPressure() : undefined
   const dispatcher =
-    config.dispatch === 'on'
+    pressure
       ? startDispatcher({
           webhooks: store.webhooks,
           clock: systemClock,
@@ -51,13 +51,13 @@ export async function startServer(config: Config) {
         })
       : undefined
   const app = await buildApp({ config, store, limiter, usage, wakeDispatcher: dispatcher?.wake ?? (() => {}) })
-  if (dispatcher) app.server.on('request', pressure.onRequest)
+  if (pressure) app.server.on('request', pressure.onRequest)
   report = (level, message, error) => app.log[level]({ err: error }, message)
   // Closed in reverse order of opening, once the app has drained.
   app.addHook('onClose', async () => {
     // Deliveries under way finish (or their leases run out for another instance); nothing is lost.
     await dispatcher?.close()
-    pressure.stop()
+    pressure?.stop()
     await usage.close()
     await limiter.close()
     await store.close()
