@@ -46,7 +46,7 @@ for (const store of STORES) {
         code: 'insufficient_scope',
         message:
           'This API key lacks the pets:write scope this operation needs; its scopes are pets:read. ' +
-          'A key with keys:write can add it (PATCH /v1/keys/{id}, "scopes"); on the server, npx petstore keys create --scopes pets:write makes a key that has it.',
+          'A key with keys:write can add it (PATCH /v1/keys/{id}, "scopes"); on the server, npx petstore keys create --plan PLAN --scopes pets:write makes a key that has it.',
         status: 403,
       })
       assert.equal(write.headers.get('www-authenticate'), 'Bearer realm="petstore", error="insufficient_scope", scope="pets:write"')
