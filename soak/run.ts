@@ -5,8 +5,7 @@
 import { readFileSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { issueApiKey } from '../src/api-keys/issue-key.js'
-import { systemClock } from '../src/clock.js'
+import { issueTestKey } from '../test/helpers/keys.js'
 import { openStore } from '../src/db/open-store.js'
 import { spawnServer } from '../test/helpers/process.js'
 
@@ -16,7 +15,7 @@ const databaseUrl = `sqlite:${join(dir, 'soak.db')}`
 
 const store = await openStore(databaseUrl)
 const key = async (perMinute: number) =>
-  (await issueApiKey(store.apiKeys, systemClock, { name: `soak ${perMinute}`, plan: 'enterprise', custom: { perMinute, perDay: 10_000_000 }, environment: 'test' })).secret
+  (await issueTestKey(store.apiKeys, { name: `soak ${perMinute}`, plan: 'enterprise', custom: { perMinute, perDay: 10_000_000 } })).secret
 const clients = [
   { name: 'heavy (within its limit)', key: await key(100_000), perMinute: 100_000, concurrency: 8 },
   { name: 'over (120/min)', key: await key(120), perMinute: 120, concurrency: 4 },

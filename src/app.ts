@@ -10,6 +10,7 @@ import { systemClock, type Clock } from './clock.js'
 import type { Config } from './config.js'
 import { loggerOptions } from './logging.js'
 import { createKeyAdmin } from './api-keys/key-admin.js'
+import { createAccountAdmin } from './api-keys/account-admin.js'
 import { createUsageRecorder, type UsageRecorder } from './api-keys/usage-recorder.js'
 import { parseCidrs } from './webhooks/outbound.js'
 import type { Store } from './db/store.js'
@@ -112,6 +113,7 @@ export async function buildApp({ config, store, clock = systemClock, limiter, lo
   const usage = givenUsage ?? createUsageRecorder({ usage: store.usage, clock, onError: (error) => app.log.warn({ err: error }, 'could not write usage counts; kept for the next try') })
   if (!givenUsage) app.addHook('onClose', () => usage.close())
   const keyAdmin = createKeyAdmin({ apiKeys: store.apiKeys, limiter, clock, environment: keyEnvironmentFor(config.environment) })
+  const accountAdmin = createAccountAdmin({ accounts: store.accounts, keyAdmin, clock })
 
   // Operations endpoints, outside /v1: no key, no rate limit.
   await app.register(metricsPlugin, { metrics, limiter })
@@ -119,7 +121,7 @@ export async function buildApp({ config, store, clock = systemClock, limiter, lo
   // GET /docs: the API reference page, also outside /v1 (no key, no rate limit).
   await app.register(docs)
   const webhooks = { allowHttp: config.environment !== 'production', allowed: parseCidrs(config.webhookAllowCidrs), wake: wakeDispatcher }
-  await app.register(v1Routes, { prefix: '/v1', authenticator, limiter, store, clock, keyAdmin, usage, metrics, webhooks })
+  await app.register(v1Routes, { prefix: '/v1', authenticator, limiter, store, clock, keyAdmin, accountAdmin, usage, metrics, webhooks })
 
   return app
 }

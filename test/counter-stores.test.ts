@@ -47,7 +47,7 @@ for (const { name, open } of STORES) describe(`counter store contract (${name})`
   /** A counter of its own for each test: identities never meet across tests. */
   function counter(perMinute: number, perDay: number, ban = { banAfter: 20, banMs: 900_000 }) {
     const identity = `key:${++n}`
-    return (id = identity) => store.hit({ identity: id, limits: { perMinute, perDay }, ...ban })
+    return (id = identity) => store.hit({ identity: id, banIdentity: id, limits: { perMinute, perDay }, ...ban })
   }
   const outcomes = async (hit: () => Promise<HitResult>, times: number) => {
     const seen: string[] = []
@@ -138,7 +138,7 @@ for (const { name, open } of STORES) describe(`counter store contract (${name})`
   it('applies a changed limit to the counts already made', async () => {
     clock.set('2026-11-22T16:00:00.000Z')
     const identity = `key:changed-${++n}`
-    const hit = (perMinute: number) => store.hit({ identity, limits: { perMinute, perDay: 100 }, banAfter: 20, banMs: 1_000 })
+    const hit = (perMinute: number) => store.hit({ identity, banIdentity: identity, limits: { perMinute, perDay: 100 }, banAfter: 20, banMs: 1_000 })
     await hit(2)
     await hit(2)
     assert.equal((await hit(2)).outcome, 'limited')
@@ -208,7 +208,7 @@ for (const { name, open } of STORES) describe(`counter store contract (${name})`
   it('keeps arrival order when the requests of one turn carry different limits', async () => {
     clock.set('2026-11-22T20:00:00.000Z')
     const identity = `key:mixed-${++n}`
-    const hit = (perMinute: number) => store.hit({ identity, limits: { perMinute, perDay: 100 }, banAfter: 20, banMs: 1_000 })
+    const hit = (perMinute: number) => store.hit({ identity, banIdentity: identity, limits: { perMinute, perDay: 100 }, banAfter: 20, banMs: 1_000 })
     assert.deepEqual((await Promise.all([hit(2), hit(2), hit(2), hit(5), hit(1), hit(5)])).map(asMeant), [
       result('served', 1, 1),
       result('served', 2, 2),

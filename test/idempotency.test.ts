@@ -95,7 +95,7 @@ for (const store of STORES) describe(`Idempotency-Key on POST /v1/pets (${store}
     const idem = randomUUID()
     // A request that holds the key and has not finished: its claim, as the handler makes it.
     const claim = await server.store.idempotency.claim(
-      { apiKeyId: await server.keyId(key), key: idem },
+      { accountId: await server.accountId(key), key: idem },
       { fingerprint: fingerprint({ name: 'Waiting', categoryId: 1 }), now: clock.now(), ttlMs: IDEMPOTENCY_TTL_MS, leaseMs: IDEMPOTENCY_LEASE_MS },
     )
     assert.equal(claim.outcome, 'claimed')
@@ -109,7 +109,7 @@ for (const store of STORES) describe(`Idempotency-Key on POST /v1/pets (${store}
     const idem = randomUUID()
     // The claim of a request whose process died mid-request, as the handler makes it.
     await server.store.idempotency.claim(
-      { apiKeyId: await server.keyId(key), key: idem },
+      { accountId: await server.accountId(key), key: idem },
       { fingerprint: fingerprint({ name: 'Orphan', categoryId: 1 }), now: clock.now(), ttlMs: IDEMPOTENCY_TTL_MS, leaseMs: IDEMPOTENCY_LEASE_MS },
     )
     clock.advance(IDEMPOTENCY_LEASE_MS)
@@ -121,7 +121,7 @@ for (const store of STORES) describe(`Idempotency-Key on POST /v1/pets (${store}
   it('answers 422 idempotency_key_reused to a retry with another body, even once an abandoned claim\'s lease has run out', async () => {
     const idem = randomUUID()
     await server.store.idempotency.claim(
-      { apiKeyId: await server.keyId(key), key: idem },
+      { accountId: await server.accountId(key), key: idem },
       { fingerprint: fingerprint({ name: 'Died mid-request', categoryId: 1 }), now: clock.now(), ttlMs: IDEMPOTENCY_TTL_MS, leaseMs: IDEMPOTENCY_LEASE_MS },
     )
     clock.advance(IDEMPOTENCY_LEASE_MS)
@@ -134,7 +134,7 @@ for (const store of STORES) describe(`Idempotency-Key on POST /v1/pets (${store}
   })
 
   it('lets a slow first request neither complete nor free a claim that a retry took over', async () => {
-    const scope = { apiKeyId: await server.keyId(key), key: randomUUID() }
+    const scope = { accountId: await server.accountId(key), key: randomUUID() }
     const pet = { name: 'Slowpoke', categoryId: 1 }
     const options = () => ({ fingerprint: fingerprint(pet), now: clock.now(), ttlMs: IDEMPOTENCY_TTL_MS, leaseMs: IDEMPOTENCY_LEASE_MS })
     const slow = await server.store.idempotency.claim(scope, options())
@@ -166,7 +166,7 @@ for (const store of STORES) describe(`Idempotency-Key on POST /v1/pets (${store}
     clock.advance(IDEMPOTENCY_TTL_MS)
     assert.ok((await server.store.idempotency.purgeExpired(clock.now())) >= 1)
     const fresh = await server.store.idempotency.claim(
-      { apiKeyId: await server.keyId(key), key: idem },
+      { accountId: await server.accountId(key), key: idem },
       { fingerprint: 'new', now: clock.now(), ttlMs: IDEMPOTENCY_TTL_MS, leaseMs: IDEMPOTENCY_LEASE_MS },
     )
     assert.equal(fresh.outcome, 'claimed')

@@ -1,7 +1,7 @@
 // Keys with a lifecycle, over HTTP on both stores: scopes (403 insufficient_scope),
 // the admin API (/v1/keys) and what a key may give, expiry, disabling, rolling with a
 // grace period across two instances, unbanning, and usage (the windows and the
-// history, which outlives the instance that counted it).
+// history, which outlives the instance that counted it). Accounts: accounts.test.ts.
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { SCOPES } from '../src/api-keys/scopes.js'
@@ -21,11 +21,15 @@ for (const store of STORES) {
     /** A second instance on the same database, with its own limiter and key cache. */
     let other: TestServer
     let admin: string
+    let adminId: number
+    let accountId: number
 
     before(async () => {
       server = await startTestServer({ store, clock })
       other = await startTestServer({ store: 'sqlite', clock, env: { DATABASE_URL: server.config.databaseUrl } })
       admin = await server.createKey('enterprise', { perMinute: 100_000, perDay: 10_000_000 }, { scopes: SCOPES, name: 'operator' })
+      adminId = await server.keyId(admin)
+      accountId = await server.accountId(admin)
     })
     after(async () => {
       await other.close()
@@ -37,7 +41,7 @@ for (const store of STORES) {
     const pastCache = () => clock.advance(4_000)
 
     it('refuses an operation the key has no scope for: 403 insufficient_scope naming the scope, counted, with the rate-limit headers', async () => {
-      const reader = (await create({ plan: 'free', scopes: ['pets:read'] })).body.key!
+      const reader = (await create({ scopes: ['pets:read'] })).body.key!
       const read = await server.request('/v1/pets', { key: reader })
       assert.equal(read.status, 200)
       const write = await server.request('/v1/pets', { method: 'POST', key: reader, json: { name: 'Nope', categoryId: 1 } })
@@ -56,22 +60,41 @@ for (const store of STORES) {
     })
 
     it('expands a write scope to its read, and takes the presets', async () => {
-      const writer = (await create({ plan: 'free', scopes: ['orders:write'] })).body
+      const writer = (await create({ scopes: ['orders:write'] })).body
       assert.deepEqual(writer.apiKey.scopes, ['orders:read', 'orders:write'])
       assert.equal((await server.request('/v1/store/orders', { key: writer.key! })).status, 200)
-      const plain = (await create({ plan: 'free' })).body.apiKey
+      const plain = (await create({})).body.apiKey
       assert.deepEqual(plain.scopes, ['pets:read', 'pets:write', 'orders:read', 'orders:write', 'usage:read', 'events:read', 'webhooks:read', 'webhooks:write'], 'every scope but keys:*')
+      assert.deepEqual((await create({ scopes: ['read_only'] })).body.apiKey.scopes, ['pets:read', 'orders:read', 'usage:read', 'events:read', 'webhooks:read'], 'the presets, as on the command line')
+      assert.deepEqual((await create({ scopes: ['all', 'keys:read'] })).body.apiKey.scopes, [...plain.scopes, 'keys:read'])
     })
 
     it('makes, lists and reads keys; the secret is in the 201 alone, and the key works at once on another instance', async () => {
-      const res = await create({ plan: 'pro', name: 'ci', scopes: ['pets:read'] })
+      const res = await create({ name: 'ci', scopes: ['pets:read'] })
       assert.equal(res.status, 201)
       const { key, apiKey } = res.body
       assert.match(key!, /^ps_test_/)
       assert.equal(res.headers.get('location'), `/v1/keys/${apiKey.id}`)
       assert.deepEqual(
         { ...apiKey, createdAt: 'x' },
-        { id: apiKey.id, name: 'ci', plan: 'pro', limits: { perMinute: 300, perDay: 10_000 }, scopes: ['pets:read'], prefix: key!.slice(0, 12), status: 'active', bannedUntil: null, createdAt: 'x', lastUsedAt: null, expiresAt: null, revokedAt: null, replacedBy: null },
+        {
+          id: apiKey.id,
+          accountId,
+          name: 'ci',
+          plan: 'enterprise',
+          limits: { perMinute: 100_000, perDay: 10_000_000 },
+          scopes: ['pets:read'],
+          prefix: key!.slice(0, 12),
+          status: 'active',
+          bannedUntil: null,
+          createdAt: 'x',
+          lastUsedAt: null,
+          expiresAt: null,
+          revokedAt: null,
+          replacedBy: null,
+          createdBy: adminId,
+        },
+        'in the account of the key that made it, on its plan',
       )
       const read = await server.request<ApiKey>(`/v1/keys/${apiKey.id}`, { key: admin })
       assert.deepEqual(read.body, apiKey)
@@ -84,49 +107,47 @@ for (const store of STORES) {
 
     it('refuses a name no store keeps as sent (a NUL, a lone surrogate) with 400, on create and update', async () => {
       for (const name of ['a\u0000b', 'x\ud800']) {
-        const res = await create({ plan: 'free', name })
+        const res = await create({ name })
         assert.equal(res.status, 400, res.text)
         assert.equal((res.body as unknown as { code: string }).code, 'invalid_field')
       }
-      const { apiKey } = (await create({ plan: 'free', name: 'plain' })).body
+      const { apiKey } = (await create({ name: 'plain' })).body
       const update = await server.request(`/v1/keys/${apiKey.id}`, { method: 'PATCH', key: admin, json: { name: '\u0000' } })
       assert.equal(update.status, 400, update.text)
-      assert.equal((await create({ plan: 'free', name: '🐕‍🦺 e\u0301' })).status, 201, 'paired surrogates and combining marks are text')
+      assert.equal((await create({ name: '🐕‍🦺 e\u0301' })).status, 201, 'paired surrogates and combining marks are text')
     })
 
     it('replays a create with the same Idempotency-Key without the secret, which is stored nowhere', async () => {
       const headers = { 'idempotency-key': `create-${store}` }
-      const first = await server.request<Created>('/v1/keys', { method: 'POST', key: admin, json: { plan: 'free' }, headers })
-      const again = await server.request<Created>('/v1/keys', { method: 'POST', key: admin, json: { plan: 'free' }, headers })
+      const first = await server.request<Created>('/v1/keys', { method: 'POST', key: admin, json: {}, headers })
+      const again = await server.request<Created>('/v1/keys', { method: 'POST', key: admin, json: {}, headers })
       assert.equal(again.status, 201)
       assert.equal(again.headers.get('idempotent-replayed'), 'true')
       assert.deepEqual(again.body, { apiKey: first.body.apiKey })
-      const stored = await server.store.idempotency.claim({ apiKeyId: await server.keyId(admin), key: headers['idempotency-key'] }, { fingerprint: 'x', now: clock.now(), ttlMs: 1, leaseMs: 1 })
+      const stored = await server.store.idempotency.claim({ accountId: await server.accountId(admin), key: headers['idempotency-key'] }, { fingerprint: 'x', now: clock.now(), ttlMs: 1, leaseMs: 1 })
       assert.equal(stored.outcome, 'mismatch')
     })
 
-    it('never lets a key give more than it has: scopes, plan, limits (403 forbidden); the command line can', async () => {
-      const manager = (await create({ plan: 'pro', scopes: ['pets:read', 'keys:write'] })).body.key!
-      const refused = [
-        [{ plan: 'free', scopes: ['pets:write'] }, /scopes it does not have: pets:write/],
-        [{ plan: 'business', scopes: ['pets:read'] }, /pro plan cannot give the business plan/],
-        [{ plan: 'enterprise', limits: { perMinute: 5, perDay: 50 }, scopes: ['pets:read'] }, /pro plan cannot give the enterprise plan/],
-      ] as const
-      for (const [json, message] of refused) {
-        const res = await create(json, manager)
-        assert.equal(res.status, 403, JSON.stringify(json))
-        assert.equal((res.body as unknown as { code: string }).code, 'forbidden')
-        assert.match((res.body as unknown as { message: string }).message, message)
+    it('never lets a key give more than it has: no scope it lacks (403 forbidden), no plan or limits (the operator\'s: 400)', async () => {
+      const manager = (await create({ scopes: ['pets:read', 'keys:write'] })).body.key!
+      const res = await create({ scopes: ['pets:write'] }, manager)
+      assert.equal(res.status, 403)
+      assert.equal((res.body as unknown as { code: string }).code, 'forbidden')
+      assert.match((res.body as unknown as { message: string }).message, /scopes it does not have: pets:write/)
+      for (const json of [{ plan: 'business' }, { limits: { perMinute: 5, perDay: 50 } }]) {
+        const planned = await create({ ...json, scopes: ['pets:read'] }, manager)
+        assert.equal(planned.status, 400, JSON.stringify(json))
+        assert.equal((planned.body as unknown as { code: string }).code, 'invalid_field')
       }
-      assert.equal((await create({ plan: 'free', scopes: ['pets:read'] }, manager)).status, 201)
+      assert.equal((await create({ scopes: ['pets:read'] }, manager)).status, 201)
       // Nor can it raise a key above itself afterwards.
-      const made = (await create({ plan: 'free', scopes: ['pets:read'] }, manager)).body.apiKey
+      const made = (await create({ scopes: ['pets:read'] }, manager)).body.apiKey
       const patch = await server.request(`/v1/keys/${made.id}`, { method: 'PATCH', key: manager, json: { scopes: ['keys:write', 'orders:write'] } })
       assert.equal(patch.status, 403)
     })
 
     it('expires a key: 401 with error_description, at the second it expires, on every instance', async () => {
-      const { key, apiKey } = (await create({ plan: 'free', expiresIn: 60 })).body
+      const { key, apiKey } = (await create({ expiresIn: 60 })).body
       assert.equal(apiKey.expiresAt, new Date(clock.now() + 60_000).toISOString())
       assert.equal((await server.request('/v1/pets', { key: key! })).status, 200)
       assert.equal((await other.request('/v1/pets', { key: key! })).status, 200)
@@ -138,11 +159,17 @@ for (const store of STORES) {
         assert.equal(res.headers.get('www-authenticate'), 'Bearer realm="petstore", error="invalid_token", error_description="The API key expired"')
       }
       assert.equal((await server.request<ApiKey>(`/v1/keys/${apiKey.id}`, { key: admin })).body.status, 'expired')
-      assert.equal((await create({ plan: 'free', expiresIn: 367 * 86_400 })).status, 400, 'at most a year')
+      assert.equal((await create({ expiresIn: 367 * 86_400 })).status, 400, 'at most a year')
+      assert.equal((await create({ expiresIn: '367d' })).status, 400, 'at most a year, as a duration too')
+      assert.equal((await create({ expiresIn: 'soon' })).status, 400)
+      const durations = [['30d', 30 * 86_400_000], ['12h', 12 * 3_600_000], ['90s', 90_000], ['3600', 3_600_000]] as const
+      for (const [expiresIn, ms] of durations) {
+        assert.equal((await create({ expiresIn })).body.apiKey.expiresAt, new Date(clock.now() + ms).toISOString(), `expiresIn ${expiresIn}, as the command line takes it`)
+      }
     })
 
     it('disables and enables a key (401 while disabled, on every instance within the cache)', async () => {
-      const { key, apiKey } = (await create({ plan: 'free' })).body
+      const { key, apiKey } = (await create({})).body
       assert.equal((await other.request('/v1/pets', { key: key! })).status, 200)
       const off = await server.request<ApiKey>(`/v1/keys/${apiKey.id}`, { method: 'PATCH', key: admin, json: { enabled: false } })
       assert.equal(off.body.status, 'disabled')
@@ -156,13 +183,13 @@ for (const store of STORES) {
     })
 
     it('rolls a key: a new secret with the same settings, the old one working through the grace period on both instances, one rate limit for both', async () => {
-      const { key: old, apiKey } = (await create({ plan: 'free', name: 'rolled', scopes: ['pets:read'] })).body
+      const { key: old, apiKey } = (await create({ name: 'rolled', scopes: ['pets:read'] })).body
       await server.request('/v1/pets', { key: old! })
       const rolled = await server.request<Created>(`/v1/keys/${apiKey.id}/roll`, { method: 'POST', key: admin, json: { grace: 60 } })
       assert.equal(rolled.status, 201)
       const next = rolled.body
       assert.notEqual(next.key, old)
-      assert.deepEqual([next.apiKey.name, next.apiKey.plan, next.apiKey.scopes], ['rolled', 'free', ['pets:read']])
+      assert.deepEqual([next.apiKey.name, next.apiKey.accountId, next.apiKey.scopes, next.apiKey.createdBy], ['rolled', accountId, ['pets:read'], adminId])
       const before = Number((await other.request('/v1/pets', { key: old! })).headers.get('x-ratelimit-remaining'))
       const after = Number((await other.request('/v1/pets', { key: next.key! })).headers.get('x-ratelimit-remaining'))
       assert.equal(after, before - 1, 'the new key counts in the old key\'s windows')
@@ -188,8 +215,11 @@ for (const store of STORES) {
       assert.equal((await server.request(`/v1/keys/${now.apiKey.id}/roll`, { method: 'POST', key: admin, json: { grace: 8 * 86_400 } })).status, 400, 'at most 7 days')
     })
 
-    it('shows a ban in the key\'s status, and lifts it', async () => {
-      const { key, apiKey } = (await create({ plan: 'enterprise', limits: { perMinute: 1, perDay: 1000 } })).body
+    it('shows a ban in the key\'s status, and lifts it; the ban is the key\'s own, not its account\'s', async () => {
+      const key = await server.createKey('enterprise', { perMinute: 2, perDay: 1000 })
+      const apiKey = { id: await server.keyId(key) }
+      // An operator key of the same account (the limits are shared: it is limited too, never banned).
+      const boss = await server.createKey('free', {}, { scopes: SCOPES, accountId: await server.accountId(key) })
       let last = 0
       for (let i = 0; i < 25 && last !== 429; i++) last = (await server.request('/v1/pets', { key: key! })).status
       let status = 0
@@ -198,11 +228,16 @@ for (const store of STORES) {
         status = res.status
         if ((res.body as { code?: string }).code === 'key_banned') break
       }
-      const banned = (await server.request<ApiKey>(`/v1/keys/${apiKey.id}`, { key: admin })).body
+      assert.equal(status, 429)
+      const sibling = await server.request(`/v1/keys/${apiKey.id}`, { key: boss })
+      assert.equal(sibling.status, 429)
+      assert.equal((sibling.body as { code: string }).code, 'rate_limited', 'the account\'s window is full; the other key is not banned')
+      clock.advance(60_000)
+      const banned = (await server.request<ApiKey>(`/v1/keys/${apiKey.id}`, { key: boss })).body
       assert.equal(banned.status, 'banned')
       assert.ok(banned.bannedUntil && Date.parse(banned.bannedUntil) > clock.now())
-      assert.equal(status, 429)
-      const lifted = await server.request<ApiKey>(`/v1/keys/${apiKey.id}/unban`, { method: 'POST', key: admin })
+      assert.equal((await server.request(`/v1/keys/${apiKey.id}`, { key: admin })).status, 404, 'another account\'s key')
+      const lifted = await server.request<ApiKey>(`/v1/keys/${apiKey.id}/unban`, { method: 'POST', key: boss })
       assert.equal(lifted.body.status, 'active')
       assert.equal(lifted.body.bannedUntil, null)
       clock.advance(60_000) // the next minute: the window, which unbanning keeps, has room again
@@ -211,7 +246,7 @@ for (const store of STORES) {
 
     it('GET /v1/usage shows the caller\'s windows without counting itself', async () => {
       clock.set('2026-11-24T11:00:05Z')
-      const key = (await create({ plan: 'free' })).body.key!
+      const key = await server.createKey('free')
       await server.request('/v1/pets', { key })
       const first = await server.request<Usage>('/v1/usage', { key })
       const second = await server.request<Usage>('/v1/usage', { key })
@@ -226,7 +261,9 @@ for (const store of STORES) {
 
     it('keeps a usage history per hour and outcome, readable by the key and by operators, after the instance that counted it is gone', async () => {
       clock.set('2026-11-24T12:30:00Z')
-      const { key, apiKey } = (await create({ plan: 'enterprise', limits: { perMinute: 3, perDay: 1000 }, scopes: ['pets:read', 'usage:read'] })).body
+      const key = await server.createKey('enterprise', { perMinute: 3, perDay: 1000 }, { scopes: ['pets:read', 'usage:read'] })
+      const apiKey = { id: await server.keyId(key) }
+      const keeper = await server.createKey('free', {}, { scopes: ['keys:read'], accountId: await server.accountId(key) })
       // On the second instance: 3 served, 1 forbidden (no pets:write), then limited.
       for (let i = 0; i < 2; i++) await other.request('/v1/pets', { key: key! })
       await other.request('/v1/pets', { method: 'POST', key: key!, json: { name: 'Nope', categoryId: 1 } })
@@ -238,9 +275,10 @@ for (const store of STORES) {
       const history = await server.request<UsageBucket[]>('/v1/usage/history?from=2026-11-24T12:00:00Z', { key: key! })
       assert.equal(history.status, 200)
       assert.deepEqual(history.body, [{ start: '2026-11-24T12:00:00.000Z', ok: 2, rate_limited: 2, banned: 0, forbidden: 1, error: 0 }])
-      const operator = await server.request<UsageBucket[]>(`/v1/keys/${apiKey.id}/usage?granularity=day`, { key: admin })
+      const operator = await server.request<UsageBucket[]>(`/v1/keys/${apiKey.id}/usage?granularity=day`, { key: keeper })
       // The day also holds the history request above, at 13:10.
       assert.deepEqual(operator.body, [{ start: '2026-11-24T00:00:00.000Z', ok: 3, rate_limited: 2, banned: 0, forbidden: 1, error: 0 }])
+      assert.equal((await server.request(`/v1/keys/${apiKey.id}/usage`, { key: admin })).status, 404, 'another account\'s key')
       assert.equal((await server.request('/v1/usage/history?from=2026-11-24T14:00:00Z&to=2026-11-24T13:00:00Z', { key: key! })).status, 400)
       // /metrics counts by plan and outcome, never by key.
       const metrics = (await server.request('/metrics')).text

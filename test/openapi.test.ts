@@ -201,7 +201,7 @@ for (const store of STORES) describe(`the OpenAPI document (${store})`, () => {
     const bare = await server.createKey('pro', {}, { scopes: [] })
     return server.request(path, { ...init, key: bare })
   }
-  const newKeyId = async () => (await server.request<{ apiKey: { id: number } }>('/v1/keys', { method: 'POST', key: admin, json: { plan: 'free' } })).body.apiKey.id
+  const newKeyId = async () => (await server.request<{ apiKey: { id: number } }>('/v1/keys', { method: 'POST', key: admin, json: {} })).body.apiKey.id
   /** The scenarios of an operation on /v1/keys/{keyId}…: 200 (or `ok`), 400, 401, 404, 429. */
   const keyScenarios = (method: string, suffix: string, ok = '200', json?: unknown) => ({
     [ok]: async () => server.request(`/v1/keys/${await newKeyId()}${suffix}`, { method, key: admin, json }),
@@ -250,7 +250,7 @@ for (const store of STORES) describe(`the OpenAPI document (${store})`, () => {
         // The first request with this key is still running (the declared Retry-After comes with idempotency_key_in_use).
         const petId = await newPetId()
         const options = { fingerprint: fingerprintOf('placeOrder', { petId }), now: clock.now(), ttlMs: IDEMPOTENCY_TTL_MS, leaseMs: IDEMPOTENCY_LEASE_MS }
-        await server.store.idempotency.claim({ apiKeyId: await server.keyId(key), key: 'scenario-order-409' }, options)
+        await server.store.idempotency.claim({ accountId: await server.accountId(key), key: 'scenario-order-409' }, options)
         return server.request('/v1/store/orders', { method: 'POST', key, json: { petId }, headers: { 'idempotency-key': 'scenario-order-409' } })
       },
       413: () => server.request('/v1/store/orders', { method: 'POST', key, json: { petId: 1, pad: 'x'.repeat(70_000) } }),
@@ -303,7 +303,7 @@ for (const store of STORES) describe(`the OpenAPI document (${store})`, () => {
         // The first request with this key is still running: its claim is in the store.
         const json = { name: 'In flight', categoryId: 2 }
         const options = { fingerprint: fingerprint(json), now: clock.now(), ttlMs: IDEMPOTENCY_TTL_MS, leaseMs: IDEMPOTENCY_LEASE_MS }
-        await server.store.idempotency.claim({ apiKeyId: await server.keyId(key), key: 'scenario-409' }, options)
+        await server.store.idempotency.claim({ accountId: await server.accountId(key), key: 'scenario-409' }, options)
         return server.request('/v1/pets', { method: 'POST', key, json, headers: { 'idempotency-key': 'scenario-409' } })
       },
       422: async () => {
@@ -336,24 +336,24 @@ for (const store of STORES) describe(`the OpenAPI document (${store})`, () => {
       429: () => overLimit(`/v1/pets/${pet.id}`, { method: 'DELETE' }),
     },
     createKey: {
-      201: () => server.request('/v1/keys', { method: 'POST', key: admin, json: { plan: 'free', scopes: ['pets:read'] } }),
+      201: () => server.request('/v1/keys', { method: 'POST', key: admin, json: { scopes: ['pets:read'] } }),
       400: () => server.request('/v1/keys', { method: 'POST', key: admin, json: { plan: 'gold' } }),
-      401: () => server.request('/v1/keys', { method: 'POST', json: { plan: 'free' } }),
-      403: () => withoutScope('/v1/keys', { method: 'POST', json: { plan: 'free' } }),
+      401: () => server.request('/v1/keys', { method: 'POST', json: {} }),
+      403: () => withoutScope('/v1/keys', { method: 'POST', json: {} }),
       409: async () => {
-        const json = { plan: 'free' }
+        const json = {}
         const options = { fingerprint: fingerprintOf('createKey', json), now: clock.now(), ttlMs: IDEMPOTENCY_TTL_MS, leaseMs: IDEMPOTENCY_LEASE_MS }
-        await server.store.idempotency.claim({ apiKeyId: await server.keyId(admin), key: 'scenario-key-409' }, options)
+        await server.store.idempotency.claim({ accountId: await server.accountId(admin), key: 'scenario-key-409' }, options)
         return server.request('/v1/keys', { method: 'POST', key: admin, json, headers: { 'idempotency-key': 'scenario-key-409' } })
       },
-      413: () => server.request('/v1/keys', { method: 'POST', key: admin, json: { plan: 'free', name: 'x'.repeat(70_000) } }),
+      413: () => server.request('/v1/keys', { method: 'POST', key: admin, json: { name: 'x'.repeat(70_000) } }),
       415: () => server.request('/v1/keys', { method: 'POST', key: admin, body: 'plan=free', headers: { 'content-type': 'text/plain' } }),
       422: async () => {
         const headers = { 'idempotency-key': 'scenario-key-422' }
-        await server.request('/v1/keys', { method: 'POST', key: admin, json: { plan: 'free' }, headers })
-        return server.request('/v1/keys', { method: 'POST', key: admin, json: { plan: 'pro' }, headers })
+        await server.request('/v1/keys', { method: 'POST', key: admin, json: { name: 'first' }, headers })
+        return server.request('/v1/keys', { method: 'POST', key: admin, json: { name: 'other' }, headers })
       },
-      429: () => overLimit('/v1/keys', { method: 'POST', json: { plan: 'free' } }),
+      429: () => overLimit('/v1/keys', { method: 'POST', json: {} }),
     },
     listKeys: {
       200: () => server.request('/v1/keys?limit=1', { key: admin }),
@@ -396,8 +396,14 @@ for (const store of STORES) describe(`the OpenAPI document (${store})`, () => {
         }
       },
     },
+    getAccount: {
+      200: () => server.request('/v1/account', { key }),
+      401: () => server.request('/v1/account'),
+      429: () => overLimit('/v1/account'),
+    },
     getUsageHistory: {
       200: () => server.request('/v1/usage/history?granularity=day', { key }),
+      404: () => server.request('/v1/usage/history?keyId=987654321', { key }),
       400: () => server.request('/v1/usage/history?from=yesterday', { key }),
       401: () => server.request('/v1/usage/history'),
       403: () => withoutScope('/v1/usage/history'),

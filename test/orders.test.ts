@@ -330,7 +330,7 @@ for (const store of STORES) describe(`store orders (${store})`, () => {
     await place(pet.id)
     const handle = openDatabase(a.config.databaseUrl)
     try {
-      const row = { pet_id: pet.id, api_key_id: 1, status: 'placed', placed_at: 1, closed_at: null }
+      const row = { pet_id: pet.id, account_id: 1, status: 'placed', placed_at: 1, closed_at: null }
       await assert.rejects(handle.db.insertInto('orders').values(row).execute(), 'a second placed order for the pet')
       await handle.db.insertInto('orders').values({ ...row, status: 'cancelled', closed_at: 2 }).execute() // closed ones are not limited
       const { rows } = await sql<{ n: number }>`select count(*) as n from orders where pet_id = ${pet.id} and status = 'placed'`.execute(handle.db)

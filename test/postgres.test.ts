@@ -163,7 +163,7 @@ describe('PostgreSQL orders: the reservations of one turn', async () => {
       [missing, 1],
       [second.id, 4],
     ] as const
-    const results = await Promise.all(asked.map(([petId, apiKeyId]) => store.orders.place(petId, apiKeyId, 1_700_000_000_000)))
+    const results = await Promise.all(asked.map(([petId, accountId]) => store.orders.place(petId, accountId, 1_700_000_000_000)))
     assert.deepEqual(
       results.map((r) => (r.outcome === 'placed' ? [r.outcome, r.order.petId] : [r.outcome])),
       [['placed', first.id], ['placed', second.id], ['pet_unavailable'], ['pet_unavailable'], ['no_such_pet'], ['pet_unavailable']],
@@ -171,7 +171,7 @@ describe('PostgreSQL orders: the reservations of one turn', async () => {
     const [a, b] = results.flatMap((r) => (r.outcome === 'placed' ? [r.order] : []))
     assert.ok(a!.id < b!.id, 'order ids follow arrival')
     assert.deepEqual(
-      (await adminQuery<{ api_key_id: number }>(database.url, 'select api_key_id from orders order by id')).map((row) => Number(row.api_key_id)),
+      (await adminQuery<{ account_id: number }>(database.url, 'select account_id from orders order by id')).map((row) => Number(row.account_id)),
       [1, 2],
       'each order belongs to the request that got the pet',
     )

@@ -108,8 +108,7 @@ for (const store of STORES) describe(`rate limits (${store})`, () => {
     const key = await server.createKey('free')
     for (let i = 0; i < 60; i++) await server.request('/v1/pets?limit=1', { key })
     assert.equal((await server.request('/v1/pets', { key })).status, 429)
-    const record = (await server.store.apiKeys.list()).at(-1)!
-    await server.store.apiKeys.setPlan(record.id, 'pro', null)
+    await server.store.accounts.update(await server.accountId(key), { plan: 'pro', custom: null })
     clock.advance(5_000)
     const res = await server.request('/v1/pets', { key })
     assert.equal(res.status, 200)

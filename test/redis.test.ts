@@ -48,7 +48,7 @@ describe('Redis counter store', async () => {
     if (keys.length > 0) await a.redis.del(...keys)
     await Promise.all([a.close(), b.close(), onRedisTime.close()])
   })
-  const request = (identity: string): HitRequest => ({ identity, limits: { perMinute: 60, perDay: 1000 }, banAfter: 20, banMs: 900_000 })
+  const request = (identity: string): HitRequest => ({ identity, banIdentity: identity, limits: { perMinute: 60, perDay: 1000 }, banAfter: 20, banMs: 900_000 })
 
   it('gives two instances one limit: 100 concurrent hits over both serve exactly 60', async () => {
     const results = await Promise.all(Array.from({ length: 100 }, (_, i) => (i % 2 ? a : b).hit(request('key:concurrent'))))
@@ -75,7 +75,7 @@ describe('Redis counter store', async () => {
 
   it('counts each request against its own limits on Redis\'s time too: a raised quota serves at once', async () => {
     // The daily window: no minute boundary can fall between these hits and reset the count.
-    const hit = (limits: HitRequest['limits']) => onRedisTime.hit({ identity: 'key:raised', limits, banAfter: 20, banMs: 900_000 })
+    const hit = (limits: HitRequest['limits']) => onRedisTime.hit({ identity: 'key:raised', banIdentity: 'key:raised', limits, banAfter: 20, banMs: 900_000 })
     const twoADay = { perMinute: 1000, perDay: 2 }
     assert.deepEqual([(await hit(twoADay)).outcome, (await hit(twoADay)).outcome, (await hit(twoADay)).outcome], ['served', 'served', 'limited'])
     const threeADay = { perMinute: 1000, perDay: 3 }
@@ -84,23 +84,23 @@ describe('Redis counter store', async () => {
   })
 
   it('shares a ban between instances', async () => {
-    const tight = (store: typeof a) => store.hit({ identity: 'key:ban', limits: { perMinute: 1, perDay: 100 }, banAfter: 1, banMs: 60_000 })
+    const tight = (store: typeof a) => store.hit({ identity: 'key:ban', banIdentity: 'key:ban', limits: { perMinute: 1, perDay: 100 }, banAfter: 1, banMs: 60_000 })
     assert.deepEqual([(await tight(a)).outcome, (await tight(a)).outcome, (await tight(a)).outcome], ['served', 'limited', 'banned'])
     assert.equal((await tight(b)).outcome, 'banned')
   })
 
   it('shows every instance the counts and the ban without counting, and lifts the ban for all of them', async () => {
-    const tight = (store: typeof a) => store.hit({ identity: 'key:unban', limits: { perMinute: 1, perDay: 100 }, banAfter: 1, banMs: 60_000 })
+    const tight = (store: typeof a) => store.hit({ identity: 'key:unban', banIdentity: 'key:unban', limits: { perMinute: 1, perDay: 100 }, banAfter: 1, banMs: 60_000 })
     await tight(a)
-    assert.deepEqual(await b.peek('key:unban'), { now: clock.now(), minuteCount: 1, dayCount: 1, bannedUntil: 0 })
+    assert.deepEqual(await b.peek('key:unban', 'key:unban'), { now: clock.now(), minuteCount: 1, dayCount: 1, bannedUntil: 0 })
     await tight(a)
     await tight(a)
-    const banned = await b.peek('key:unban')
+    const banned = await b.peek('key:unban', 'key:unban')
     assert.equal(banned.bannedUntil, clock.now() + 60_000)
-    assert.deepEqual(await b.peek('key:unban'), banned, 'peeking counts nothing')
-    assert.equal(await b.unban('key:unban'), true)
-    assert.equal(await a.unban('key:unban'), false, 'no ban left to lift')
-    assert.equal((await a.peek('key:unban')).bannedUntil, 0)
+    assert.deepEqual(await b.peek('key:unban', 'key:unban'), banned, 'peeking counts nothing')
+    assert.equal(await b.unban('key:unban', 'key:unban'), true)
+    assert.equal(await a.unban('key:unban', 'key:unban'), false, 'no ban left to lift')
+    assert.equal((await a.peek('key:unban', 'key:unban')).bannedUntil, 0)
     assert.equal((await tight(a)).outcome, 'limited', 'unbanned; the minute\'s window is kept')
   })
 })
@@ -120,7 +120,7 @@ describe('Redis counter store batching', async () => {
     await store.close()
     await redis.stop()
   })
-  const request = (identity: string): HitRequest => ({ identity, limits: { perMinute: 10, perDay: 1000 }, banAfter: 5, banMs: 60_000 })
+  const request = (identity: string): HitRequest => ({ identity, banIdentity: identity, limits: { perMinute: 10, perDay: 1000 }, banAfter: 5, banMs: 60_000 })
   /** Script calls the server has run: EVAL the first time on a connection, EVALSHA after. */
   const scriptCalls = async () => {
     const stats = await store.redis.info('commandstats')
@@ -320,7 +320,7 @@ describe('two instances on PostgreSQL and Redis', async () => {
 
   it('refuses a revoked key on every instance within 5 seconds', async () => {
     for (const s of servers) assert.equal((await call(s, '/v1/pets', {}, revocable.secret)).status, 200)
-    await withStore(database.url, (store) => store.apiKeys.revoke(revocable.id, Date.now()))
+    await withStore(database.url, (store) => store.apiKeys.revoke(revocable.id, Date.now(), false))
     for (const s of servers) {
       await eventually('the revoked key is refused', 5_500, async () => ((await call(s, '/v1/pets', {}, revocable.secret)).status === 401 ? true : undefined))
     }

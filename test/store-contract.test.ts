@@ -5,6 +5,7 @@
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { sql } from 'kysely'
+import type { NewStoredApiKey } from '../src/db/api-keys-store.js'
 import { ClaimLostError, type ClaimOptions, type IdempotencyScope } from '../src/db/idempotency-store.js'
 import type { NewPet, Pet } from '../src/schemas/pet.js'
 import { DIALECTS, storeForSuite } from './helpers/dialects.js'
@@ -13,7 +14,7 @@ import { needs } from './helpers/services.js'
 const NOW = Date.UTC(2026, 10, 23, 10)
 
 for (const { dialect, create } of DIALECTS) {
-  const NEW_KEY = { name: 'k', plan: 'free', prefix: 'ps_test_Kkkk', hash: '', custom: null, scopes: 'pets:read', expiresAt: null, counterIdentity: null }
+  const NEW_KEY: NewStoredApiKey = { name: 'k', account: { name: 'a', plan: 'free', custom: null }, prefix: 'ps_test_Kkkk', hash: '', scopes: 'pets:read', expiresAt: null, disabledAt: null, createdBy: null }
 
 describe(`store contract (${dialect})`, async () => {
     if (dialect === 'postgres' && !(await needs('postgres', 'the PostgreSQL store contract'))) return
@@ -93,7 +94,7 @@ describe(`store contract (${dialect})`, async () => {
     })
 
     describe('pet changes', () => {
-      const apiKeyId = 1
+      const accountId = 1
       it('updates the fields given, keeps the others, and commits before it resolves', async () => {
         const pet = await newPet({ status: 'pending' })
         const result = await suite.store.pets.update(pet.id, { name: 'Renamed', status: 'available' })
@@ -108,7 +109,7 @@ describe(`store contract (${dialect})`, async () => {
         const pet = await newPet()
         assert.deepEqual(await suite.store.pets.update(pet.id, { name: 'x' }, () => false), { outcome: 'precondition_failed', current: pet })
         assert.deepEqual(await suite.store.pets.remove(pet.id, (current) => current.name === 'someone else'), { outcome: 'precondition_failed', current: pet })
-        const placed = await suite.store.orders.place(pet.id, apiKeyId, NOW)
+        const placed = await suite.store.orders.place(pet.id, accountId, NOW)
         assert.ok(placed.outcome === 'placed')
         assert.deepEqual(await suite.store.pets.update(pet.id, { status: 'sold' }), { outcome: 'pet_in_order', orderId: placed.order.id })
         assert.deepEqual(await suite.store.pets.remove(pet.id), { outcome: 'pet_in_order', orderId: placed.order.id })
@@ -118,22 +119,22 @@ describe(`store contract (${dialect})`, async () => {
 
       it('removes a pet no open order holds; its closed orders keep its id', async () => {
         const pet = await newPet()
-        const placed = await suite.store.orders.place(pet.id, apiKeyId, NOW)
+        const placed = await suite.store.orders.place(pet.id, accountId, NOW)
         assert.ok(placed.outcome === 'placed')
-        assert.equal((await suite.store.orders.close(placed.order.id, apiKeyId, 'completed', NOW)).outcome, 'closed')
+        assert.equal((await suite.store.orders.close(placed.order.id, accountId, 'completed', NOW)).outcome, 'closed')
         assert.deepEqual(await suite.store.pets.remove(pet.id), { outcome: 'removed' })
         assert.equal(await committedStatus(pet.id), undefined)
-        assert.equal((await suite.store.orders.find(placed.order.id, apiKeyId))?.petId, pet.id)
-        assert.deepEqual(await suite.store.orders.place(pet.id, apiKeyId, NOW), { outcome: 'no_such_pet' })
+        assert.equal((await suite.store.orders.find(placed.order.id, accountId))?.petId, pet.id)
+        assert.deepEqual(await suite.store.orders.place(pet.id, accountId, NOW), { outcome: 'no_such_pet' })
       })
     })
 
     describe('orders', () => {
-      const apiKeyId = 1
+      const accountId = 1
 
       it('places an order: the pet is pending, the order placed, both committed when it resolves', async () => {
         const pet = await newPet()
-        const placed = await suite.store.orders.place(pet.id, apiKeyId, NOW)
+        const placed = await suite.store.orders.place(pet.id, accountId, NOW)
         assert.ok(placed.outcome === 'placed')
         assert.deepEqual(placed.order, { id: placed.order.id, petId: pet.id, status: 'placed', placedAt: new Date(NOW).toISOString() })
         assert.equal(await committedStatus(pet.id), 'pending')
@@ -142,8 +143,8 @@ describe(`store contract (${dialect})`, async () => {
 
       it('refuses a pet that is not available, and one that does not exist, writing nothing', async () => {
         const sold = await newPet({ status: 'sold' })
-        assert.deepEqual(await suite.store.orders.place(sold.id, apiKeyId, NOW), { outcome: 'pet_unavailable', status: 'sold' })
-        assert.deepEqual(await suite.store.orders.place(2 ** 40, apiKeyId, NOW), { outcome: 'no_such_pet' })
+        assert.deepEqual(await suite.store.orders.place(sold.id, accountId, NOW), { outcome: 'pet_unavailable', status: 'sold' })
+        assert.deepEqual(await suite.store.orders.place(2 ** 40, accountId, NOW), { outcome: 'no_such_pet' })
         assert.equal(await committedStatus(sold.id), 'sold')
         assert.equal(await openOrders(sold.id), 0)
       })
@@ -152,14 +153,14 @@ describe(`store contract (${dialect})`, async () => {
         const [contested, taken, free] = [await newPet(), await newPet(), await newPet()]
         // `taken` has an open order although its status says available (changed by
         // hand): only orders_one_open_per_pet refuses it, as pet_unavailable.
-        assert.equal((await suite.store.orders.place(taken.id, apiKeyId, NOW)).outcome, 'placed')
+        assert.equal((await suite.store.orders.place(taken.id, accountId, NOW)).outcome, 'placed')
         await setStatusByHand(taken.id, 'available')
         const results = await Promise.all([
-          suite.store.orders.place(contested.id, apiKeyId, NOW),
-          suite.store.orders.place(contested.id, apiKeyId + 1, NOW),
-          suite.store.orders.place(taken.id, apiKeyId, NOW),
-          suite.store.orders.place(2 ** 40, apiKeyId, NOW),
-          suite.store.orders.place(free.id, apiKeyId, NOW),
+          suite.store.orders.place(contested.id, accountId, NOW),
+          suite.store.orders.place(contested.id, accountId + 1, NOW),
+          suite.store.orders.place(taken.id, accountId, NOW),
+          suite.store.orders.place(2 ** 40, accountId, NOW),
+          suite.store.orders.place(free.id, accountId, NOW),
         ])
         assert.deepEqual(
           results.map((r) => r.outcome),
@@ -174,12 +175,12 @@ describe(`store contract (${dialect})`, async () => {
       it('closes an order once, however many ask together: completed makes the pet sold, cancelled available', async () => {
         for (const [to, petStatus] of [['completed', 'sold'], ['cancelled', 'available']] as const) {
           const pet = await newPet()
-          const placed = await suite.store.orders.place(pet.id, apiKeyId, NOW)
+          const placed = await suite.store.orders.place(pet.id, accountId, NOW)
           assert.ok(placed.outcome === 'placed')
           const [mine, again, notMine] = await Promise.all([
-            suite.store.orders.close(placed.order.id, apiKeyId, to, NOW + 1),
-            suite.store.orders.close(placed.order.id, apiKeyId, to, NOW + 1),
-            suite.store.orders.close(placed.order.id, apiKeyId + 1, to, NOW + 1),
+            suite.store.orders.close(placed.order.id, accountId, to, NOW + 1),
+            suite.store.orders.close(placed.order.id, accountId, to, NOW + 1),
+            suite.store.orders.close(placed.order.id, accountId + 1, to, NOW + 1),
           ])
           assert.deepEqual([mine!.outcome, again!.outcome].sort(), ['closed', 'order_closed'], 'one of two racing closes wins')
           assert.equal(notMine!.outcome, 'no_such_order', 'another key\'s order is not found')
@@ -188,7 +189,7 @@ describe(`store contract (${dialect})`, async () => {
           assert.deepEqual(closed.order, { ...placed.order, status: to, closedAt: new Date(NOW + 1).toISOString() })
           assert.equal(await committedStatus(pet.id), petStatus)
         }
-        assert.deepEqual(await suite.store.orders.close(2 ** 40, apiKeyId, 'completed', NOW), { outcome: 'no_such_order' })
+        assert.deepEqual(await suite.store.orders.close(2 ** 40, accountId, 'completed', NOW), { outcome: 'no_such_order' })
       })
 
       it('finds and lists only the orders of their own key, in id order, by status, from a position', async () => {
@@ -203,106 +204,130 @@ describe(`store contract (${dialect})`, async () => {
         await suite.store.orders.close(second!.id, owner, 'cancelled', NOW + 5)
         assert.deepEqual(await suite.store.orders.find(first!.id, owner), first)
         assert.equal(await suite.store.orders.find(first!.id, owner + 1), undefined, 'another key\'s order is not found')
-        assert.deepEqual((await suite.store.orders.list({ apiKeyId: owner, afterId: 0, limit: 10 })).map((o) => o.id), [first!.id, second!.id, third!.id])
-        assert.deepEqual((await suite.store.orders.list({ apiKeyId: owner, status: 'placed', afterId: 0, limit: 10 })).map((o) => o.id), [first!.id, third!.id])
-        assert.deepEqual((await suite.store.orders.list({ apiKeyId: owner, afterId: first!.id, limit: 1 })).map((o) => o.id), [second!.id])
-        assert.deepEqual(await suite.store.orders.list({ apiKeyId: owner + 1, afterId: 0, limit: 10 }), [])
+        assert.deepEqual((await suite.store.orders.list({ accountId: owner, afterId: 0, limit: 10 })).map((o) => o.id), [first!.id, second!.id, third!.id])
+        assert.deepEqual((await suite.store.orders.list({ accountId: owner, status: 'placed', afterId: 0, limit: 10 })).map((o) => o.id), [first!.id, third!.id])
+        assert.deepEqual((await suite.store.orders.list({ accountId: owner, afterId: first!.id, limit: 1 })).map((o) => o.id), [second!.id])
+        assert.deepEqual(await suite.store.orders.list({ accountId: owner + 1, afterId: 0, limit: 10 }), [])
       })
     })
 
-    describe('API keys', () => {
-      it('stores a key by its hash, finds it by hash and id, lists, re-plans, revokes once and records its use', async () => {
+    describe('API keys and accounts', () => {
+      it('stores a key by its hash with a new account, finds it by hash and id, re-plans the account, revokes once and records its use', async () => {
         const hash = `hash-${Math.random()}`
-        const key = await suite.store.apiKeys.insert({ ...NEW_KEY, name: 'contract', plan: 'enterprise', prefix: 'ps_test_AbCd', hash, custom: { perMinute: 5, perDay: 50 } }, NOW)
+        const key = await suite.store.apiKeys.insert({ ...NEW_KEY, name: 'contract', account: { name: 'acme', plan: 'enterprise', custom: { perMinute: 5, perDay: 50 } }, prefix: 'ps_test_AbCd', hash }, NOW)
         assert.deepEqual(key, {
           id: key.id,
+          account: { id: key.account.id, name: 'acme', plan: 'enterprise', custom: { perMinute: 5, perDay: 50 }, createdAt: NOW, disabledAt: null },
           name: 'contract',
-          plan: 'enterprise',
           prefix: 'ps_test_AbCd',
-          custom: { perMinute: 5, perDay: 50 },
           scopes: 'pets:read',
           createdAt: NOW,
           lastUsedAt: null,
           revokedAt: null,
           expiresAt: null,
           disabledAt: null,
-          counterIdentity: null,
           replacedBy: null,
+          createdBy: null,
         })
         assert.deepEqual(await suite.store.apiKeys.findByHash(hash), key)
         assert.deepEqual(await suite.store.apiKeys.findById(key.id), key)
         assert.equal(await suite.store.apiKeys.findByHash('no such hash'), undefined)
-        assert.deepEqual((await suite.store.apiKeys.list()).at(-1), key)
+        assert.deepEqual((await suite.store.apiKeys.page(undefined, key.id - 1, 1)), [key])
         await assert.rejects(suite.store.apiKeys.insert({ ...NEW_KEY, hash }, NOW), 'the hash is unique')
+        await assert.rejects(suite.store.apiKeys.insert({ ...NEW_KEY, hash: `orphan-${Math.random()}`, account: 2 ** 40 }, NOW), 'a key belongs to an account that exists')
 
-        assert.equal(await suite.store.apiKeys.setPlan(key.id, 'pro', null), true)
+        const second = await suite.store.apiKeys.insert({ ...NEW_KEY, hash: `second-${Math.random()}`, account: key.account.id, createdBy: key.id }, NOW)
+        assert.equal(second.account.id, key.account.id)
+        assert.equal(second.createdBy, key.id)
+        assert.deepEqual((await suite.store.apiKeys.page(key.account.id, 0, 10)).map((k) => k.id), [key.id, second.id], 'an account\'s keys')
+        assert.equal(await suite.store.accounts.keyCount(key.account.id), 2)
+
+        const replanned = await suite.store.accounts.update(key.account.id, { plan: 'pro', custom: null })
+        assert.deepEqual(replanned, { ...key.account, plan: 'pro', custom: null })
+        assert.equal((await suite.store.apiKeys.findById(second.id))!.account.plan, 'pro', 'every key of the account has its plan')
         await suite.store.apiKeys.touch(key.id, NOW + 1)
-        assert.equal(await suite.store.apiKeys.revoke(key.id, NOW + 2), true)
-        assert.equal(await suite.store.apiKeys.revoke(key.id, NOW + 3), true)
-        assert.deepEqual(await suite.store.apiKeys.findById(key.id), { ...key, plan: 'pro', custom: null, lastUsedAt: NOW + 1, revokedAt: NOW + 2 })
-        assert.equal(await suite.store.apiKeys.setPlan(2 ** 40, 'pro', null), false)
-        assert.equal(await suite.store.apiKeys.revoke(2 ** 40, NOW), false)
+        assert.deepEqual(await suite.store.apiKeys.revoke(key.id, NOW + 2, false), [key.id])
+        assert.deepEqual(await suite.store.apiKeys.revoke(key.id, NOW + 3, false), [], 'revoking twice keeps the first time')
+        assert.deepEqual(await suite.store.apiKeys.findById(key.id), { ...key, account: replanned, lastUsedAt: NOW + 1, revokedAt: NOW + 2 })
+        assert.equal(await suite.store.accounts.update(2 ** 40, { plan: 'pro' }), undefined)
+        assert.equal(await suite.store.apiKeys.revoke(2 ** 40, NOW, false), undefined)
+      })
+
+      it('revokes with cascade every key a key made, however deep, and no other', async () => {
+        const root = await suite.store.apiKeys.insert({ ...NEW_KEY, hash: `root-${Math.random()}` }, NOW)
+        const made = (by: typeof root, name: string) => suite.store.apiKeys.insert({ ...NEW_KEY, hash: `${name}-${Math.random()}`, account: root.account.id, createdBy: by.id }, NOW)
+        const child = await made(root, 'child')
+        const grandchild = await made(child, 'grandchild')
+        const sibling = await suite.store.apiKeys.insert({ ...NEW_KEY, hash: `sibling-${Math.random()}`, account: root.account.id }, NOW)
+        await suite.store.apiKeys.revoke(grandchild.id, NOW, false)
+        assert.deepEqual(await suite.store.apiKeys.revoke(root.id, NOW + 1, true), [root.id, child.id], 'the grandchild was revoked before')
+        assert.equal((await suite.store.apiKeys.findById(grandchild.id))!.revokedAt, NOW)
+        assert.equal((await suite.store.apiKeys.findById(sibling.id))!.revokedAt, null)
       })
 
       it('pages by id, updates only the fields given, and disables and enables', async () => {
         const a = await suite.store.apiKeys.insert({ ...NEW_KEY, hash: `a-${Math.random()}` }, NOW)
         const b = await suite.store.apiKeys.insert({ ...NEW_KEY, hash: `b-${Math.random()}` }, NOW)
-        assert.deepEqual((await suite.store.apiKeys.page(a.id - 1, 2)).map((k) => k.id), [a.id, b.id])
-        assert.deepEqual((await suite.store.apiKeys.page(a.id, 1)).map((k) => k.id), [b.id])
+        assert.deepEqual((await suite.store.apiKeys.page(undefined, a.id - 1, 2)).map((k) => k.id), [a.id, b.id])
+        assert.deepEqual((await suite.store.apiKeys.page(undefined, a.id, 1)).map((k) => k.id), [b.id])
         const renamed = await suite.store.apiKeys.update(a.id, { name: 'renamed', scopes: 'pets:read pets:write', disabledAt: NOW + 5 })
         assert.deepEqual(renamed, { ...a, name: 'renamed', scopes: 'pets:read pets:write', disabledAt: NOW + 5 })
-        assert.deepEqual(await suite.store.apiKeys.update(a.id, { disabledAt: null, plan: 'enterprise', custom: { perMinute: 9, perDay: 90 } }), {
-          ...renamed,
-          disabledAt: null,
-          plan: 'enterprise',
-          custom: { perMinute: 9, perDay: 90 },
-        })
+        assert.deepEqual(await suite.store.apiKeys.update(a.id, { disabledAt: null }), { ...renamed, disabledAt: null })
         assert.equal(await suite.store.apiKeys.update(2 ** 40, { name: 'x' }), undefined)
+        const disabled = await suite.store.accounts.update(a.account.id, { disabledAt: NOW + 6 })
+        assert.equal(disabled!.disabledAt, NOW + 6)
+        assert.equal((await suite.store.apiKeys.findById(a.id))!.account.disabledAt, NOW + 6)
       })
 
-      it('rolls a key in one transaction: the new one inserted, the old one ending at the grace period or its own earlier expiry', async () => {
+      it('rolls a key in one transaction: the new one inserted in the same account, the old one ending at the grace period or its own earlier expiry', async () => {
         const old = await suite.store.apiKeys.insert({ ...NEW_KEY, hash: `old-${Math.random()}`, expiresAt: NOW + 1_000 }, NOW)
-        const next = { ...NEW_KEY, hash: `next-${Math.random()}`, counterIdentity: 'key:1@x' }
+        const next = { ...NEW_KEY, hash: `next-${Math.random()}`, account: old.account.id }
         const rolled = (await suite.store.apiKeys.roll(old.id, next, NOW + 5_000, NOW + 1))!
         assert.equal(rolled.old.expiresAt, NOW + 1_000, 'its own expiry came first')
         assert.equal(rolled.old.replacedBy, rolled.next.id)
-        assert.equal(rolled.next.counterIdentity, 'key:1@x')
-        const again = (await suite.store.apiKeys.roll(rolled.next.id, { ...NEW_KEY, hash: `n2-${Math.random()}` }, NOW + 5_000, NOW + 2))!
+        assert.equal(rolled.next.account.id, old.account.id)
+        const again = (await suite.store.apiKeys.roll(rolled.next.id, { ...NEW_KEY, hash: `n2-${Math.random()}`, account: old.account.id }, NOW + 5_000, NOW + 2))!
         assert.equal(again.old.expiresAt, NOW + 5_000, 'no expiry of its own: the grace period')
-        await suite.store.apiKeys.revoke(again.next.id, NOW)
+        await suite.store.apiKeys.revoke(again.next.id, NOW, false)
         const hash = `n3-${Math.random()}`
-        assert.equal(await suite.store.apiKeys.roll(again.next.id, { ...NEW_KEY, hash }, NOW, NOW), undefined, 'a revoked key is not rolled')
+        assert.equal(await suite.store.apiKeys.roll(again.next.id, { ...NEW_KEY, hash, account: old.account.id }, NOW, NOW), undefined, 'a revoked key is not rolled')
         assert.equal(await suite.store.apiKeys.findByHash(hash), undefined, 'and nothing was inserted')
-        assert.equal(await suite.store.apiKeys.roll(2 ** 40, { ...NEW_KEY, hash }, NOW, NOW), undefined)
+        assert.equal(await suite.store.apiKeys.roll(2 ** 40, { ...NEW_KEY, hash, account: old.account.id }, NOW, NOW), undefined)
       })
     })
 
     describe('usage', () => {
-      it('adds to the count of a key, hour and outcome from any number of batches, reads a range by hour, and purges old hours', async () => {
+      it('adds to the count of a key, hour and outcome from any number of batches, reads an account\'s or one key\'s range by hour, and purges old hours', async () => {
         const hour = 3_600_000
-        const id = 900_000 + Math.floor(Math.random() * 1000)
+        const first = await suite.store.apiKeys.insert({ ...NEW_KEY, hash: `u1-${Math.random()}` }, NOW)
+        const second = await suite.store.apiKeys.insert({ ...NEW_KEY, hash: `u2-${Math.random()}`, account: first.account.id }, NOW)
+        const stranger = await suite.store.apiKeys.insert({ ...NEW_KEY, hash: `u3-${Math.random()}` }, NOW)
         await suite.store.usage.add([
-          { apiKeyId: id, hour: 10 * hour, outcome: 'ok', requests: 5 },
-          { apiKeyId: id, hour: 10 * hour, outcome: 'rate_limited', requests: 2 },
-          { apiKeyId: id, hour: 11 * hour, outcome: 'ok', requests: 1 },
-          { apiKeyId: id + 1, hour: 10 * hour, outcome: 'ok', requests: 7 },
+          { apiKeyId: first.id, hour: 10 * hour, outcome: 'ok', requests: 5 },
+          { apiKeyId: first.id, hour: 10 * hour, outcome: 'rate_limited', requests: 2 },
+          { apiKeyId: first.id, hour: 11 * hour, outcome: 'ok', requests: 1 },
+          { apiKeyId: second.id, hour: 10 * hour, outcome: 'ok', requests: 4 },
+          { apiKeyId: stranger.id, hour: 10 * hour, outcome: 'ok', requests: 7 },
         ])
-        await suite.store.usage.add([{ apiKeyId: id, hour: 10 * hour, outcome: 'ok', requests: 3 }])
+        await suite.store.usage.add([{ apiKeyId: first.id, hour: 10 * hour, outcome: 'ok', requests: 3 }])
         await suite.store.usage.add([])
-        assert.deepEqual(await suite.store.usage.history(id, 10 * hour, 12 * hour), [
-          { apiKeyId: id, hour: 10 * hour, outcome: 'ok', requests: 8 },
-          { apiKeyId: id, hour: 10 * hour, outcome: 'rate_limited', requests: 2 },
-          { apiKeyId: id, hour: 11 * hour, outcome: 'ok', requests: 1 },
-        ])
-        assert.deepEqual((await suite.store.usage.history(id, 11 * hour, 12 * hour)).length, 1)
+        const account = { accountId: first.account.id }
+        assert.deepEqual(await suite.store.usage.history(account, 10 * hour, 12 * hour), [
+          { hour: 10 * hour, outcome: 'ok', requests: 12 },
+          { hour: 10 * hour, outcome: 'rate_limited', requests: 2 },
+          { hour: 11 * hour, outcome: 'ok', requests: 1 },
+        ], 'the account\'s keys together, no other account\'s')
+        assert.deepEqual(await suite.store.usage.history({ ...account, keyId: second.id }, 10 * hour, 12 * hour), [{ hour: 10 * hour, outcome: 'ok', requests: 4 }])
+        assert.deepEqual(await suite.store.usage.history({ accountId: first.account.id, keyId: stranger.id }, 10 * hour, 12 * hour), [], 'a key of another account is not counted')
+        assert.deepEqual((await suite.store.usage.history(account, 11 * hour, 12 * hour)).length, 1)
         await suite.store.usage.purge(11 * hour)
-        assert.deepEqual((await suite.store.usage.history(id, 0, 12 * hour)).map((row) => row.hour), [11 * hour])
+        assert.deepEqual((await suite.store.usage.history(account, 0, 12 * hour)).map((row) => row.hour), [11 * hour])
       })
     })
 
     describe('Idempotency-Key records', () => {
       let n = 0
-      const scope = (): IdempotencyScope => ({ apiKeyId: 1, key: `key-${++n}` })
+      const scope = (): IdempotencyScope => ({ accountId: 1, key: `key-${++n}` })
       const options = (fingerprint: string, now = NOW): ClaimOptions => ({ fingerprint, now, ttlMs: 60_000, leaseMs: 1_000 })
 
       it('claims a key once: the same request again is in flight, another body a mismatch', async () => {
@@ -310,7 +335,7 @@ describe(`store contract (${dialect})`, async () => {
         assert.equal((await suite.store.idempotency.claim(s, options('a'))).outcome, 'claimed')
         assert.deepEqual(await suite.store.idempotency.claim(s, options('a')), { outcome: 'in_flight' })
         assert.deepEqual(await suite.store.idempotency.claim(s, options('b')), { outcome: 'mismatch' })
-        assert.equal((await suite.store.idempotency.claim({ ...s, apiKeyId: 2 }, options('b'))).outcome, 'claimed', 'keys are scoped per API key')
+        assert.equal((await suite.store.idempotency.claim({ ...s, accountId: 2 }, options('b'))).outcome, 'claimed', 'keys are scoped per API key')
       })
 
       it('stores the response in the transaction of the write, and replays it', async () => {

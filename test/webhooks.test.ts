@@ -305,11 +305,11 @@ for (const store of STORES) {
       }
       // An endpoint already stored (made while the allowlist allowed it) is refused when sent to.
       // A literal address is checked before connecting; a name, in the lookup the connection makes (localhost: /etc/hosts, no DNS).
-      const apiKeyId = await server.keyId(key)
+      const accountId = await server.accountId(key)
       const byName = new URL(receiver.url)
       byName.hostname = 'localhost'
       const stored = await Promise.all(
-        [receiver.url, byName.href].map((url) => server.store.webhooks.insertEndpoint({ apiKeyId, url, description: '', enabledEvents: 'pet.created', secret: 'whsec_c2VjcmV0' }, clock.now())),
+        [receiver.url, byName.href].map((url) => server.store.webhooks.insertEndpoint({ accountId, url, description: '', enabledEvents: 'pet.created', secret: 'whsec_c2VjcmV0' }, clock.now())),
       )
       const guarded = startDispatcher({ webhooks: server.store.webhooks, clock, allowed: [], pollMs: 3_600_000, schedule: SCHEDULE, listen: false })
       await newPet()
@@ -320,7 +320,7 @@ for (const store of STORES) {
       assert.match(literal!.error ?? '', /refused: 127\.0\.0\.1 is a loopback address/)
       const [named] = await server.store.webhooks.attempts(stored[1]!.id, 1)
       assert.match(named!.error ?? '', /loopback/)
-      for (const { id } of stored) await server.store.webhooks.deleteEndpoint(apiKeyId, id)
+      for (const { id } of stored) await server.store.webhooks.deleteEndpoint(accountId, id)
     })
 
     it('delivers each event once with two dispatchers, and takes over one whose dispatcher died holding it', async () => {

@@ -110,7 +110,9 @@ export function createAuthenticator({
           ? { ok: false, missing: false, message: `The API key expired at ${key.expiresAt}.`, description: 'The API key expired' }
           : { ok: false, missing: false, message: `The API key expired at ${key.expiresAt}: it was rolled, and replaced by key ${key.replacedBy}.`, description: 'The API key expired' }
       case 'disabled':
-        return { ok: false, missing: false, message: 'The API key is disabled; a key with keys:write can enable it again.', description: 'The API key is disabled' }
+        return key.disabledAt === null
+          ? { ok: false, missing: false, message: `The account of this API key (account ${key.accountId}) is disabled; the operator can enable it again.`, description: 'The account is disabled' }
+          : { ok: false, missing: false, message: 'The API key is disabled; a key with keys:write can enable it again.', description: 'The API key is disabled' }
       case 'active':
     }
     touch(key, now)

@@ -1,7 +1,12 @@
 // Managing keys: create, list, read, change, roll, revoke and unban. The one service
-// layer under both the command line (cli/keys.ts, an operator at the server's shell)
-// and the admin API (routes/v1/keys.ts, a key with keys:write). A key acting through
-// the API can never make or roll a key with more than it has: scopes, plan, limits.
+// layer under both the command line (cli/keys.ts, the operator at the server's shell)
+// and the admin API (routes/v1/keys.ts, a key with keys:write: the `actor`).
+//
+// Authority (decision D11): an actor manages the keys of its own account only (any
+// other is "not found"), never a key holding a scope it lacks, and never grants what
+// it lacks: no scope beyond its own, no expiry later than its own. Plans, limits and
+// accounts are the operator's alone. A key may revoke itself, but lift neither its own
+// ban nor its maker's.
 import type { Clock } from '../clock.js'
 import type { ApiKeyChanges, ApiKeysStore, StoredApiKey } from '../db/api-keys-store.js'
 import type { Completion } from '../db/idempotency-store.js'
@@ -9,7 +14,7 @@ import type { RateLimiter } from '../rate-limit/limiter.js'
 import { keyState, toApiKeyRecord, type ApiKeyRecord } from './api-key-record.js'
 import { newKeyRow } from './issue-key.js'
 import type { KeyEnvironment } from './key-format.js'
-import { checkPlan, limitsFor, PLANS, type Limits, type Plan } from './plans.js'
+import { checkPlan, type Limits, type Plan } from './plans.js'
 import { formatScopes, scopesBeyond, SCOPE_PRESETS, type Scope } from './scopes.js'
 
 export const MAX_EXPIRY_MS = 366 * 86_400_000
@@ -21,6 +26,8 @@ export type KeyStatus = 'active' | 'disabled' | 'expired' | 'revoked' | 'banned'
 /** A key as the API and `keys show --json` present it: never the secret. */
 export interface KeyView {
   id: number
+  /** The account that owns the key, its plan and its limits. */
+  accountId: number
   name: string
   plan: Plan
   limits: Limits
@@ -36,9 +43,11 @@ export interface KeyView {
   revokedAt: string | null
   /** The key a roll made from this one. */
   replacedBy: number | null
+  /** The key that made this one over the API; null: the operator. */
+  createdBy: number | null
 }
 
-/** A request the service refuses: `field` names what was wrong; `beyond` marks a key asking for more than it has. */
+/** A request the service refuses: `field` names what was wrong; `beyond` marks a key asking for more than it has (403). */
 export class KeyAdminError extends Error {
   override name = 'KeyAdminError'
   constructor(
@@ -52,17 +61,18 @@ export class KeyAdminError extends Error {
 
 export interface NewKeyInput {
   name?: string
-  plan: string
-  limits?: Partial<Limits>
   scopes?: readonly Scope[]
   /** Milliseconds from now; at most a year. */
   expiresInMs?: number
+  /** The operator's alone: the account to add the key to… */
+  accountId?: number
+  /** …or the plan of a new account made with the key. */
+  plan?: string
+  limits?: Partial<Limits>
 }
 
 export interface KeyUpdateInput {
   name?: string
-  plan?: string
-  limits?: Partial<Limits>
   scopes?: readonly Scope[]
   enabled?: boolean
 }
@@ -79,13 +89,14 @@ export function createKeyAdmin({ apiKeys, limiter, clock, environment }: KeyAdmi
   async function view(key: ApiKeyRecord): Promise<KeyView> {
     const state = keyState(key, clock.now())
     if (state !== 'active') return viewAs(key, state, null)
-    const windows = await limiter.peek(key.counterIdentity, key.limits)
+    const windows = await limiter.peek(key, key.limits)
     return windows.bannedUntil === undefined ? viewAs(key, 'active', null) : viewAs(key, 'banned', new Date(windows.bannedUntil).toISOString())
   }
 
   function viewAs(key: ApiKeyRecord, status: KeyStatus, bannedUntil: string | null): KeyView {
     return {
       id: key.id,
+      accountId: key.accountId,
       name: key.name,
       plan: key.plan,
       limits: key.limits,
@@ -98,19 +109,31 @@ export function createKeyAdmin({ apiKeys, limiter, clock, environment }: KeyAdmi
       expiresAt: key.expiresAt,
       revokedAt: key.revokedAt,
       replacedBy: key.replacedBy,
+      createdBy: key.createdBy,
     }
   }
 
-  async function find(id: number): Promise<ApiKeyRecord | undefined> {
+  /**
+   * The key `id` if `actor` may act on it: undefined when there is none or it is
+   * another account's (the same answer, so ids of other accounts cannot be probed);
+   * forbidden when it holds a scope the actor lacks.
+   */
+  async function target(id: number, actor: ApiKeyRecord | undefined): Promise<ApiKeyRecord | undefined> {
     const stored = await apiKeys.findById(id)
-    return stored && toApiKeyRecord(stored)
+    const key = stored && toApiKeyRecord(stored)
+    if (!key || !actor) return key
+    if (key.accountId !== actor.accountId) return undefined
+    const beyond = scopesBeyond(key.scopes, actor.scopes)
+    if (beyond.length > 0) {
+      throw new KeyAdminError(`Key ${id} holds ${beyond.join(', ')}, which this key lacks: a key manages only keys with no scope beyond its own.`, 'keyId', true)
+    }
+    return key
   }
 
   function plan(name: string, limits: Partial<Limits> | undefined) {
     try {
       return checkPlan(name, limits ?? {})
     } catch (error) {
-      // Worded for the command line (--per-minute); the API's routes say limits.perMinute.
       throw new KeyAdminError((error as Error).message, 'plan')
     }
   }
@@ -121,15 +144,20 @@ export function createKeyAdmin({ apiKeys, limiter, clock, environment }: KeyAdmi
     if (extra.length > 0) throw new KeyAdminError(`A key cannot give scopes it does not have: ${extra.join(', ')}.`, 'scopes', true)
   }
 
-  /** Refuses a plan above `actor`'s, or limits above its own. */
-  function planWithin(actor: ApiKeyRecord | undefined, planName: Plan, custom: Limits | null) {
-    if (!actor) return
-    if (PLANS.indexOf(planName) > PLANS.indexOf(actor.plan)) throw new KeyAdminError(`A key on the ${actor.plan} plan cannot give the ${planName} plan.`, 'plan', true)
-    const limits = limitsFor(planName, custom ?? {})
-    if (limits.perMinute > actor.limits.perMinute || limits.perDay > actor.limits.perDay) {
-      throw new KeyAdminError(`A key cannot give limits above its own (${actor.limits.perMinute}/min, ${actor.limits.perDay}/day).`, 'limits', true)
+  /** The new key's expiry: asked for, and for a key made by a key no later than its maker's (its maker's when not asked). */
+  function expiryWithin(actor: ApiKeyRecord | undefined, expiresInMs: number | undefined, now: number): number | null {
+    if (expiresInMs !== undefined && (expiresInMs <= 0 || expiresInMs > MAX_EXPIRY_MS)) {
+      throw new KeyAdminError('A key expires at most a year (366 days) from now, and later than now.', 'expiresIn')
     }
+    const asked = expiresInMs === undefined ? null : now + expiresInMs
+    const limit = actor && actor.expiresAt !== null ? Date.parse(actor.expiresAt) : null
+    if (limit === null) return asked
+    if (asked === null) return limit
+    if (asked > limit) throw new KeyAdminError(`A key cannot make a key that outlives it: this key expires at ${actor!.expiresAt}.`, 'expiresIn', true)
+    return asked
   }
+
+  const fresh = (stored: StoredApiKey) => viewAs(toApiKeyRecord(stored), stored.disabledAt === null ? 'active' : 'disabled', null)
 
   return {
     view,
@@ -140,50 +168,51 @@ export function createKeyAdmin({ apiKeys, limiter, clock, environment }: KeyAdmi
      * without it.
      */
     async create(input: NewKeyInput, actor?: ApiKeyRecord, completion?: Completion): Promise<{ secret: string; key: KeyView }> {
-      const { plan: planName, custom } = plan(input.plan, input.limits)
       const scopes = input.scopes ?? SCOPE_PRESETS.all
-      if (input.expiresInMs !== undefined && (input.expiresInMs <= 0 || input.expiresInMs > MAX_EXPIRY_MS)) {
-        throw new KeyAdminError('A key expires at most a year (366 days) from now, and later than now.', 'expiresIn')
-      }
       scopesWithin(actor, scopes)
-      planWithin(actor, planName, custom)
       const now = clock.now()
+      const expiresAt = expiryWithin(actor, input.expiresInMs, now)
+      if (actor && (input.plan !== undefined || input.limits !== undefined || input.accountId !== undefined)) {
+        throw new KeyAdminError('Plans, limits and accounts are the operator\'s: a key makes keys in its own account, on its plan.', 'plan', true)
+      }
+      let account: number | { name: string; plan: Plan; custom: Limits | null }
+      if (actor) account = actor.accountId
+      else if (input.accountId !== undefined) account = input.accountId
+      else if (input.plan !== undefined) {
+        const checked = plan(input.plan, input.limits)
+        account = { name: input.name ?? `${checked.plan} account`, plan: checked.plan, custom: checked.custom }
+      } else throw new KeyAdminError('A key needs an account: give a plan (a new account) or an account id.', 'plan')
       const { secret, row } = newKeyRow({
-        name: input.name ?? `${planName} key`,
-        plan: planName,
-        custom,
+        name: input.name ?? (typeof account === 'number' ? 'key' : `${account.plan} key`),
+        account,
         environment,
         scopes,
-        expiresAt: input.expiresInMs === undefined ? null : now + input.expiresInMs,
+        expiresAt,
+        createdBy: actor?.id ?? null,
       })
-      const fresh = (stored: StoredApiKey) => viewAs(toApiKeyRecord(stored), 'active', null)
       const stored = await apiKeys.insert(row, now, completion && { completion, body: (inserted) => ({ apiKey: fresh(inserted) }) })
       return { secret, key: fresh(stored) }
     },
 
-    async page(afterId: number, limit: number): Promise<KeyView[]> {
-      return Promise.all((await apiKeys.page(afterId, limit)).map((stored) => view(toApiKeyRecord(stored))))
+    /** A page of keys: the actor's account's, or (the operator) every account's or one's. */
+    async page(afterId: number, limit: number, actor?: ApiKeyRecord, accountId?: number): Promise<KeyView[]> {
+      const stored = await apiKeys.page(actor?.accountId ?? accountId, afterId, limit)
+      return Promise.all(stored.map((key) => view(toApiKeyRecord(key))))
     },
 
-    async get(id: number): Promise<KeyView | undefined> {
-      const key = await find(id)
-      return key && view(key)
+    /** The key, when the actor (if any) may see it: its own account's. */
+    async get(id: number, actor?: ApiKeyRecord): Promise<KeyView | undefined> {
+      const stored = await apiKeys.findById(id)
+      const key = stored && toApiKeyRecord(stored)
+      if (!key || (actor && key.accountId !== actor.accountId)) return undefined
+      return view(key)
     },
 
     async update(id: number, input: KeyUpdateInput, actor?: ApiKeyRecord): Promise<KeyView | undefined> {
-      const current = await find(id)
+      const current = await target(id, actor)
       if (!current) return undefined
       const changes: ApiKeyChanges = {}
       if (input.name !== undefined) changes.name = input.name
-      if (input.plan !== undefined || input.limits !== undefined) {
-        const planName = input.plan ?? current.plan
-        // An enterprise key keeps the limit it is not given; another plan takes none.
-        const limits = planName === 'enterprise' && current.plan === 'enterprise' ? { ...current.limits, ...input.limits } : input.limits
-        const checked = plan(planName, limits)
-        planWithin(actor, checked.plan, checked.custom)
-        changes.plan = checked.plan
-        changes.custom = checked.custom
-      }
       if (input.scopes !== undefined) {
         scopesWithin(actor, input.scopes)
         changes.scopes = formatScopes(input.scopes)
@@ -193,22 +222,19 @@ export function createKeyAdmin({ apiKeys, limiter, clock, environment }: KeyAdmi
       return stored && view(toApiKeyRecord(stored))
     },
 
-    /** A new key with the same name, plan, limits and scopes; the old one works until `graceMs` from now. */
+    /** A new key in the same account with the same name, scopes, expiry and maker (disabled if the old one is); the old one works until `graceMs` from now. */
     async roll(id: number, graceMs: number, actor?: ApiKeyRecord): Promise<{ secret: string; key: KeyView; old: KeyView } | undefined> {
       if (graceMs < 0 || graceMs > MAX_GRACE_MS) throw new KeyAdminError('The grace period is from 0 (the old key stops now) to 7 days.', 'grace')
-      const current = await find(id)
+      const current = await target(id, actor)
       if (!current || current.revokedAt !== null) return undefined
-      scopesWithin(actor, current.scopes)
-      planWithin(actor, current.plan, current.plan === 'enterprise' ? current.limits : null)
       const { secret, row } = newKeyRow({
         name: current.name,
-        plan: current.plan,
-        custom: current.plan === 'enterprise' ? current.limits : null,
+        account: current.accountId,
         environment,
         scopes: current.scopes,
         expiresAt: current.expiresAt === null ? null : Date.parse(current.expiresAt),
-        // Both keys count against one limit while both work.
-        counterIdentity: current.counterIdentity,
+        disabledAt: current.disabledAt === null ? null : Date.parse(current.disabledAt),
+        createdBy: current.createdBy,
       })
       const now = clock.now()
       const rolled = await apiKeys.roll(id, row, now + graceMs, now)
@@ -216,16 +242,21 @@ export function createKeyAdmin({ apiKeys, limiter, clock, environment }: KeyAdmi
       return { secret, key: await view(toApiKeyRecord(rolled.next)), old: await view(toApiKeyRecord(rolled.old)) }
     },
 
-    async revoke(id: number): Promise<KeyView | undefined> {
-      if (!(await apiKeys.revoke(id, clock.now()))) return undefined
-      return this.get(id)
+    /** Revokes the key, and with `cascade` every key it made, however deep: the key, and the ids revoked now. */
+    async revoke(id: number, actor?: ApiKeyRecord, cascade = false): Promise<{ key: KeyView; revoked: number[] } | undefined> {
+      if (!(await target(id, actor))) return undefined
+      const revoked = await apiKeys.revoke(id, clock.now(), cascade)
+      const key = revoked && (await this.get(id))
+      return key && { key, revoked }
     },
 
     /** Lifts the key's ban; `lifted` is false when it was not banned. */
-    async unban(id: number): Promise<{ key: KeyView; lifted: boolean } | undefined> {
-      const key = await find(id)
+    async unban(id: number, actor?: ApiKeyRecord): Promise<{ key: KeyView; lifted: boolean } | undefined> {
+      const key = await target(id, actor)
       if (!key) return undefined
-      const lifted = await limiter.unban(key.counterIdentity)
+      if (actor?.id === id) throw new KeyAdminError('A key cannot lift its own ban: another key with keys:write, or the operator, can.', 'keyId', true)
+      if (actor?.createdBy === id) throw new KeyAdminError(`Key ${id} made this key, which cannot lift its maker's ban: the operator can (npx petstore keys unban ${id}).`, 'keyId', true)
+      const lifted = await limiter.unban(key)
       return { key: await view(key), lifted }
     },
   }

@@ -1,7 +1,7 @@
 // A key's usage rows (per hour and outcome, as stored) gathered into buckets of an
 // hour or a UTC day: what GET /v1/usage/history answers and `petstore keys usage`
 // prints.
-import { USAGE_OUTCOMES, type UsageOutcome, type UsageRow } from '../db/usage-store.js'
+import { USAGE_OUTCOMES, type UsageOutcome, type UsageCount } from '../db/usage-store.js'
 
 export const HOUR_MS = 3_600_000
 export const DAY_MS = 24 * HOUR_MS
@@ -9,7 +9,7 @@ export const DAY_MS = 24 * HOUR_MS
 export type UsageBucketCounts = { start: string } & Record<UsageOutcome, number>
 
 /** One bucket per `sizeMs` that has requests, oldest first (rows come by hour). */
-export function bucketsOf(rows: readonly UsageRow[], sizeMs: number): UsageBucketCounts[] {
+export function bucketsOf(rows: readonly UsageCount[], sizeMs: number): UsageBucketCounts[] {
   const buckets = new Map<number, UsageBucketCounts>()
   for (const row of rows) {
     const start = row.hour - (row.hour % sizeMs)

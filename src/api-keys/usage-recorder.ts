@@ -4,7 +4,7 @@
 // counts of the last interval; a failed write keeps them for the next one.
 import type { Clock } from '../clock.js'
 import { HOUR_MS } from './usage-buckets.js'
-import { USAGE_OUTCOMES, type UsageOutcome, type UsageRow, type UsageStore } from '../db/usage-store.js'
+import { USAGE_OUTCOMES, type UsageCount, type UsageOutcome, type UsageRow, type UsageScope, type UsageStore } from '../db/usage-store.js'
 
 export const FLUSH_EVERY_MS = 5_000
 
@@ -22,6 +22,8 @@ type Pending = Map<number, Map<number, number[]>>
 
 export function createUsageRecorder({ usage, clock, flushEveryMs = FLUSH_EVERY_MS, onError = () => {} }: UsageRecorderOptions) {
   let pending: Pending = new Map()
+  /** The account of each key counted here, for an account's history. */
+  const accountOf = new Map<number, number>()
   let flushing: Promise<void> | undefined
 
   const rowsOf = (counts: Pending): UsageRow[] =>
@@ -60,19 +62,21 @@ export function createUsageRecorder({ usage, clock, flushEveryMs = FLUSH_EVERY_M
   const timer = setInterval(() => void flush(), flushEveryMs).unref()
 
   return {
-    record(apiKeyId: number, outcome: UsageOutcome): void {
+    record(key: { id: number; accountId: number }, outcome: UsageOutcome): void {
       const now = clock.now()
-      add(apiKeyId, now - (now % HOUR_MS), outcome, 1)
+      if (!pending.has(key.id)) accountOf.set(key.id, key.accountId)
+      add(key.id, now - (now % HOUR_MS), outcome, 1)
     },
-    /** A key's rows with `from <= hour < to`: the store's, with this instance's counts not yet written added in. */
-    async history(apiKeyId: number, from: number, to: number): Promise<UsageRow[]> {
-      const stored = await usage.history(apiKeyId, from, to)
-      const unwritten = rowsOf(new Map([[apiKeyId, pending.get(apiKeyId) ?? new Map<number, number[]>()]])).filter((row) => row.hour >= from && row.hour < to)
-      const merged = new Map(stored.map((row) => [`${row.hour}:${row.outcome}`, { ...row }]))
+    /** The counts of an account, or one key of it, with `from <= hour < to`: the store's, with this instance's not yet written added in. */
+    async history(scope: UsageScope, from: number, to: number): Promise<UsageCount[]> {
+      const stored = await usage.history(scope, from, to)
+      const mine = [...pending].filter(([keyId]) => (scope.keyId === undefined ? accountOf.get(keyId) === scope.accountId : keyId === scope.keyId))
+      const unwritten = rowsOf(new Map(mine)).filter((row) => row.hour >= from && row.hour < to)
+      const merged = new Map<string, UsageCount>(stored.map((row) => [`${row.hour}:${row.outcome}`, { ...row }]))
       for (const row of unwritten) {
         const known = merged.get(`${row.hour}:${row.outcome}`)
         if (known) known.requests += row.requests
-        else merged.set(`${row.hour}:${row.outcome}`, row)
+        else merged.set(`${row.hour}:${row.outcome}`, { hour: row.hour, outcome: row.outcome, requests: row.requests })
       }
       return [...merged.values()].sort((a, b) => a.hour - b.hour || a.outcome.localeCompare(b.outcome))
     },

@@ -1,6 +1,7 @@
 // The one reader of integer arguments: key ids, limits, category ids, pet ids. Ranges
 // beyond "positive and exact" (limit up to 100, a plan's caps) are the API's or the
 // plan's to judge, with their own messages.
+import { durationMs } from '../api-keys/duration.js'
 import { CliError } from './cli-error.js'
 
 export function positiveInteger(value: string, name: string, hint = ''): number {
@@ -10,12 +11,9 @@ export function positiveInteger(value: string, name: string, hint = ''): number 
   return Number(value)
 }
 
-const UNIT_MS = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const
-
 /** `30d`, `24h`, `90m`, `45s`, or `0`: milliseconds. */
 export function duration(value: string, name: string): number {
-  if (value === '0') return 0
-  const match = /^([1-9][0-9]{0,6})([smhd])$/.exec(value)
-  if (!match) throw new CliError(`${name} must be a number and a unit (s, m, h or d), such as 30d or 24h, got "${value}"`)
-  return Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS]
+  const ms = value === '0' || /[smhd]$/.test(value) ? durationMs(value) : undefined
+  if (ms === undefined) throw new CliError(`${name} must be a number and a unit (s, m, h or d), such as 30d or 24h, got "${value}"`)
+  return ms
 }

@@ -1,8 +1,10 @@
-// `petstore keys …`: the key lifecycle from the server's shell, on the same service
-// layer as the admin API (api-keys/key-admin.ts), in the store DATABASE_URL names (by
-// default the project's data/petstore.db, wherever the command runs). Each command
-// names on stderr the database it used. An operator here is not limited by a key's
-// own scopes: the first key with keys:write is made here.
+// `petstore keys …` and `petstore accounts …`: keys and accounts from the server's
+// shell, on the same service layer as the admin API (api-keys/key-admin.ts and
+// account-admin.ts), in the store DATABASE_URL names (by default the project's
+// data/petstore.db, wherever the command runs). Each command names on stderr the
+// database it used. The operator here is not limited by a key's own scopes: the first
+// key with keys:write is made here, and plans, limits and accounts are set only here.
+import { createAccountAdmin, type AccountAdmin, type AccountView } from '../api-keys/account-admin.js'
 import { createKeyAdmin, KeyAdminError, type KeyAdmin, type KeyView } from '../api-keys/key-admin.js'
 import { keyEnvironmentFor } from '../api-keys/key-format.js'
 import { PLANS } from '../api-keys/plans.js'
@@ -27,6 +29,7 @@ const json = { description: 'print JSON instead of text' } as const
 
 interface Admin {
   admin: KeyAdmin
+  accounts: AccountAdmin
   store: Store
   config: Config
   /** The database, for messages (never its password). */
@@ -42,7 +45,8 @@ async function withAdmin(context: Context, run: (admin: Admin) => Promise<number
   try {
     await limiter.ready()
     const admin = createKeyAdmin({ apiKeys: store.apiKeys, limiter, clock: systemClock, environment: keyEnvironmentFor(config.environment) })
-    const code = await run({ admin, store, config, where })
+    const accounts = createAccountAdmin({ accounts: store.accounts, keyAdmin: admin, clock: systemClock })
+    const code = await run({ admin, accounts, store, config, where })
     context.io.err(`petstore: database ${where}`)
     return code
   } catch (error) {
@@ -55,32 +59,38 @@ async function withAdmin(context: Context, run: (admin: Admin) => Promise<number
 }
 
 const noSuchKey = (id: string, where: string) => new CommandFailed(`there is no key with id ${id} in ${where}`)
+const noSuchAccount = (id: string, where: string) => new CommandFailed(`there is no account with id ${id} in ${where} ("petstore accounts list" shows them)`)
+const keyFlags = {
+  name: { value: 'NAME', description: 'a label for people' },
+  scopes: { value: 'SCOPES', description: `all (the default: every scope but keys:*), read_only, or a comma list of ${SCOPES.join(', ')}` },
+  'expires-in': { value: 'DURATION', description: 'the key stops working after this long: 30d, 12h… (at most 366d)' },
+} as const
 
 export const keysCommands = [
   defineCommand({
     name: 'keys create',
-    summary: 'Create an API key; prints the key alone on the first line, the only time it is shown',
+    summary: 'Create an API key (--plan: in a new account; --account: in that one); prints the key alone on the first line, the only time it is shown',
     flags: {
-      plan: { value: 'PLAN', description: PLAN_LIST, required: true },
-      name: { value: 'NAME', description: 'a label for people ("<plan> key" if not given)' },
+      plan: { value: 'PLAN', description: `${PLAN_LIST}: makes an account on this plan, with this key as its first` },
+      account: { value: 'ID', description: 'adds the key to this account instead (its plan and limits)' },
+      ...keyFlags,
       ...limitFlags,
-      scopes: { value: 'SCOPES', description: `all (the default: every scope but keys:*), read_only, or a comma list of ${SCOPES.join(', ')}` },
-      'expires-in': { value: 'DURATION', description: 'the key stops working after this long: 30d, 12h… (at most 366d)' },
       json,
     },
     run: ({ values }, context) =>
-      withAdmin(context, async ({ admin }) => {
+      withAdmin(context, async ({ admin, accounts, where }) => {
+        if ((values.plan === undefined) === (values.account === undefined)) throw new CliError('give --plan PLAN (a new account) or --account ID (an existing one), not both')
+        if (values.account !== undefined && !(await accounts.get(accountId(values.account)))) throw noSuchAccount(values.account, where)
         const { secret, key } = await admin.create({
-          plan: values.plan,
-          ...(values.name === undefined ? {} : { name: values.name }),
+          ...(values.plan === undefined ? {} : { plan: values.plan }),
+          ...(values.account === undefined ? {} : { accountId: accountId(values.account) }),
+          ...keyInput(values),
           limits: { perMinute: count(values['per-minute'], '--per-minute'), perDay: count(values['per-day'], '--per-day') },
-          ...(values.scopes === undefined ? {} : { scopes: scopes(values.scopes) }),
-          ...(values['expires-in'] === undefined ? {} : { expiresInMs: duration(values['expires-in'], '--expires-in') }),
         })
         if (values.json) context.io.out(JSON.stringify({ key: secret, ...key }, null, 2))
         else {
           context.io.out(secret)
-          context.io.out(`Created key ${key.id} (${key.name}, plan ${key.plan}: ${limitsText(key)}; ${key.scopes.join(' ')}${key.expiresAt ? `; expires ${key.expiresAt}` : ''}). It is shown only this once.`)
+          context.io.out(`Created key ${key.id} in account ${key.accountId} (${key.name}, plan ${key.plan}: ${limitsText(key)}; ${key.scopes.join(' ')}${key.expiresAt ? `; expires ${key.expiresAt}` : ''}). It is shown only this once.`)
         }
         return 0
       }),
@@ -88,12 +98,12 @@ export const keysCommands = [
 
   defineCommand({
     name: 'keys list',
-    summary: 'List the keys with their status, scopes and expiry (never their secrets)',
-    flags: { json },
+    summary: 'List the keys with their account, status, scopes, expiry and maker (never their secrets)',
+    flags: { account: { value: 'ID', description: 'only this account\'s keys' }, json },
     run: ({ values }, context) =>
       withAdmin(context, async ({ admin }) => {
-        const keys: KeyView[] = []
-        for (let page = await admin.page(0, 100); page.length > 0; page = await admin.page(page.at(-1)!.id, 100)) keys.push(...page)
+        const account = values.account === undefined ? undefined : accountId(values.account)
+        const keys = await allKeys(admin, account)
         if (values.json) context.io.out(JSON.stringify(keys, null, 2))
         else if (keys.length === 0) context.io.out('No keys yet: create one with "petstore keys create --plan free".')
         else context.io.out(table(keys))
@@ -118,11 +128,14 @@ export const keysCommands = [
   defineCommand({
     name: 'keys revoke',
     args: ['ID'],
-    summary: 'Revoke a key for good; running servers refuse it within 5 seconds',
-    run: ({ args: [id] }, context) =>
+    summary: 'Revoke a key for good (--cascade: and every key it made, however deep); running servers refuse it within 5 seconds',
+    flags: { cascade: { description: 'also revoke every key this key made, and every key those made' } },
+    run: ({ values, args: [id] }, context) =>
       withAdmin(context, async ({ admin, where }) => {
-        if (!(await admin.revoke(keyId(id)))) throw noSuchKey(id, where)
-        context.io.out(`Revoked key ${id}; running servers refuse it within 5 seconds.`)
+        const result = await admin.revoke(keyId(id), undefined, true)
+        if (!result) throw noSuchKey(id, where)
+        const others = result.revoked.filter((revoked) => revoked !== keyId(id))
+        context.io.out(`Revoked key ${id}${others.length > 0 ? ` and the keys it made: ${others.join(', ')}` : ''}; running servers refuse them within 5 seconds.`)
         return 0
       }),
   }),
@@ -145,13 +158,14 @@ export const keysCommands = [
   defineCommand({
     name: 'keys set-plan',
     args: ['ID', 'PLAN'],
-    summary: "Change a key's plan; running servers apply it within 5 seconds",
+    summary: "Change the plan of a key's account (all its keys); running servers apply it within 5 seconds",
     flags: limitFlags,
     run: ({ values, args: [id, plan] }, context) =>
-      withAdmin(context, async ({ admin, where }) => {
-        const key = await admin.update(keyId(id), { plan, limits: { perMinute: count(values['per-minute'], '--per-minute'), perDay: count(values['per-day'], '--per-day') } })
+      withAdmin(context, async ({ admin, accounts, where }) => {
+        const key = await admin.get(keyId(id))
         if (!key) throw noSuchKey(id, where)
-        context.io.out(`Key ${id} is now on the ${key.plan} plan (${limitsText(key)}); running servers apply it within 5 seconds.`)
+        const account = await accounts.setPlan(key.accountId, plan!, limitsOf(values))
+        context.io.out(`Account ${key.accountId} of key ${id} is now on the ${account!.plan} plan (${limitsText(account!)}), for all its keys; running servers apply it within 5 seconds.`)
         return 0
       }),
   }),
@@ -202,7 +216,8 @@ export const keysCommands = [
         const size = values.hourly ? HOUR_MS : DAY_MS
         const now = systemClock.now()
         const from = now - days * DAY_MS
-        const rows = await store.usage.history(keyId(id), from - (from % size), now)
+        const key = (await admin.get(keyId(id)))!
+        const rows = await store.usage.history({ accountId: key.accountId, keyId: key.id }, from - (from % size), now)
         const list = bucketsOf(rows, size)
         if (values.json) context.io.out(JSON.stringify(list, null, 2))
         else if (list.length === 0) context.io.out(`No requests from key ${id} in the last ${days} days.`)
@@ -229,17 +244,17 @@ function usageTable(list: UsageBucketCounts[], hourly: boolean): string {
 }
 
 function table(keys: KeyView[]): string {
-  const rows = [['ID', 'PREFIX', 'PLAN', 'PER MIN', 'PER DAY', 'STATUS', 'EXPIRES', 'LAST USED', 'SCOPES', 'NAME']]
+  const rows = [['ID', 'ACCOUNT', 'PREFIX', 'PLAN', 'STATUS', 'EXPIRES', 'LAST USED', 'MADE BY', 'SCOPES', 'NAME']]
   for (const key of keys) {
     rows.push([
       String(key.id),
+      String(key.accountId),
       `${key.prefix}…`,
       key.plan,
-      String(key.limits.perMinute),
-      String(key.limits.perDay),
       status(key),
       key.expiresAt ?? '-',
       key.lastUsedAt ?? '-',
+      key.createdBy === null ? 'operator' : `key ${key.createdBy}`,
       key.scopes.join(',') || '-',
       key.name,
     ])
@@ -247,9 +262,16 @@ function table(keys: KeyView[]): string {
   return rows.map((row) => row.join('\t')).join('\n')
 }
 
+async function allKeys(admin: KeyAdmin, account?: number): Promise<KeyView[]> {
+  const keys: KeyView[] = []
+  for (let page = await admin.page(0, 100, undefined, account); page.length > 0; page = await admin.page(page.at(-1)!.id, 100, undefined, account)) keys.push(...page)
+  return keys
+}
+
 function details(key: KeyView): string {
   const fields: [string, string][] = [
     ['id', String(key.id)],
+    ['account', String(key.accountId)],
     ['name', key.name],
     ['prefix', `${key.prefix}…`],
     ['plan', `${key.plan} (${limitsText(key)})`],
@@ -259,6 +281,7 @@ function details(key: KeyView): string {
     ['expires', key.expiresAt ?? 'never'],
     ['last used', key.lastUsedAt ?? 'never'],
   ]
+  fields.push(['made by', key.createdBy === null ? 'the operator' : `key ${key.createdBy}`])
   if (key.replacedBy !== null) fields.push(['rolled to', `key ${key.replacedBy}`])
   return fields.map(([name, value]) => `${name.padEnd(11)}${value}`).join('\n')
 }
@@ -269,8 +292,49 @@ function status(key: KeyView): string {
   return key.status
 }
 
-function limitsText(key: KeyView): string {
-  return `${key.limits.perMinute}/min, ${key.limits.perDay}/day`
+function limitsText(holder: { limits: { perMinute: number; perDay: number } }): string {
+  return `${holder.limits.perMinute}/min, ${holder.limits.perDay}/day`
+}
+
+function limitsOf(values: { 'per-minute'?: string | boolean; 'per-day'?: string | boolean }) {
+  const perMinute = count(values['per-minute'] as string | undefined, '--per-minute')
+  const perDay = count(values['per-day'] as string | undefined, '--per-day')
+  return { ...(perMinute === undefined ? {} : { perMinute }), ...(perDay === undefined ? {} : { perDay }) }
+}
+
+function keyInput(values: { name?: string | boolean; scopes?: string | boolean; 'expires-in'?: string | boolean }) {
+  const name = values.name as string | undefined
+  const given = values.scopes as string | undefined
+  const expiresIn = values['expires-in'] as string | undefined
+  return {
+    ...(name === undefined ? {} : { name }),
+    ...(given === undefined ? {} : { scopes: scopes(given) }),
+    ...(expiresIn === undefined ? {} : { expiresInMs: duration(expiresIn, '--expires-in') }),
+  }
+}
+
+function accountId(raw: string): number {
+  return positiveInteger(raw, 'account ID', ' (the id "petstore accounts list" shows)')
+}
+
+function accountTable(accounts: AccountView[]): string {
+  const rows = [['ID', 'PLAN', 'PER MIN', 'PER DAY', 'STATUS', 'KEYS', 'CREATED', 'NAME']]
+  for (const account of accounts) {
+    rows.push([String(account.id), account.plan, String(account.limits.perMinute), String(account.limits.perDay), account.status, String(account.keyCount), account.createdAt, account.name])
+  }
+  return rows.map((row) => row.join('\t')).join('\n')
+}
+
+function accountDetails(account: AccountView): string {
+  const fields: [string, string][] = [
+    ['id', String(account.id)],
+    ['name', account.name],
+    ['plan', `${account.plan} (${limitsText(account)}, shared by its keys)`],
+    ['status', account.disabledAt === null ? 'active' : `disabled ${account.disabledAt}`],
+    ['created', account.createdAt],
+    ['keys', String(account.keyCount)],
+  ]
+  return fields.map(([name, value]) => `${name.padEnd(11)}${value}`).join('\n')
 }
 
 function scopes(text: string) {
@@ -289,3 +353,89 @@ function count(value: string | undefined, flag: string): number | undefined {
 function keyId(raw: string): number {
   return positiveInteger(raw, 'ID', ' (the id "petstore keys list" shows)')
 }
+
+export const accountsCommands = [
+  defineCommand({
+    name: 'accounts create',
+    summary: 'Create an account and its first key; prints the key alone on the first line, the only time it is shown',
+    flags: { plan: { value: 'PLAN', description: PLAN_LIST, required: true }, ...keyFlags, ...limitFlags, json },
+    run: ({ values }, context) =>
+      withAdmin(context, async ({ accounts }) => {
+        const { account, secret, key } = await accounts.create({ plan: values.plan, ...keyInput(values), limits: limitsOf(values) })
+        if (values.json) context.io.out(JSON.stringify({ account, key: secret, apiKey: key }, null, 2))
+        else {
+          context.io.out(secret)
+          context.io.out(`Created account ${account.id} (${account.name}, plan ${account.plan}: ${limitsText(account)}) with key ${key.id}. The key is shown only this once.`)
+        }
+        return 0
+      }),
+  }),
+
+  defineCommand({
+    name: 'accounts list',
+    summary: 'List the accounts with their plan, limits, status and number of keys',
+    flags: { json },
+    run: ({ values }, context) =>
+      withAdmin(context, async ({ accounts }) => {
+        const list: AccountView[] = []
+        for (let page = await accounts.page(0, 100); page.length > 0; page = await accounts.page(page.at(-1)!.id, 100)) list.push(...page)
+        if (values.json) context.io.out(JSON.stringify(list, null, 2))
+        else if (list.length === 0) context.io.out('No accounts yet: create one with "petstore accounts create --plan free".')
+        else context.io.out(accountTable(list))
+        return 0
+      }),
+  }),
+
+  defineCommand({
+    name: 'accounts show',
+    args: ['ID'],
+    summary: 'Print one account: its plan, its keys and its usage today',
+    flags: { json },
+    run: ({ values, args: [id] }, context) =>
+      withAdmin(context, async ({ admin, accounts, store, where }) => {
+        const account = await accounts.get(accountId(id))
+        if (!account) throw noSuchAccount(id, where)
+        const keys = await allKeys(admin, account.id)
+        const now = systemClock.now()
+        const today = bucketsOf(await store.usage.history({ accountId: account.id }, now - (now % DAY_MS), now), DAY_MS)[0]
+        const usageToday = Object.fromEntries(USAGE_OUTCOMES.map((outcome) => [outcome, today?.[outcome] ?? 0]))
+        if (values.json) context.io.out(JSON.stringify({ ...account, keys, usageToday }, null, 2))
+        else {
+          context.io.out(accountDetails(account))
+          context.io.out(`today      ${USAGE_OUTCOMES.map((outcome) => `${outcome} ${usageToday[outcome]}`).join(', ')}`)
+          context.io.out('')
+          context.io.out(keys.length === 0 ? 'No keys.' : table(keys))
+        }
+        return 0
+      }),
+  }),
+
+  defineCommand({
+    name: 'accounts set-plan',
+    args: ['ID', 'PLAN'],
+    summary: "Change an account's plan (all its keys share it); running servers apply it within 5 seconds",
+    flags: limitFlags,
+    run: ({ values, args: [id, plan] }, context) =>
+      withAdmin(context, async ({ accounts, where }) => {
+        const account = await accounts.setPlan(accountId(id), plan!, limitsOf(values))
+        if (!account) throw noSuchAccount(id, where)
+        context.io.out(`Account ${id} is now on the ${account.plan} plan (${limitsText(account)}); running servers apply it within 5 seconds.`)
+        return 0
+      }),
+  }),
+
+  ...(['disable', 'enable'] as const).map((verb) =>
+    defineCommand({
+      name: `accounts ${verb}`,
+      args: ['ID'],
+      summary: verb === 'disable' ? 'Disable an account: every key of it answers 401 until enabled again (within 5 seconds)' : 'Enable a disabled account again',
+      run: ({ args: [id] }, context) =>
+        withAdmin(context, async ({ accounts, where }) => {
+          const account = await accounts.setEnabled(accountId(id), verb === 'enable')
+          if (!account) throw noSuchAccount(id, where)
+          context.io.out(`Account ${id} is ${account.status}.`)
+          return 0
+        }),
+    }),
+  ),
+]

@@ -3,7 +3,7 @@
 // `orders` and `inventory` are clients of a running service and touch no store.
 import { readFileSync } from 'node:fs'
 import { loadConfig, redactUrl } from '../config.js'
-import { keysCommands } from './keys.js'
+import { accountsCommands, keysCommands } from './keys.js'
 import { DEFAULT_URL, petsCommands } from './pets.js'
 import { ordersCommands } from './orders.js'
 import { CliError } from './cli-error.js'
@@ -44,8 +44,8 @@ const serverCommands = [
   }),
 ]
 
-const COMMANDS: readonly Command[] = [...serverCommands, ...keysCommands, ...petsCommands, ...ordersCommands]
-const GROUPS = ['keys', 'pets', 'orders']
+const COMMANDS: readonly Command[] = [...serverCommands, ...accountsCommands, ...keysCommands, ...petsCommands, ...ordersCommands]
+const GROUPS = ['accounts', 'keys', 'pets', 'orders']
 
 function listing(commands: readonly Command[]): string[] {
   const width = Math.max(...commands.map((command) => command.name.length)) + 3
@@ -60,9 +60,9 @@ const USAGE = [
   '',
   `Plans: ${Object.entries(PLAN_LIMITS)
     .map(([plan, { perMinute, perDay }]) => `${plan} (${perMinute}/min, ${perDay}/day)`)
-    .join(', ')}, enterprise (--per-minute and --per-day set per key).`,
+    .join(', ')}, enterprise (--per-minute and --per-day set per account). All keys of an account share its limits.`,
   '',
-  'serve, migrate and keys use the store DATABASE_URL names (default: data/petstore.db in this project).',
+  'serve, migrate, accounts and keys use the store DATABASE_URL names (default: data/petstore.db in this project).',
   `pets, orders and inventory talk to a running service: PETSTORE_URL (default ${DEFAULT_URL})`,
   'and PETSTORE_API_KEY.',
 ].join('\n')

@@ -1,55 +1,81 @@
-// The API keys store: rows of api_keys as stored, never a secret (only its hash).
-// What a key means (its plan's limits, its scopes, its status) is api-keys/'s to
-// say; this is only its storage. Written once for both databases: sql/api-keys.ts.
+// The API keys store: rows of accounts and api_keys as stored, never a secret (only
+// its hash). What a key means (its plan's limits, its scopes, its status) is
+// api-keys/'s to say; this is only its storage. Written once for both databases:
+// sql/api-keys.ts.
 
 import type { Completion } from './idempotency-store.js'
 
-/** Custom limits: enterprise keys only. */
+/** Custom limits: enterprise accounts only. */
 export interface StoredLimits {
   perMinute: number
   perDay: number
 }
 
-export interface StoredApiKey {
+/** An account: the owner of keys and of what they make, with the plan they share (decision D11). */
+export interface StoredAccount {
   id: number
   name: string
   plan: string
+  custom: StoredLimits | null
+  /** Unix milliseconds, here and below. */
+  createdAt: number
+  disabledAt: number | null
+}
+
+export interface NewStoredAccount {
+  name: string
+  plan: string
+  custom: StoredLimits | null
+}
+
+export interface StoredApiKey {
+  id: number
+  /** The account the key belongs to, as stored with it. */
+  account: StoredAccount
+  name: string
   /** The non-secret start of the key, e.g. `ps_test_AbCd`. */
   prefix: string
-  custom: StoredLimits | null
   /** Space-separated. */
   scopes: string
-  /** Unix milliseconds, here and below. */
   createdAt: number
   lastUsedAt: number | null
   revokedAt: number | null
   expiresAt: number | null
   disabledAt: number | null
-  /** The rate-limit identity this key shares with the key it was rolled from. */
-  counterIdentity: string | null
   /** The key a roll made from this one. */
   replacedBy: number | null
+  /** The key that made this one over the API; null: the operator. */
+  createdBy: number | null
 }
 
 export interface NewStoredApiKey {
   name: string
-  plan: string
   prefix: string
   /** SHA-256 of the secret: the lookup key. */
   hash: string
-  custom: StoredLimits | null
   scopes: string
   expiresAt: number | null
-  counterIdentity: string | null
+  /** A rolled key starts disabled when the key it replaces was. */
+  disabledAt: number | null
+  createdBy: number | null
+  /** An existing account's id, or a new account to make with the key, in one transaction. */
+  account: number | NewStoredAccount
 }
 
 /** What an update may change; absent fields are kept. */
 export interface ApiKeyChanges {
   name?: string
-  plan?: string
-  custom?: StoredLimits | null
   scopes?: string
   /** Null enables the key again. */
+  disabledAt?: number | null
+}
+
+/** What an account update may change; absent fields are kept. */
+export interface AccountChanges {
+  name?: string
+  plan?: string
+  custom?: StoredLimits | null
+  /** Null enables the account again. */
   disabledAt?: number | null
 }
 
@@ -64,14 +90,13 @@ export interface ApiKeysStore {
   insert(key: NewStoredApiKey, now: number, completion?: KeyCompletion): Promise<StoredApiKey>
   findByHash(hash: string): Promise<StoredApiKey | undefined>
   findById(id: number): Promise<StoredApiKey | undefined>
-  /** Every key, by id. */
-  list(): Promise<StoredApiKey[]>
-  /** Up to `limit` keys with ids above `afterId`, by id. */
-  page(afterId: number, limit: number): Promise<StoredApiKey[]>
-  /** False when there is no such key. Revoking twice keeps the first time. */
-  revoke(id: number, now: number): Promise<boolean>
-  /** False when there is no such key. */
-  setPlan(id: number, plan: string, custom: StoredLimits | null): Promise<boolean>
+  /** Up to `limit` keys with ids above `afterId`, by id: of one account, or of every account when `accountId` is undefined. */
+  page(accountId: number | undefined, afterId: number, limit: number): Promise<StoredApiKey[]>
+  /**
+   * Revokes the key, and with `cascade` every key it made, however deep: the ids
+   * revoked now (a key revoked before keeps its time); undefined when there is no such key.
+   */
+  revoke(id: number, now: number, cascade: boolean): Promise<number[] | undefined>
   /** The key as changed; undefined when there is no such key. */
   update(id: number, changes: ApiKeyChanges): Promise<StoredApiKey | undefined>
   /**
@@ -81,4 +106,14 @@ export interface ApiKeysStore {
   roll(id: number, next: NewStoredApiKey, oldExpiresAt: number, now: number): Promise<{ old: StoredApiKey; next: StoredApiKey } | undefined>
   /** Records when the key was last used. */
   touch(id: number, now: number): Promise<void>
+}
+
+export interface AccountsStore {
+  findById(id: number): Promise<StoredAccount | undefined>
+  /** Up to `limit` accounts with ids above `afterId`, by id. */
+  page(afterId: number, limit: number): Promise<StoredAccount[]>
+  /** The account as changed; undefined when there is no such account. */
+  update(id: number, changes: AccountChanges): Promise<StoredAccount | undefined>
+  /** How many keys the account has, revoked ones included. */
+  keyCount(id: number): Promise<number>
 }

@@ -8,7 +8,7 @@
 
 /** Which request a record belongs to: keys are scoped per API key. */
 export interface IdempotencyScope {
-  apiKeyId: number
+  accountId: number
   key: string
 }
 

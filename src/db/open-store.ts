@@ -32,6 +32,7 @@ export async function openStore(url: string, { onConnectionError, onBackgroundEr
     pets: guarded(store.pets),
     orders: guarded(store.orders),
     apiKeys: guarded(store.apiKeys),
+    accounts: guarded(store.accounts),
     usage,
     webhooks,
     idempotency,

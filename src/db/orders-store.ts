@@ -6,7 +6,7 @@ import type { PetStatus } from '../schemas/pet.js'
 import type { Completion } from './idempotency-store.js'
 
 export interface ListOrdersQuery {
-  apiKeyId: number
+  accountId: number
   status?: OrderStatus | undefined
   /** Only orders with a larger id (keyset pagination). */
   afterId: number
@@ -38,11 +38,11 @@ export interface OrdersStore {
    * `pet_unavailable`. With `completion`, a placed order is also stored as the
    * Idempotency-Key's response in that same transaction (a refusal stores nothing).
    */
-  place(petId: number, apiKeyId: number, now: number, completion?: Completion): Promise<PlaceResult>
-  /** Closes an order of `apiKeyId` that is still `placed` and moves its pet on (CLOSING), in one transaction; resolves once committed. */
-  close(orderId: number, apiKeyId: number, to: ClosedStatus, now: number): Promise<CloseResult>
-  /** The order, if it exists and belongs to `apiKeyId`. */
-  find(orderId: number, apiKeyId: number): Promise<Order | undefined>
-  /** Orders of `apiKeyId` in ascending id order. */
+  place(petId: number, accountId: number, now: number, completion?: Completion): Promise<PlaceResult>
+  /** Closes an order of `accountId` that is still `placed` and moves its pet on (CLOSING), in one transaction; resolves once committed. */
+  close(orderId: number, accountId: number, to: ClosedStatus, now: number): Promise<CloseResult>
+  /** The order, if it exists and belongs to `accountId`. */
+  find(orderId: number, accountId: number): Promise<Order | undefined>
+  /** Orders of `accountId` in ascending id order. */
   list(query: ListOrdersQuery): Promise<Order[]>
 }

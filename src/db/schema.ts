@@ -10,15 +10,24 @@ export interface PetsTable {
   created_at: number
 }
 
-export interface ApiKeysTable {
+/** Who owns keys and what they make; holds the plan and its limits (decision D11). */
+export interface AccountsTable {
   id: Generated<number>
   name: string
   plan: string
-  prefix: string
-  key_hash: string
-  /** Custom limits, enterprise keys only. */
+  /** Custom limits, enterprise accounts only. */
   per_minute: number | null
   per_day: number | null
+  created_at: number
+  disabled_at: number | null
+}
+
+export interface ApiKeysTable {
+  id: Generated<number>
+  account_id: number
+  name: string
+  prefix: string
+  key_hash: string
   created_at: number
   last_used_at: number | null
   revoked_at: number | null
@@ -26,9 +35,9 @@ export interface ApiKeysTable {
   scopes: Generated<string>
   expires_at: number | null
   disabled_at: number | null
-  /** The rate-limit identity shared with the key this one was rolled from. */
-  counter_identity: string | null
   replaced_by: number | null
+  /** The key that made this one over the API; null: the operator. */
+  created_by: number | null
 }
 
 export interface ApiKeyUsageTable {
@@ -40,7 +49,7 @@ export interface ApiKeyUsageTable {
 }
 
 export interface IdempotencyKeysTable {
-  api_key_id: number
+  account_id: number
   idempotency_key: string
   /** SHA-256 of the request body, canonicalised: the same key with another body is refused. */
   fingerprint: string
@@ -55,7 +64,7 @@ export interface IdempotencyKeysTable {
 export interface OrdersTable {
   id: Generated<number>
   pet_id: number
-  api_key_id: number
+  account_id: number
   status: string
   placed_at: number
   closed_at: number | null
@@ -64,7 +73,8 @@ export interface OrdersTable {
 export interface EventsTable {
   id: Generated<number>
   type: string
-  api_key_id: number | null
+  /** The account an order event concerns; null for pet events, which every account may see. */
+  account_id: number | null
   data: string
   created_at: number
   /** 1 until a dispatcher has made its deliveries (set by the triggers when an endpoint takes it). */
@@ -73,7 +83,7 @@ export interface EventsTable {
 
 export interface WebhookEndpointsTable {
   id: Generated<number>
-  api_key_id: number
+  account_id: number
   url: string
   description: string
   enabled_events: string
@@ -111,6 +121,7 @@ export interface WebhookAttemptsTable {
 
 export interface Database {
   pets: PetsTable
+  accounts: AccountsTable
   api_keys: ApiKeysTable
   api_key_usage: ApiKeyUsageTable
   idempotency_keys: IdempotencyKeysTable

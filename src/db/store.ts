@@ -1,6 +1,6 @@
 // The store: the contracts the rest of the service sees, and nothing of SQL. Each
 // backend (sqlite/, postgres/) implements them; open-store.ts picks one by URL.
-import type { ApiKeysStore } from './api-keys-store.js'
+import type { AccountsStore, ApiKeysStore } from './api-keys-store.js'
 import type { Dialect } from './dialect.js'
 import type { IdempotencyStore } from './idempotency-store.js'
 import type { OrdersStore } from './orders-store.js'
@@ -13,6 +13,7 @@ export interface Store {
   pets: PetsStore
   orders: OrdersStore
   apiKeys: ApiKeysStore
+  accounts: AccountsStore
   /** Requests per key, hour and outcome. */
   usage: UsageStore
   /** Events (written by triggers with the changes they report), webhook endpoints and deliveries. */

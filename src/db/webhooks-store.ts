@@ -8,7 +8,7 @@ export interface StoredEvent {
   id: number
   type: string
   /** The key an order event concerns; null for pet events. */
-  apiKeyId: number | null
+  accountId: number | null
   /** The row as written (column names, times in ms), JSON. */
   data: string
   createdAt: number
@@ -16,7 +16,7 @@ export interface StoredEvent {
 
 export interface StoredEndpoint {
   id: number
-  apiKeyId: number
+  accountId: number
   url: string
   description: string
   /** Event types, space-separated, or `*`. */
@@ -32,7 +32,7 @@ export interface StoredEndpoint {
 }
 
 export interface NewStoredEndpoint {
-  apiKeyId: number
+  accountId: number
   url: string
   description: string
   enabledEvents: string
@@ -89,7 +89,7 @@ export interface StoredAttempt {
 }
 
 export interface EventQuery {
-  apiKeyId: number
+  accountId: number
   type?: string | undefined
   /** Newest first: events with ids below this one. */
   beforeId?: number | undefined
@@ -102,14 +102,14 @@ export interface WebhooksStore {
   event(id: number): Promise<StoredEvent | undefined>
   insertEndpoint(endpoint: NewStoredEndpoint, now: number): Promise<StoredEndpoint>
   /** The key's endpoints, by id. */
-  endpoints(apiKeyId: number): Promise<StoredEndpoint[]>
+  endpoints(accountId: number): Promise<StoredEndpoint[]>
   /** The endpoint, when it is this key's. */
-  endpoint(apiKeyId: number, id: number): Promise<StoredEndpoint | undefined>
-  updateEndpoint(apiKeyId: number, id: number, changes: EndpointChanges): Promise<StoredEndpoint | undefined>
+  endpoint(accountId: number, id: number): Promise<StoredEndpoint | undefined>
+  updateEndpoint(accountId: number, id: number, changes: EndpointChanges): Promise<StoredEndpoint | undefined>
   /** Makes `secret` the signing secret; the current one keeps signing until `previousUntil`. */
-  rotateSecret(apiKeyId: number, id: number, secret: string, previousUntil: number): Promise<StoredEndpoint | undefined>
+  rotateSecret(accountId: number, id: number, secret: string, previousUntil: number): Promise<StoredEndpoint | undefined>
   /** Deletes the endpoint and its pending deliveries. */
-  deleteEndpoint(apiKeyId: number, id: number): Promise<boolean>
+  deleteEndpoint(accountId: number, id: number): Promise<boolean>
   /**
    * Makes the deliveries of up to `limit` events still to fan out (one per enabled
    * endpoint that takes the event, due at `now`) and clears their mark, in one
@@ -130,7 +130,7 @@ export interface WebhooksStore {
   /** The endpoint's attempts, newest first. */
   attempts(endpointId: number, limit: number): Promise<StoredAttempt[]>
   /** Inserts an event with no trigger behind it (webhook_endpoint.disabled, a test event) and manual deliveries of it to `endpointIds`. */
-  insertEvent(event: { type: string; apiKeyId: number | null; data: string }, endpointIds: readonly number[], now: number): Promise<StoredEvent>
+  insertEvent(event: { type: string; accountId: number | null; data: string }, endpointIds: readonly number[], now: number): Promise<StoredEvent>
   /**
    * Calls `listener` when any process wrote an event to fan out (PostgreSQL: LISTEN on
    * the triggers' NOTIFY); resolves with a function that stops. SQLite has no such

@@ -46,7 +46,7 @@ export function createIdempotency({ records, clock }: { records: IdempotencyStor
       const key = parseIdempotencyKey(request.raw)
       if (key === undefined) return { replayed: false, result: await write(undefined) }
 
-      const scope = { apiKeyId: request.apiKey!.id, key }
+      const scope = { accountId: request.apiKey!.accountId, key }
       const claim = await records.claim(scope, { fingerprint: fingerprint(), now: clock.now(), ttlMs: IDEMPOTENCY_TTL_MS, leaseMs: IDEMPOTENCY_LEASE_MS })
       switch (claim.outcome) {
         case 'mismatch':

@@ -7,12 +7,13 @@ import type { Config } from '../config.js'
 import { ERROR_STATUS } from '../errors.js'
 import { completeResponses } from './openapi-responses.js'
 import { PLAN_LIMITS, PLANS } from '../api-keys/plans.js'
+import { SCOPE_PRESETS, SCOPES } from '../api-keys/scopes.js'
 
 /** The rate-limit table of the description, from the plans themselves (api-keys/plans.ts). */
 function planTable(): string {
   const number = (n: number) => n.toLocaleString('en-US')
   const rows = PLANS.map((plan) => {
-    if (plan === 'enterprise') return `| ${plan} | set per key | set per key |`
+    if (plan === 'enterprise') return `| ${plan} | set per account | set per account |`
     const { perMinute, perDay } = PLAN_LIMITS[plan]
     return `| ${plan} | ${number(perMinute)} | ${number(perDay)} |`
   })
@@ -22,16 +23,26 @@ function planTable(): string {
 const DESCRIPTION = `Browse and add animals available for adoption.
 
 Every operation needs an API key, sent as \`Authorization: Bearer <key>\`, holding the
-scope the operation lists under \`security\` (RFC 6750): \`pets:read\`, \`pets:write\`,
-\`orders:read\`, \`orders:write\`, \`usage:read\`, \`keys:read\`, \`keys:write\`; a write
-scope includes its read. Without it the answer is 403 \`insufficient_scope\`, counted
-against the rate limits like any request. Keys made without \`scopes\` get every scope
-but \`keys:*\`. A key can expire, be disabled, or be rolled (the old key keeps working
-for a grace period); each then answers 401 saying so in \`WWW-Authenticate\`.
+scope the operation lists under \`security\` (RFC 6750): ${SCOPES.map((scope) => `\`${scope}\``).join(', ')};
+a write scope includes its read. Without it the answer is 403 \`insufficient_scope\`,
+counted against the rate limits like any request. Keys made without \`scopes\` get
+\`all\`: ${SCOPE_PRESETS.all.map((scope) => `\`${scope}\``).join(', ')}; the preset \`read_only\` is
+${SCOPE_PRESETS.read_only.map((scope) => `\`${scope}\``).join(', ')}. A key can expire, be disabled, or be rolled (the
+old key keeps working for a grace period); each then answers 401 saying so in
+\`WWW-Authenticate\`.
+
+## Accounts
+Every key belongs to an **account** (\`GET /account\`), which owns everything its keys
+make: orders, webhook endpoints, events, usage history and Idempotency-Key records.
+Every key of the account sees them, within its scopes, and a rolled key keeps them.
+The plan and its limits are the account's, set by the operator. A key with
+\`keys:write\` manages the keys of its own account only, never a key holding a scope
+it lacks, and never gives a scope it lacks or an expiry later than its own.
 
 ## Rate limits
-Each key has two fixed windows, the UTC minute and the UTC day; a request is served
-only if both have room, and only served requests count.
+Each account has two fixed windows, the UTC minute and the UTC day, shared by all its
+keys; a request is served only if both have room, and only served requests count. A
+ban for repeated requests while limited falls on the key that sent them.
 
 ${planTable()}
 
@@ -79,8 +90,9 @@ export default fp(
         tags: [
           { name: 'pets', description: 'Animals available for adoption.' },
           { name: 'store', description: 'Adoption: orders that reserve, then adopt or release an animal, and the inventory by status.' },
-          { name: 'keys', description: 'API keys managing API keys (scopes `keys:read`, `keys:write`): make, list, change, roll, revoke, unban, and read their usage.' },
-          { name: 'usage', description: 'What a key can see of its own use: its rate-limit windows and its history.' },
+          { name: 'keys', description: 'API keys managing the keys of their own account (scopes `keys:read`, `keys:write`): make, list, change, roll, revoke, unban, and read their usage.' },
+          { name: 'account', description: 'The account a key belongs to: its plan and the limits its keys share.' },
+          { name: 'usage', description: 'What a key can see of its account\'s use: the rate-limit windows its keys share, and its history.' },
           { name: 'webhooks', description: 'Events, and endpoints they are sent to, signed to the Standard Webhooks specification, at least once, from a transactional outbox.' },
         ],
         components: {

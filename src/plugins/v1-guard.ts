@@ -12,7 +12,7 @@ import { PLAN_LIMITS, type Limits } from '../api-keys/plans.js'
 import type { ApiKeyRecord } from '../api-keys/api-key-record.js'
 import type { Scope } from '../api-keys/scopes.js'
 import { ApiError } from '../errors.js'
-import type { RateLimitCount, RateLimitResult, RateLimiter } from '../rate-limit/limiter.js'
+import type { Caller, RateLimitCount, RateLimitResult, RateLimiter } from '../rate-limit/limiter.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -71,7 +71,7 @@ export default fp(
       if (auth.ok) {
         request.apiKey = auth.key
         // The rate-limit headers every /v1 answer carries, from the windows as they stand.
-        const headers = rateLimitHeaders(await limiter.peek(auth.key.counterIdentity, auth.key.limits))
+        const headers = rateLimitHeaders(await limiter.peek(auth.key, auth.key.limits))
         delete headers['retry-after'] // answered anyway, banned or not
         reply.headers(headers)
         return
@@ -82,11 +82,13 @@ export default fp(
   { name: 'v1-guard' },
 )
 
-// A key is counted by its id and creation time, not its id alone: a database created
-// again hands out the same ids, and its new keys must not inherit the old keys'
-// counters and bans from a Redis that outlived it.
-// (A rolled key shares its predecessor's identity: api-key-record.ts.)
-const identityOf = (request: FastifyRequest, auth: AuthResult) => (auth.ok ? auth.key.counterIdentity : `ip:${request.ip}`)
+// A key is counted as its account, and banned as itself (api-key-record.ts); a caller
+// without a valid key is counted and banned as its address.
+const identityOf = (request: FastifyRequest, auth: AuthResult): Caller => {
+  if (auth.ok) return auth.key
+  const ip = `ip:${request.ip}`
+  return { counterIdentity: ip, banIdentity: ip }
+}
 const limitsOf = (auth: AuthResult) => (auth.ok ? auth.key.limits : PLAN_LIMITS.free)
 
 /** Lets the request through, or throws the answer: 503, 429 or 401, in that order. */

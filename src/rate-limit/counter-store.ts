@@ -9,8 +9,13 @@ export const MINUTE_MS = 60_000
 export const DAY_MS = 86_400_000
 
 export interface HitRequest {
-  /** Who is counted: `key:<id>@<created at>` or `ip:<address>` (v1-guard.ts). */
+  /** Who is counted: `account:<id>@<created at>` or `ip:<address>` (v1-guard.ts). */
   identity: string
+  /**
+   * Who is banned for refusals: the key (`key:<id>@<created at>`) while its account is
+   * counted, so that one key's flood bans that key alone; the identity itself for an address.
+   */
+  banIdentity: string
   limits: Limits
   /** Refused requests allowed in one minute window before a ban (a ban resets the count). */
   banAfter: number
@@ -43,9 +48,9 @@ export interface PeekResult {
 
 export interface CounterStore {
   hit(request: HitRequest): Promise<HitResult>
-  peek(identity: string): Promise<PeekResult>
-  /** Lifts the identity's ban; true when there was one. */
-  unban(identity: string): Promise<boolean>
+  peek(identity: string, banIdentity: string): Promise<PeekResult>
+  /** Lifts the ban of `banIdentity` (counted as `identity`); true when there was one. */
+  unban(identity: string, banIdentity: string): Promise<boolean>
   close(): Promise<void>
 }
 

@@ -29,9 +29,9 @@ export interface FailoverOptions {
 export interface FailoverCounterStore {
   hit(request: HitRequest): Promise<HitResult | Unavailable>
   /** From the shared counters, or this instance's while they cannot be reached. */
-  peek(identity: string): Promise<PeekResult>
+  peek(identity: string, banIdentity: string): Promise<PeekResult>
   /** Lifts the ban in the shared counters and in this instance's (which hold it while Redis is down). */
-  unban(identity: string): Promise<boolean>
+  unban(identity: string, banIdentity: string): Promise<boolean>
   /** True while the shared counters cannot be reached. */
   readonly degraded: boolean
   /** How many times the shared counters were lost and this instance fell back (for /metrics). */
@@ -84,18 +84,18 @@ export function createFailoverCounterStore({ primary, fallback, mode, onTransiti
         return fallback.hit(request)
       }
     },
-    async peek(identity) {
+    async peek(identity, banIdentity) {
       try {
-        return await primary.peek(identity)
+        return await primary.peek(identity, banIdentity)
       } catch (error) {
         setDegraded(true, error)
-        return fallback.peek(identity)
+        return fallback.peek(identity, banIdentity)
       }
     },
-    async unban(identity) {
-      const local = await fallback.unban(identity)
+    async unban(identity, banIdentity) {
+      const local = await fallback.unban(identity, banIdentity)
       try {
-        return (await primary.unban(identity)) || local
+        return (await primary.unban(identity, banIdentity)) || local
       } catch (error) {
         setDegraded(true, error)
         return local

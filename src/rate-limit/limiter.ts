@@ -41,14 +41,23 @@ export interface RateLimitUnavailable {
 
 export type RateLimitResult = RateLimitCount | RateLimitUnavailable
 
+/**
+ * Who a request is: the identity its windows count (an account, or an address) and
+ * the one a ban falls on (a key, or the same address).
+ */
+export interface Caller {
+  counterIdentity: string
+  banIdentity: string
+}
+
 export interface RateLimiter {
-  check(identity: string, limits: Limits): Promise<RateLimitResult>
+  check(caller: Caller, limits: Limits): Promise<RateLimitResult>
   /** The windows as they stand, counting nothing (GET /v1/usage, a key's status). */
-  peek(identity: string, limits: Limits): Promise<RateLimitCount>
+  peek(caller: Caller, limits: Limits): Promise<RateLimitCount>
   /** Lifts a ban on every instance (with Redis) or on this one; true when there was one. */
-  unban(identity: string): Promise<boolean>
+  unban(caller: Caller): Promise<boolean>
   /** Present when the counters are in this process: the same check, answered at once. */
-  checkNow: ((identity: string, limits: Limits) => RateLimitCount) | undefined
+  checkNow: ((caller: Caller, limits: Limits) => RateLimitCount) | undefined
   /** True while the shared counters cannot be reached and this instance counts alone (or refuses). */
   readonly degraded: boolean
   /** The shared counters, for /readyz: absent when counters are in memory only. */
@@ -64,20 +73,20 @@ export interface RateLimiterOptions {
 }
 
 export function createRateLimiter({ store, banAfter, banSeconds }: RateLimiterOptions): RateLimiter {
-  const request = (identity: string, limits: Limits): HitRequest => ({ identity, limits, banAfter, banMs: banSeconds * 1000 })
+  const request = (caller: Caller, limits: Limits): HitRequest => ({ identity: caller.counterIdentity, banIdentity: caller.banIdentity, limits, banAfter, banMs: banSeconds * 1000 })
   const local = 'hitNow' in store ? store : undefined
   const shared = 'probe' in store ? store : undefined
   return {
-    async check(identity, limits) {
-      const hit = await store.hit(request(identity, limits))
+    async check(caller, limits) {
+      const hit = await store.hit(request(caller, limits))
       return hit.outcome === 'unavailable' ? hit : count(hit, limits)
     },
-    checkNow: local && ((identity, limits) => count(local.hitNow(request(identity, limits)), limits)),
-    async peek(identity, limits) {
-      const { now, minuteCount, dayCount, bannedUntil } = await store.peek(identity)
+    checkNow: local && ((caller, limits) => count(local.hitNow(request(caller, limits)), limits)),
+    async peek(caller, limits) {
+      const { now, minuteCount, dayCount, bannedUntil } = await store.peek(caller.counterIdentity, caller.banIdentity)
       return count({ outcome: bannedUntil > now ? 'banned' : 'served', now, minuteCount, dayCount, bannedUntil }, limits)
     },
-    unban: (identity) => store.unban(identity),
+    unban: (caller) => store.unban(caller.counterIdentity, caller.banIdentity),
     get degraded() {
       return shared?.degraded ?? false
     },

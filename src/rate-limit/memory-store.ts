@@ -6,9 +6,14 @@ import { DAY_MS, MINUTE_MS, type HitRequest, type HitResult, type LocalCounterSt
 interface Counters {
   minute: number
   minuteCount: number
-  refused: number
   day: number
   dayCount: number
+}
+
+/** One ban identity's refusals in its minute, and its ban. */
+interface Refusals {
+  minute: number
+  refused: number
   bannedUntil: number
 }
 
@@ -17,73 +22,75 @@ const SWEEP_ABOVE = 10_000
 
 export function createMemoryCounterStore(clock: Clock): LocalCounterStore {
   const counters = new Map<string, Counters>()
+  const refusals = new Map<string, Refusals>()
   let sweepAt = SWEEP_ABOVE
 
   function sweep(now: number, minute: number) {
-    for (const [identity, c] of counters) {
-      if (c.minute < minute && c.day < Math.floor(now / DAY_MS) && c.bannedUntil <= now) counters.delete(identity)
-    }
-    sweepAt = Math.max(SWEEP_ABOVE, counters.size * 2)
+    const day = Math.floor(now / DAY_MS)
+    for (const [identity, c] of counters) if (c.minute < minute && c.day < day) counters.delete(identity)
+    for (const [identity, r] of refusals) if (r.minute < minute && r.bannedUntil <= now) refusals.delete(identity)
+    sweepAt = Math.max(SWEEP_ABOVE, (counters.size + refusals.size) * 2)
   }
 
-  function hitNow({ identity, limits, banAfter, banMs }: HitRequest): HitResult {
+  function hitNow({ identity, banIdentity, limits, banAfter, banMs }: HitRequest): HitResult {
     const now = clock.now()
     const minute = Math.floor(now / MINUTE_MS)
     const day = Math.floor(now / DAY_MS)
-    if (counters.size >= sweepAt) sweep(now, minute)
+    if (counters.size + refusals.size >= sweepAt) sweep(now, minute)
 
     let c = counters.get(identity)
     if (!c) {
-      c = { minute, minuteCount: 0, refused: 0, day, dayCount: 0, bannedUntil: 0 }
+      c = { minute, minuteCount: 0, day, dayCount: 0 }
       counters.set(identity, c)
     }
-    if (c.minute !== minute) Object.assign(c, { minute, minuteCount: 0, refused: 0 })
+    if (c.minute !== minute) Object.assign(c, { minute, minuteCount: 0 })
     if (c.day !== day) Object.assign(c, { day, dayCount: 0 })
+    const r = refusals.get(banIdentity)
 
-    const result = (outcome: HitResult['outcome']): HitResult => ({
-      outcome,
-      now,
-      minuteCount: c.minuteCount,
-      dayCount: c.dayCount,
-      bannedUntil: c.bannedUntil,
-    })
-    if (c.bannedUntil > now) return result('banned')
+    const result = (outcome: HitResult['outcome'], bannedUntil = 0): HitResult => ({ outcome, now, minuteCount: c.minuteCount, dayCount: c.dayCount, bannedUntil })
+    if (r && r.bannedUntil > now) return result('banned', r.bannedUntil)
     if (c.minuteCount < limits.perMinute && c.dayCount < limits.perDay) {
       c.minuteCount++
       c.dayCount++
       return result('served')
     }
-    c.refused++
-    if (c.refused > banAfter) {
-      c.bannedUntil = now + banMs
-      c.refused = 0 // a lifted ban starts the count afresh
-      return result('banned')
+    const refused = r ?? { minute, refused: 0, bannedUntil: 0 }
+    if (!r) refusals.set(banIdentity, refused)
+    if (refused.minute !== minute) Object.assign(refused, { minute, refused: 0 })
+    refused.refused++
+    if (refused.refused > banAfter) {
+      refused.bannedUntil = now + banMs
+      refused.refused = 0 // a lifted ban starts the count afresh
+      return result('banned', refused.bannedUntil)
     }
     return result('limited')
   }
 
-  function peek(identity: string): PeekResult {
+  function peek(identity: string, banIdentity: string): PeekResult {
     const now = clock.now()
     const c = counters.get(identity)
-    if (!c) return { now, minuteCount: 0, dayCount: 0, bannedUntil: 0 }
+    const bannedUntil = refusals.get(banIdentity)?.bannedUntil ?? 0
     return {
       now,
-      minuteCount: c.minute === Math.floor(now / MINUTE_MS) ? c.minuteCount : 0,
-      dayCount: c.day === Math.floor(now / DAY_MS) ? c.dayCount : 0,
-      bannedUntil: c.bannedUntil > now ? c.bannedUntil : 0,
+      minuteCount: c?.minute === Math.floor(now / MINUTE_MS) ? c.minuteCount : 0,
+      dayCount: c?.day === Math.floor(now / DAY_MS) ? c.dayCount : 0,
+      bannedUntil: bannedUntil > now ? bannedUntil : 0,
     }
   }
 
   return {
     hitNow,
     hit: async (request) => hitNow(request),
-    peek: async (identity) => peek(identity),
-    async unban(identity) {
-      const c = counters.get(identity)
-      if (!c || c.bannedUntil <= clock.now()) return false
-      c.bannedUntil = 0
+    peek: async (identity, banIdentity) => peek(identity, banIdentity),
+    async unban(_identity, banIdentity) {
+      const r = refusals.get(banIdentity)
+      if (!r || r.bannedUntil <= clock.now()) return false
+      r.bannedUntil = 0
       return true
     },
-    close: async () => counters.clear(),
+    close: async () => {
+      counters.clear()
+      refusals.clear()
+    },
   }
 }

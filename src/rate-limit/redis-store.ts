@@ -38,11 +38,11 @@ local ban_after, ban_ms = tonumber(ARGV[3]), tonumber(ARGV[4])
 local n = tonumber(ARGV[6])
 local minute = math.floor(now / 60000)
 local day = math.floor(now / 86400000)
-local base = KEYS[1]
+local base, ban_base = KEYS[1], KEYS[2]
 local minute_key = base .. ':m:' .. minute
 local day_key = base .. ':d:' .. day
-local refused_key = base .. ':r:' .. minute
-local ban_key = base .. ':ban'
+local refused_key = ban_base .. ':r:' .. minute
+local ban_key = ban_base .. ':ban'
 local minute_end = (minute + 1) * 60000
 local day_end = (day + 1) * 86400000
 
@@ -79,12 +79,12 @@ redis.call('DEL', refused_key)
 return {now, m, d, served, limited, banned_until}
 `
 
-// KEYS[1]: the identity's base key. ARGV: now ('' reads TIME). Returns {now, m, d, banned_until}.
+// KEYS[1]: the identity's base key, KEYS[2]: its ban identity's. ARGV: now ('' reads TIME). Returns {now, m, d, banned_until}.
 const PEEK_SCRIPT = `${NOW('ARGV[1]')}
 local base = KEYS[1]
 local m = tonumber(redis.call('GET', base .. ':m:' .. math.floor(now / 60000)) or '0')
 local d = tonumber(redis.call('GET', base .. ':d:' .. math.floor(now / 86400000)) or '0')
-local banned_until = tonumber(redis.call('GET', base .. ':ban') or '0')
+local banned_until = tonumber(redis.call('GET', KEYS[2] .. ':ban') or '0')
 if banned_until <= now then banned_until = 0 end
 return {now, m, d, banned_until}
 `
@@ -92,8 +92,8 @@ return {now, m, d, banned_until}
 /** The script's reply: see HIT_SCRIPT. */
 type BatchReply = [now: number, minuteCount: number, dayCount: number, served: number, limited: number, bannedUntil: number]
 type WithHit = Redis & {
-  petstoreHit(key: string, ...args: (number | string)[]): Promise<BatchReply>
-  petstorePeek(key: string, now: number | string): Promise<[number, number, number, number]>
+  petstoreHit(key: string, banKey: string, ...args: (number | string)[]): Promise<BatchReply>
+  petstorePeek(key: string, banKey: string, now: number | string): Promise<[number, number, number, number]>
 }
 
 /** What the `i`th hit of a batch (0-based, in arrival order) would have got from a script run of its own. */
@@ -151,9 +151,11 @@ export function createRedisCounterStore({
   }) as WithHit
   // Connection errors surface as failed commands; the 'error' event alone must not crash the process.
   redis.on('error', () => {})
-  redis.defineCommand('petstoreHit', { numberOfKeys: 1, lua: HIT_SCRIPT })
-  redis.defineCommand('petstorePeek', { numberOfKeys: 1, lua: PEEK_SCRIPT })
+  redis.defineCommand('petstoreHit', { numberOfKeys: 2, lua: HIT_SCRIPT })
+  redis.defineCommand('petstorePeek', { numberOfKeys: 2, lua: PEEK_SCRIPT })
   const baseKey = (identity: string) => `${prefix}:rl:{${identity}}`
+  // A ban's keys share the counted identity's hash tag: one slot for the script.
+  const banKey = (identity: string, banIdentity: string) => `${baseKey(identity)}:b:${banIdentity}`
 
   // A hit's script arguments (but n). Without a test clock they depend on the limits
   // alone, so they are built once per limits object (the plans' constants, or a cached
@@ -172,38 +174,39 @@ export function createRedisCounterStore({
   // Open batches by key: the hits of this turn join them; each is sent after the
   // turn, and from then on the key's hits gather into a new one (as read-coalescer.ts).
   const gathering = new Map<string, Batch>()
-  function gather(key: string, args: (number | string)[], sameArgs: string): Batch {
+  function gather(key: string, ban: string, args: (number | string)[], sameArgs: string): Batch {
     const batch: Batch = {
       sameArgs,
       n: 0,
       // If the call fails (Redis down, timeout), every hit of the batch rejects with
       // it, as each run of its own would have, and the failover store falls back.
       reply: new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
-        if (gathering.get(key) === batch) gathering.delete(key)
-        return redis.petstoreHit(key, ...args, batch.n)
+        if (gathering.get(key + ban) === batch) gathering.delete(key + ban)
+        return redis.petstoreHit(key, ban, ...args, batch.n)
       }),
     }
-    gathering.set(key, batch)
+    gathering.set(key + ban, batch)
     return batch
   }
 
   return {
     redis,
-    async peek(identity) {
-      const [now, minuteCount, dayCount, bannedUntil] = await redis.petstorePeek(baseKey(identity), clock ? clock.now() : '')
+    async peek(identity, banIdentity) {
+      const [now, minuteCount, dayCount, bannedUntil] = await redis.petstorePeek(baseKey(identity), banKey(identity, banIdentity), clock ? clock.now() : '')
       return { now, minuteCount, dayCount, bannedUntil }
     },
-    async unban(identity) {
+    async unban(identity, banIdentity) {
       // A ban cleared the refusal count when it started, so the ban key is all there is.
-      return (await redis.del(`${baseKey(identity)}:ban`)) > 0
+      return (await redis.del(`${banKey(identity, banIdentity)}:ban`)) > 0
     },
-    hit({ identity, limits, banAfter, banMs }: HitRequest): Promise<HitResult> {
+    hit({ identity, banIdentity, limits, banAfter, banMs }: HitRequest): Promise<HitResult> {
       const key = baseKey(identity)
+      const ban = banKey(identity, banIdentity)
       const { args, sameArgs } = argumentsOf(limits, banAfter, banMs)
-      let batch = gathering.get(key)
+      let batch = gathering.get(key + ban)
       // Other arguments (a changed plan, a moved test clock) start a batch of their
       // own after this one, so the runs stay in arrival order.
-      if (!batch || batch.sameArgs !== sameArgs) batch = gather(key, args, sameArgs)
+      if (!batch || batch.sameArgs !== sameArgs) batch = gather(key, ban, args, sameArgs)
       const i = batch.n++
       return batch.reply.then((reply) => nthResult(reply, i))
     },

@@ -10,26 +10,29 @@ import { STORABLE_TEXT, STORABLE_TEXT_NOTE } from './text.js'
 const id = (description: string) => Type.Integer({ minimum: 1, maximum: MAX_SAFE_ID, format: 'int64', description, examples: [1] })
 const timestamp = (description: string) => Type.String({ format: 'date-time', description: `${description} ISO 8601, UTC, with milliseconds.` })
 const nullableTimestamp = (description: string) => Type.Union([timestamp(description), Type.Null()], { description })
-const positive = (description: string) => Type.Integer({ minimum: 1, maximum: 1_000_000_000, description })
 
-const PlanSchema = Type.Unsafe<(typeof PLANS)[number]>({ type: 'string', enum: [...PLANS], description: 'The plan: its rate limits (enterprise: the key\'s own).' })
+const PlanSchema = Type.Unsafe<(typeof PLANS)[number]>({ type: 'string', enum: [...PLANS], description: 'The account\'s plan: its rate limits (enterprise: the account\'s own), shared by all its keys.' })
 const ScopeList = Type.Array(Type.Unsafe<(typeof SCOPES)[number]>({ type: 'string', enum: [...SCOPES] }), {
   uniqueItems: true,
   maxItems: SCOPES.length,
   description: `What the key may do (a \`write\` scope implies its \`read\`): ${SCOPES.map((s) => `\`${s}\``).join(', ')}. Default: every scope but \`keys:*\` (${SCOPE_PRESETS.all.join(', ')}).`,
 })
-const LimitsSchema = Type.Object(
-  { perMinute: positive('Requests per UTC minute.'), perDay: positive('Requests per UTC day.') },
-  { additionalProperties: false, description: 'Rate limits: set for the enterprise plan only; the other plans have their own.' },
-)
+const PRESETS = Object.keys(SCOPE_PRESETS) as (keyof typeof SCOPE_PRESETS)[]
+const ScopeOrPresetList = Type.Array(Type.Unsafe<(typeof SCOPES)[number] | keyof typeof SCOPE_PRESETS>({ type: 'string', enum: [...SCOPES, ...PRESETS] }), {
+  uniqueItems: true,
+  maxItems: SCOPES.length + PRESETS.length,
+  description: `What the key may do (a \`write\` scope implies its \`read\`): ${SCOPES.map((s) => `\`${s}\``).join(', ')}, or the presets \`all\` (${SCOPE_PRESETS.all.join(', ')}) and \`read_only\` (${SCOPE_PRESETS.read_only.join(', ')}). Default: \`all\`. No scope the calling key lacks.`,
+})
+const AccountLimits = Type.Object({ perMinute: Type.Integer(), perDay: Type.Integer() }, { additionalProperties: false, description: 'The rate limits the account\'s keys share.' })
 const Name = Type.String({ minLength: 1, maxLength: 100, ...STORABLE_TEXT, description: `A label for people: ${STORABLE_TEXT_NOTE}.` })
 
 export const ApiKey = Type.Object(
   {
     id: id('Identifier of the key.'),
+    accountId: id('The account that owns the key and everything it makes.'),
     name: Name,
     plan: PlanSchema,
-    limits: Type.Object({ perMinute: Type.Integer(), perDay: Type.Integer() }, { additionalProperties: false, description: 'The rate limits the key has.' }),
+    limits: AccountLimits,
     scopes: ScopeList,
     prefix: Type.String({ description: 'The start of the key (`ps_live_AbCd`), to recognise it; never the secret.' }),
     status: Type.Unsafe<'active' | 'disabled' | 'expired' | 'revoked' | 'banned'>({
@@ -43,6 +46,7 @@ export const ApiKey = Type.Object(
     expiresAt: nullableTimestamp('When the key stops working; null: never.'),
     revokedAt: nullableTimestamp('When the key was revoked.'),
     replacedBy: Type.Union([id('The key a roll made from this one.'), Type.Null()], { description: 'The key a roll made from this one; null if none.' }),
+    createdBy: Type.Union([id('The key that made this one.'), Type.Null()], { description: 'The key that made this one over the API; null: the operator.' }),
   },
   { $id: 'ApiKey', additionalProperties: false, description: 'An API key, never its secret.' },
 )
@@ -51,24 +55,29 @@ export type ApiKey = Static<typeof ApiKey>
 export const NewApiKey = Type.Object(
   {
     name: Type.Optional(Name),
-    plan: PlanSchema,
-    limits: Type.Optional(LimitsSchema),
-    scopes: Type.Optional(ScopeList),
-    expiresIn: Type.Optional(Type.Integer({ minimum: 1, maximum: 366 * 86_400, description: 'Seconds from now until the key stops working, at most 366 days; absent: never.' })),
+    scopes: Type.Optional(ScopeOrPresetList),
+    expiresIn: Type.Optional(
+      Type.Union([Type.Integer({ minimum: 1, maximum: 366 * 86_400 }), Type.String({ pattern: '^[0-9]{1,9}[smhd]?$' })], {
+        description: 'How long until the key stops working: seconds (`3600`), or a duration (`"90s"`, `"30m"`, `"12h"`, `"30d"`); at most 366 days. Absent: as long as the calling key (never, if it never expires); never later than the calling key.',
+        examples: ['30d'],
+      }),
+    ),
   },
-  { $id: 'NewApiKey', additionalProperties: false, description: 'A key to make. A key making it can give no more scopes, no higher plan and no higher limits than its own.' },
+  {
+    $id: 'NewApiKey',
+    additionalProperties: false,
+    description: 'A key to make in the caller\'s account, on the account\'s plan. The calling key can give no scope it lacks and no expiry later than its own; plans, limits and accounts are the operator\'s (`npx petstore accounts …`).',
+  },
 )
 export type NewApiKey = Static<typeof NewApiKey>
 
 export const ApiKeyPatch = Type.Object(
   {
     name: Type.Optional(Name),
-    plan: Type.Optional(PlanSchema),
-    limits: Type.Optional(LimitsSchema),
     scopes: Type.Optional(ScopeList),
     enabled: Type.Optional(Type.Boolean({ description: 'false disables the key (401 until enabled again); true enables it.' })),
   },
-  { $id: 'ApiKeyPatch', additionalProperties: false, minProperties: 1, description: 'The fields to change (a merge patch); the others are kept.' },
+  { $id: 'ApiKeyPatch', additionalProperties: false, minProperties: 1, description: 'The fields to change (a merge patch); the others are kept. The plan and limits are the account\'s, set by the operator.' },
 )
 export type ApiKeyPatch = Static<typeof ApiKeyPatch>
 
@@ -94,13 +103,28 @@ const Window = (name: string) =>
     { additionalProperties: false },
   )
 
+export const Account = Type.Object(
+  {
+    id: id('Identifier of the account.'),
+    name: Name,
+    plan: PlanSchema,
+    limits: AccountLimits,
+    status: Type.Unsafe<'active' | 'disabled'>({ type: 'string', enum: ['active', 'disabled'], description: '`disabled`: every key of the account is refused.' }),
+    createdAt: timestamp('When the account was made.'),
+    disabledAt: nullableTimestamp('When the account was disabled.'),
+    keyCount: Type.Integer({ minimum: 0, description: 'Keys of the account, revoked ones included.' }),
+  },
+  { $id: 'Account', additionalProperties: false, description: 'An account: it owns its keys and everything they make (orders, webhook endpoints, events, usage), and its plan\'s limits are shared by all its keys.' },
+)
+export type Account = Static<typeof Account>
+
 export const Usage = Type.Object(
   {
     minute: Window('UTC minute'),
     day: Window('UTC day'),
     bannedUntil: nullableTimestamp('When the key\'s ban ends; null when not banned.'),
   },
-  { $id: 'Usage', additionalProperties: false, description: 'The caller\'s rate-limit windows as they stand (as GitHub\'s GET /rate_limit).' },
+  { $id: 'Usage', additionalProperties: false, description: 'The rate-limit windows of the caller\'s account (all its keys together) as they stand, and the calling key\'s ban (as GitHub\'s GET /rate_limit).' },
 )
 export type Usage = Static<typeof Usage>
 

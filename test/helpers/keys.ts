@@ -1,7 +1,7 @@
-// API keys made straight in the store, as `petstore keys create` makes them: for
-// the in-process test server (server.createKey) and for stores that a server in
-// another process uses (createKeyIn).
-import { issueApiKey } from '../../src/api-keys/issue-key.js'
+// API keys made straight in the store, as `petstore keys create` makes them (each in
+// an account of its own, unless given one): for the in-process test server
+// (server.createKey) and for stores that a server in another process uses (createKeyIn).
+import { newKeyRow } from '../../src/api-keys/issue-key.js'
 import type { KeyEnvironment } from '../../src/api-keys/key-format.js'
 import { checkPlan, type Limits } from '../../src/api-keys/plans.js'
 import type { Scope } from '../../src/api-keys/scopes.js'
@@ -24,23 +24,28 @@ export interface TestKeyOptions {
   scopes?: readonly Scope[]
   /** Unix ms. */
   expiresAt?: number
+  /** An existing account to add the key to (plan and custom are then the account's). */
+  accountId?: number
 }
 
 export interface TestKey {
   secret: string
   /** The store's id of the key. */
   id: number
+  accountId: number
 }
 
 export async function issueTestKey(apiKeys: Pick<ApiKeysStore, 'insert'>, options: TestKeyOptions = {}): Promise<TestKey> {
-  const { secret, record } = await issueApiKey(apiKeys, options.clock ?? systemClock, {
-    name: options.name ?? 'test',
-    ...checkPlan(options.plan ?? 'free', options.custom ?? {}),
+  const name = options.name ?? 'test'
+  const { secret, row } = newKeyRow({
+    name,
+    account: options.accountId ?? { name, ...checkPlan(options.plan ?? 'free', options.custom ?? {}) },
     environment: options.environment ?? 'test',
     ...(options.scopes === undefined ? {} : { scopes: options.scopes }),
     ...(options.expiresAt === undefined ? {} : { expiresAt: options.expiresAt }),
   })
-  return { secret, id: record.id }
+  const stored = await apiKeys.insert(row, (options.clock ?? systemClock).now())
+  return { secret, id: stored.id, accountId: stored.account.id }
 }
 
 /** Opens the store at `databaseUrl` (migrating it), runs `work` on it, and closes it. */

@@ -27,7 +27,7 @@ export const V1_OPERATIONS: readonly V1Operation[] = [
   { operationId: 'cancelOrder', method: 'POST', path: '/v1/store/orders/{orderId}/cancel', example: '/v1/store/orders/1/cancel' },
   { operationId: 'getInventory', method: 'GET', path: '/v1/store/inventory', example: '/v1/store/inventory' },
   // A key no test makes (a 404), or a key the test's own key lacks the scope for (a 403): nothing changes.
-  { operationId: 'createKey', method: 'POST', path: '/v1/keys', example: '/v1/keys', body: { plan: 'free' } },
+  { operationId: 'createKey', method: 'POST', path: '/v1/keys', example: '/v1/keys', body: {} },
   { operationId: 'listKeys', method: 'GET', path: '/v1/keys', example: '/v1/keys' },
   { operationId: 'getKey', method: 'GET', path: '/v1/keys/{keyId}', example: '/v1/keys/987654321' },
   { operationId: 'updateKey', method: 'PATCH', path: '/v1/keys/{keyId}', example: '/v1/keys/987654321', body: { name: 'Renamed' } },
@@ -36,6 +36,7 @@ export const V1_OPERATIONS: readonly V1Operation[] = [
   { operationId: 'unbanKey', method: 'POST', path: '/v1/keys/{keyId}/unban', example: '/v1/keys/987654321/unban' },
   { operationId: 'getKeyUsage', method: 'GET', path: '/v1/keys/{keyId}/usage', example: '/v1/keys/987654321/usage' },
   { operationId: 'getUsage', method: 'GET', path: '/v1/usage', example: '/v1/usage' },
+  { operationId: 'getAccount', method: 'GET', path: '/v1/account', example: '/v1/account' },
   { operationId: 'getUsageHistory', method: 'GET', path: '/v1/usage/history', example: '/v1/usage/history' },
   { operationId: 'listEvents', method: 'GET', path: '/v1/events', example: '/v1/events' },
   { operationId: 'redeliverEvent', method: 'POST', path: '/v1/events/{eventId}/redeliver', example: '/v1/events/evt_987654321/redeliver' },

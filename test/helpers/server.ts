@@ -78,7 +78,7 @@ export async function startTestServer(options: TestServerOptions = {}) {
     app,
     request,
     /** Creates a key straight in the store, as `petstore keys create` does. */
-    async createKey(plan = 'free', custom: Partial<Limits> = {}, more: Pick<TestKeyOptions, 'scopes' | 'expiresAt' | 'name'> = {}): Promise<string> {
+    async createKey(plan = 'free', custom: Partial<Limits> = {}, more: Pick<TestKeyOptions, 'scopes' | 'expiresAt' | 'name' | 'accountId'> = {}): Promise<string> {
       return (await issueTestKey(store.apiKeys, { plan, custom, clock, environment: keyEnvironmentFor(config.environment), ...more })).secret
     },
     /** The store's id of a key made by createKey (Idempotency-Key records are scoped by it). */
@@ -86,6 +86,12 @@ export async function startTestServer(options: TestServerOptions = {}) {
       const record = await store.apiKeys.findByHash(hashApiKey(secret))
       if (!record) throw new Error('no such key in the store')
       return record.id
+    },
+    /** The store's id of the account of a key made by createKey (orders, endpoints and Idempotency-Key records are its). */
+    async accountId(secret: string): Promise<number> {
+      const record = await store.apiKeys.findByHash(hashApiKey(secret))
+      if (!record) throw new Error('no such key in the store')
+      return record.account.id
     },
     async close() {
       await app.close()

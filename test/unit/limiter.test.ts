@@ -16,7 +16,7 @@ function setup(start = '2026-11-22T10:00:00.000Z', options = { banAfter: 20, ban
   const limiter = createRateLimiter({ store: createMemoryCounterStore(clock), ...options })
   // What the /v1 guard answers: the limiter's count and the headers made of it.
   const hit = async (limits: Limits = FREE, identity = 'key:1') => {
-    const counted = await limiter.check(identity, limits)
+    const counted = await limiter.check({ counterIdentity: identity, banIdentity: identity }, limits)
     assert.notEqual(counted.outcome, 'unavailable')
     if (counted.outcome === 'unavailable') throw new Error('memory counters are always available')
     const headers = rateLimitHeaders(counted)

@@ -10,6 +10,7 @@ import * as ordersOutlivePets from './2026-11-24-005-orders-outlive-pets.js'
 import * as apiKeyLifecycle from './2026-11-24-006-api-key-lifecycle.js'
 import * as eventsAndWebhooks from './2026-11-24-007-events-and-webhooks.js'
 import * as notifyOnceAtATime from './2026-11-25-008-notify-once-at-a-time.js'
+import * as accounts from './2026-11-25-009-accounts.js'
 
 const MIGRATIONS = {
   '2026-11-22-001-pets-and-api-keys': petsAndApiKeys,
@@ -20,6 +21,7 @@ const MIGRATIONS = {
   '2026-11-24-006-api-key-lifecycle': apiKeyLifecycle,
   '2026-11-24-007-events-and-webhooks': eventsAndWebhooks,
   '2026-11-25-008-notify-once-at-a-time': notifyOnceAtATime,
+  '2026-11-25-009-accounts': accounts,
 }
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {

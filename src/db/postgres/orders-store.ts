@@ -24,7 +24,7 @@ import type { PetStatus } from '../../schemas/pet.js'
 const CLOSE = {
   name: 'petstore_orders_close',
   text: `WITH closed AS (
-      UPDATE orders SET status = $1, closed_at = $2 WHERE id = $3 AND api_key_id = $4 AND status = 'placed' RETURNING *
+      UPDATE orders SET status = $1, closed_at = $2 WHERE id = $3 AND account_id = $4 AND status = 'placed' RETURNING *
     ), moved AS (
       UPDATE pets SET status = $5 WHERE id = (SELECT pet_id FROM closed) AND status = 'pending'
     )
@@ -38,28 +38,28 @@ const CLOSE = {
 const PLACE = {
   name: 'petstore_orders_place',
   text: `WITH asked AS (
-      SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[]) WITH ORDINALITY AS a(pet_id, api_key_id, placed_at, n)
+      SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[]) WITH ORDINALITY AS a(pet_id, account_id, placed_at, n)
     ), first_asks AS (
-      SELECT DISTINCT ON (pet_id) pet_id, api_key_id, placed_at, n FROM asked ORDER BY pet_id, n
+      SELECT DISTINCT ON (pet_id) pet_id, account_id, placed_at, n FROM asked ORDER BY pet_id, n
     ), locked AS (
       SELECT id FROM pets WHERE id IN (SELECT pet_id FROM first_asks) AND status = 'available' ORDER BY id FOR UPDATE
     ), reserved AS (
       UPDATE pets SET status = 'pending' FROM locked WHERE pets.id = locked.id AND pets.status = 'available' RETURNING pets.id
     )
-    INSERT INTO orders (pet_id, api_key_id, status, placed_at, closed_at)
-    SELECT f.pet_id, f.api_key_id, 'placed', f.placed_at, NULL FROM first_asks f JOIN reserved r ON r.id = f.pet_id ORDER BY f.n
+    INSERT INTO orders (pet_id, account_id, status, placed_at, closed_at)
+    SELECT f.pet_id, f.account_id, 'placed', f.placed_at, NULL FROM first_asks f JOIN reserved r ON r.id = f.pet_id ORDER BY f.n
     RETURNING *`,
 }
 const PETS_EXISTING = { name: 'petstore_pets_existing', text: 'SELECT id, status FROM pets WHERE id = ANY($1::bigint[])' }
-const ORDER_STATUS = { name: 'petstore_orders_status', text: 'SELECT status FROM orders WHERE id = $1 AND api_key_id = $2' }
+const ORDER_STATUS = { name: 'petstore_orders_status', text: 'SELECT status FROM orders WHERE id = $1 AND account_id = $2' }
 
 interface Reservation {
   petId: number
-  apiKeyId: number
+  accountId: number
   now: number
 }
 
-const placeValues = (asked: readonly Reservation[]) => [asked.map((r) => r.petId), asked.map((r) => r.apiKeyId), asked.map((r) => r.now)]
+const placeValues = (asked: readonly Reservation[]) => [asked.map((r) => r.petId), asked.map((r) => r.accountId), asked.map((r) => r.now)]
 
 export function createPostgresOrdersStore(db: Kysely<Database>, pool: pg.Pool): OrdersStore {
   async function place(batch: BatchItem<Reservation, PlaceResult>[]): Promise<void> {
@@ -104,13 +104,13 @@ export function createPostgresOrdersStore(db: Kysely<Database>, pool: pg.Pool): 
   return {
     ...createOrderReads(db),
 
-    place: (petId, apiKeyId, now, completion) =>
-      (completion ? placeCompleting({ petId, apiKeyId, now }, completion) : reserve({ petId, apiKeyId, now })).catch(refusedIfTaken),
+    place: (petId, accountId, now, completion) =>
+      (completion ? placeCompleting({ petId, accountId, now }, completion) : reserve({ petId, accountId, now })).catch(refusedIfTaken),
 
-    async close(orderId, apiKeyId, to, now) {
-      const { rows } = await pool.query<OrderRow>({ ...CLOSE, values: [to, now, orderId, apiKeyId, CLOSING[to]] })
+    async close(orderId, accountId, to, now) {
+      const { rows } = await pool.query<OrderRow>({ ...CLOSE, values: [to, now, orderId, accountId, CLOSING[to]] })
       if (rows[0]) return { outcome: 'closed', order: toOrder(rows[0]) }
-      const [order] = (await pool.query<{ status: OrderStatus }>({ ...ORDER_STATUS, values: [orderId, apiKeyId] })).rows
+      const [order] = (await pool.query<{ status: OrderStatus }>({ ...ORDER_STATUS, values: [orderId, accountId] })).rows
       return order ? { outcome: 'order_closed', status: order.status } : { outcome: 'no_such_order' }
     },
   }

@@ -1,7 +1,7 @@
 // The store on PostgreSQL: one bounded pool (connection.ts) for Kysely and for the
 // hot paths' named statements alike.
 import { migrate, ping } from '../database.js'
-import { createApiKeysStore } from '../sql/api-keys.js'
+import { createAccountsStore, createApiKeysStore } from '../sql/api-keys.js'
 import { createUsageStore } from '../sql/usage.js'
 import { createWebhooksStore } from '../sql/webhooks.js'
 import { createIdempotencyClaims } from '../sql/idempotency-claims.js'
@@ -25,6 +25,7 @@ export async function openPostgresStore(url: string, options: PostgresPoolOption
     pets: createPostgresPetsStore(pool),
     orders: createPostgresOrdersStore(db, pool),
     apiKeys: createApiKeysStore(db),
+    accounts: createAccountsStore(db),
     usage: createUsageStore(db),
     webhooks: createWebhooksStore(db, 'postgres', listenForDeliveries(url)),
     idempotency: createIdempotencyClaims(db),

@@ -1,20 +1,22 @@
-// The API keys store, written once in Kysely for both databases (api-keys-store.ts).
-import type { Kysely, Selectable, Updateable } from 'kysely'
-import type { ApiKeysTable, Database } from '../schema.js'
-import type { ApiKeysStore, NewStoredApiKey, StoredApiKey } from '../api-keys-store.js'
+// The API keys and accounts stores, written once in Kysely for both databases
+// (api-keys-store.ts). A key is always read with its account: one join.
+import { sql, type Kysely, type Selectable, type Updateable } from 'kysely'
+import type { AccountsTable, ApiKeysTable, Database } from '../schema.js'
+import type { AccountsStore, ApiKeysStore, NewStoredApiKey, StoredAccount, StoredApiKey } from '../api-keys-store.js'
 import { ClaimLostError } from '../idempotency-store.js'
 
 export function createApiKeysStore(db: Kysely<Database>): ApiKeysStore {
   return {
     async insert(key, now, completion) {
-      if (completion) {
+      if (completion || typeof key.account !== 'number') {
         return db.transaction().execute(async (trx) => {
           const stored = await insertKey(trx, key, now)
+          if (!completion) return stored
           const { claim, status } = completion.completion
           const done = await trx
             .updateTable('idempotency_keys')
             .set({ locked_until: null, response_status: status, response_body: JSON.stringify(completion.body(stored)) })
-            .where('api_key_id', '=', claim.apiKeyId)
+            .where('account_id', '=', claim.accountId)
             .where('idempotency_key', '=', claim.key)
             .where('locked_until', '=', claim.lockedUntil)
             .executeTakeFirst()
@@ -26,78 +28,66 @@ export function createApiKeysStore(db: Kysely<Database>): ApiKeysStore {
     },
 
     async findByHash(hash) {
-      const row = await db.selectFrom('api_keys').selectAll().where('key_hash', '=', hash).executeTakeFirst()
+      const row = await withAccount(db).where('k.key_hash', '=', hash).executeTakeFirst()
       return row && toStored(row)
     },
 
-    async findById(id) {
-      const row = await db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst()
-      return row && toStored(row)
-    },
+    findById: (id) => findKey(db, id),
 
-    async list() {
-      const rows = await db.selectFrom('api_keys').selectAll().orderBy('id').execute()
-      return rows.map(toStored)
-    },
-
-    async page(afterId, limit) {
-      const rows = await db.selectFrom('api_keys').selectAll().where('id', '>', afterId).orderBy('id').limit(limit).execute()
-      return rows.map(toStored)
+    async page(accountId, afterId, limit) {
+      let query = withAccount(db).where('k.id', '>', afterId)
+      if (accountId !== undefined) query = query.where('k.account_id', '=', accountId)
+      return (await query.orderBy('k.id').limit(limit).execute()).map(toStored)
     },
 
     async update(id, changes) {
       const set: Updateable<ApiKeysTable> = {}
       if (changes.name !== undefined) set.name = changes.name
-      if (changes.plan !== undefined) set.plan = changes.plan
-      if (changes.custom !== undefined) {
-        set.per_minute = changes.custom?.perMinute ?? null
-        set.per_day = changes.custom?.perDay ?? null
-      }
       if (changes.scopes !== undefined) set.scopes = changes.scopes
       if (changes.disabledAt !== undefined) set.disabled_at = changes.disabledAt
-      if (Object.keys(set).length === 0) return this.findById(id)
-      const row = await db.updateTable('api_keys').set(set).where('id', '=', id).returningAll().executeTakeFirst()
-      return row && toStored(row)
+      if (Object.keys(set).length > 0) await db.updateTable('api_keys').set(set).where('id', '=', id).execute()
+      return findKey(db, id)
     },
 
     async roll(id, next, oldExpiresAt, now) {
+      return db
+        .transaction()
+        .execute(async (trx) => {
+          const inserted = await insertKey(trx, next, now)
+          // The old key ends at the grace period's end, or at its own expiry if that comes first.
+          const old = await trx
+            .updateTable('api_keys')
+            .set((eb) => ({
+              expires_at: eb.case().when('expires_at', 'is', null).then(oldExpiresAt).when('expires_at', '>', oldExpiresAt).then(oldExpiresAt).else(eb.ref('expires_at')).end(),
+              replaced_by: inserted.id,
+            }))
+            .where('id', '=', id)
+            .where('revoked_at', 'is', null)
+            .returning('id')
+            .executeTakeFirst()
+          if (!old) throw new NoSuchKey()
+          return { old: (await findKey(trx, id))!, next: inserted }
+        })
+        .catch((error: unknown) => {
+          if (error instanceof NoSuchKey) return undefined
+          throw error
+        })
+    },
+
+    async revoke(id, now, cascade) {
       return db.transaction().execute(async (trx) => {
-        const inserted = await insertKey(trx, next, now)
-        // The old key ends at the grace period's end, or at its own expiry if that comes first.
-        const old = await trx
-          .updateTable('api_keys')
-          .set((eb) => ({
-            expires_at: eb.case().when('expires_at', 'is', null).then(oldExpiresAt).when('expires_at', '>', oldExpiresAt).then(oldExpiresAt).else(eb.ref('expires_at')).end(),
-            replaced_by: inserted.id,
-          }))
-          .where('id', '=', id)
-          .where('revoked_at', 'is', null)
-          .returningAll()
-          .executeTakeFirst()
-        if (!old) throw new NoSuchKey()
-        return { old: toStored(old), next: inserted }
-      }).catch((error: unknown) => {
-        if (error instanceof NoSuchKey) return undefined
-        throw error
+        if (!(await trx.selectFrom('api_keys').select('id').where('id', '=', id).executeTakeFirst())) return undefined
+        // The key and, with cascade, every key it made, and every key those made.
+        const { rows } = cascade
+          ? await sql<{ id: number }>`with recursive made (id) as (
+                select cast(${id} as bigint)
+                union
+                select k.id from api_keys k join made m on k.created_by = m.id
+              )
+              update api_keys set revoked_at = ${now} where id in (select id from made) and revoked_at is null returning id`.execute(trx)
+          : await sql<{ id: number }>`update api_keys set revoked_at = ${now} where id = ${id} and revoked_at is null returning id`.execute(trx)
+        return rows.map((row) => Number(row.id)).sort((a, b) => a - b)
       })
-    },
-
-    async revoke(id, now) {
-      const result = await db
-        .updateTable('api_keys')
-        .set((eb) => ({ revoked_at: eb.fn.coalesce('revoked_at', eb.val(now)) }))
-        .where('id', '=', id)
-        .executeTakeFirst()
-      return result.numUpdatedRows > 0n
-    },
-
-    async setPlan(id, plan, custom) {
-      const result = await db
-        .updateTable('api_keys')
-        .set({ plan, per_minute: custom?.perMinute ?? null, per_day: custom?.perDay ?? null })
-        .where('id', '=', id)
-        .executeTakeFirst()
-      return result.numUpdatedRows > 0n
     },
 
     async touch(id, now) {
@@ -106,41 +96,123 @@ export function createApiKeysStore(db: Kysely<Database>): ApiKeysStore {
   }
 }
 
+export function createAccountsStore(db: Kysely<Database>): AccountsStore {
+  return {
+    async findById(id) {
+      const row = await db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst()
+      return row && toAccount(row)
+    },
+
+    async page(afterId, limit) {
+      return (await db.selectFrom('accounts').selectAll().where('id', '>', afterId).orderBy('id').limit(limit).execute()).map(toAccount)
+    },
+
+    async update(id, changes) {
+      const set: Updateable<AccountsTable> = {}
+      if (changes.name !== undefined) set.name = changes.name
+      if (changes.plan !== undefined) set.plan = changes.plan
+      if (changes.custom !== undefined) {
+        set.per_minute = changes.custom?.perMinute ?? null
+        set.per_day = changes.custom?.perDay ?? null
+      }
+      if (changes.disabledAt !== undefined) set.disabled_at = changes.disabledAt
+      if (Object.keys(set).length === 0) return this.findById(id)
+      const row = await db.updateTable('accounts').set(set).where('id', '=', id).returningAll().executeTakeFirst()
+      return row && toAccount(row)
+    },
+
+    async keyCount(id) {
+      const { count } = await db.selectFrom('api_keys').select((eb) => eb.fn.countAll<number | string>().as('count')).where('account_id', '=', id).executeTakeFirstOrThrow()
+      return Number(count)
+    },
+  }
+}
+
+const withAccount = (db: Kysely<Database>) =>
+  db
+    .selectFrom('api_keys as k')
+    .innerJoin('accounts as a', 'a.id', 'k.account_id')
+    .selectAll('k')
+    .select(['a.name as account_name', 'a.plan', 'a.per_minute', 'a.per_day', 'a.created_at as account_created_at', 'a.disabled_at as account_disabled_at'])
+
+type KeyRow = Selectable<ApiKeysTable> & {
+  account_name: string
+  plan: string
+  per_minute: number | null
+  per_day: number | null
+  account_created_at: number
+  account_disabled_at: number | null
+}
+
+async function findKey(db: Kysely<Database>, id: number): Promise<StoredApiKey | undefined> {
+  const row = await withAccount(db).where('k.id', '=', id).executeTakeFirst()
+  return row && toStored(row)
+}
+
 async function insertKey(db: Kysely<Database>, key: NewStoredApiKey, now: number): Promise<StoredApiKey> {
+  let accountId = key.account
+  if (typeof accountId !== 'number') {
+    const { name, plan, custom } = accountId
+    const account = await db
+      .insertInto('accounts')
+      .values({ name, plan, per_minute: custom?.perMinute ?? null, per_day: custom?.perDay ?? null, created_at: now })
+      .returning('id')
+      .executeTakeFirstOrThrow()
+    accountId = account.id
+  }
   const row = await db
     .insertInto('api_keys')
     .values({
+      account_id: accountId,
       name: key.name,
-      plan: key.plan,
       prefix: key.prefix,
       key_hash: key.hash,
-      per_minute: key.custom?.perMinute ?? null,
-      per_day: key.custom?.perDay ?? null,
       scopes: key.scopes,
       expires_at: key.expiresAt,
-      counter_identity: key.counterIdentity,
+      disabled_at: key.disabledAt,
+      created_by: key.createdBy,
       created_at: now,
     })
-    .returningAll()
+    .returning('id')
     .executeTakeFirstOrThrow()
-  return toStored(row)
+  const stored = await findKey(db, row.id)
+  if (!stored) throw new Error(`key ${row.id} was inserted for account ${accountId}, which does not exist`)
+  return stored
 }
 
-function toStored(row: Selectable<ApiKeysTable>): StoredApiKey {
+function toAccount(row: Selectable<AccountsTable>): StoredAccount {
   return {
     id: row.id,
     name: row.name,
     plan: row.plan,
-    prefix: row.prefix,
     custom: row.per_minute === null || row.per_day === null ? null : { perMinute: row.per_minute, perDay: row.per_day },
+    createdAt: row.created_at,
+    disabledAt: row.disabled_at,
+  }
+}
+
+function toStored(row: KeyRow): StoredApiKey {
+  return {
+    id: row.id,
+    account: toAccount({
+      id: row.account_id,
+      name: row.account_name,
+      plan: row.plan,
+      per_minute: row.per_minute,
+      per_day: row.per_day,
+      created_at: row.account_created_at,
+      disabled_at: row.account_disabled_at,
+    }),
+    name: row.name,
+    prefix: row.prefix,
     createdAt: row.created_at,
     lastUsedAt: row.last_used_at,
     revokedAt: row.revoked_at,
     scopes: row.scopes,
     expiresAt: row.expires_at,
     disabledAt: row.disabled_at,
-    counterIdentity: row.counter_identity,
     replacedBy: row.replaced_by,
+    createdBy: row.created_by,
   }
 }
 

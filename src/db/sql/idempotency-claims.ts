@@ -11,7 +11,7 @@ export function createIdempotencyClaims(db: Kysely<Database>): IdempotencyStore 
     db
       .selectFrom('idempotency_keys')
       .selectAll()
-      .where('api_key_id', '=', scope.apiKeyId)
+      .where('account_id', '=', scope.accountId)
       .where('idempotency_key', '=', scope.key)
 
   return {
@@ -20,8 +20,8 @@ export function createIdempotencyClaims(db: Kysely<Database>): IdempotencyStore 
       // The primary key makes the claim atomic across requests, processes and instances.
       const inserted = await db
         .insertInto('idempotency_keys')
-        .values({ api_key_id: scope.apiKeyId, idempotency_key: scope.key, ...fresh })
-        .onConflict((oc) => oc.columns(['api_key_id', 'idempotency_key']).doNothing())
+        .values({ account_id: scope.accountId, idempotency_key: scope.key, ...fresh })
+        .onConflict((oc) => oc.columns(['account_id', 'idempotency_key']).doNothing())
         .executeTakeFirst()
       const held = { outcome: 'claimed', claim: { ...scope, lockedUntil: fresh.locked_until } } as const
       if (Number(inserted.numInsertedOrUpdatedRows ?? 0) > 0) return held
@@ -39,7 +39,7 @@ export function createIdempotencyClaims(db: Kysely<Database>): IdempotencyStore 
         const taken = await db
           .updateTable('idempotency_keys')
           .set(fresh)
-          .where('api_key_id', '=', scope.apiKeyId)
+          .where('account_id', '=', scope.accountId)
           .where('idempotency_key', '=', scope.key)
           .where('created_at', '=', existing.created_at)
           .where('fingerprint', '=', existing.fingerprint)
@@ -53,7 +53,7 @@ export function createIdempotencyClaims(db: Kysely<Database>): IdempotencyStore 
     async release(claim) {
       await db
         .deleteFrom('idempotency_keys')
-        .where('api_key_id', '=', claim.apiKeyId)
+        .where('account_id', '=', claim.accountId)
         .where('idempotency_key', '=', claim.key)
         .where('locked_until', '=', claim.lockedUntil)
         .execute()
@@ -74,7 +74,7 @@ export function createIdempotencyClaims(db: Kysely<Database>): IdempotencyStore 
  */
 export const completeClaimSql = (param: (n: number) => string) =>
   `UPDATE idempotency_keys SET locked_until = NULL, response_status = ${param(1)}, response_body = ${param(2)}
-    WHERE api_key_id = ${param(3)} AND idempotency_key = ${param(4)} AND locked_until = ${param(5)}`
+    WHERE account_id = ${param(3)} AND idempotency_key = ${param(4)} AND locked_until = ${param(5)}`
 
 export const completionValues = ({ claim, status }: Completion, body: unknown) =>
-  [status, JSON.stringify(body), claim.apiKeyId, claim.key, claim.lockedUntil] as const
+  [status, JSON.stringify(body), claim.accountId, claim.key, claim.lockedUntil] as const

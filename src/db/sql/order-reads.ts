@@ -10,13 +10,13 @@ export type OrderRow = Selectable<OrdersTable>
 
 export function createOrderReads(db: Kysely<Database>): Pick<OrdersStore, 'find' | 'list'> {
   return {
-    async find(orderId, apiKeyId) {
-      const row = await db.selectFrom('orders').selectAll().where('id', '=', orderId).where('api_key_id', '=', apiKeyId).executeTakeFirst()
+    async find(orderId, accountId) {
+      const row = await db.selectFrom('orders').selectAll().where('id', '=', orderId).where('account_id', '=', accountId).executeTakeFirst()
       return row && toOrder(row)
     },
 
-    async list({ apiKeyId, status, afterId, limit }) {
-      let query = db.selectFrom('orders').selectAll().where('api_key_id', '=', apiKeyId).where('id', '>', afterId)
+    async list({ accountId, status, afterId, limit }) {
+      let query = db.selectFrom('orders').selectAll().where('account_id', '=', accountId).where('id', '>', afterId)
       if (status) query = query.where('status', '=', status)
       return (await query.orderBy('id').limit(limit).execute()).map(toOrder)
     },

@@ -17,17 +17,17 @@ export function createUsageStore(db: Kysely<Database>): UsageStore {
         .execute()
     },
 
-    async history(apiKeyId, from, to) {
-      const rows = await db
-        .selectFrom('api_key_usage')
-        .selectAll()
-        .where('api_key_id', '=', apiKeyId)
-        .where('hour', '>=', from)
-        .where('hour', '<', to)
-        .orderBy('hour')
-        .orderBy('outcome')
-        .execute()
-      return rows.map((row) => ({ apiKeyId: row.api_key_id, hour: row.hour, outcome: row.outcome as UsageOutcome, requests: row.requests }))
+    async history({ accountId, keyId }, from, to) {
+      let query = db
+        .selectFrom('api_key_usage as u')
+        .innerJoin('api_keys as k', 'k.id', 'u.api_key_id')
+        .select(['u.hour', 'u.outcome', (eb) => eb.fn.sum<number | string>('u.requests').as('requests')])
+        .where('k.account_id', '=', accountId)
+        .where('u.hour', '>=', from)
+        .where('u.hour', '<', to)
+      if (keyId !== undefined) query = query.where('u.api_key_id', '=', keyId)
+      const rows = await query.groupBy(['u.hour', 'u.outcome']).orderBy('u.hour').orderBy('u.outcome').execute()
+      return rows.map((row) => ({ hour: row.hour, outcome: row.outcome as UsageOutcome, requests: Number(row.requests) }))
     },
 
     async purge(before) {

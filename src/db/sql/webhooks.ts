@@ -24,11 +24,11 @@ export function createWebhooksStore(db: Kysely<Database>, dialect: Dialect, watc
   }
 
   return {
-    async events({ apiKeyId, type, beforeId, limit }) {
+    async events({ accountId, type, beforeId, limit }) {
       let query = db
         .selectFrom('events')
         .selectAll()
-        .where((eb) => eb.or([eb('api_key_id', '=', apiKeyId), eb('api_key_id', 'is', null)]))
+        .where((eb) => eb.or([eb('account_id', '=', accountId), eb('account_id', 'is', null)]))
       if (type !== undefined) query = query.where('type', '=', type)
       if (beforeId !== undefined) query = query.where('id', '<', beforeId)
       return (await query.orderBy('id', 'desc').limit(limit).execute()).map(toEvent)
@@ -43,7 +43,7 @@ export function createWebhooksStore(db: Kysely<Database>, dialect: Dialect, watc
       const row = await db
         .insertInto('webhook_endpoints')
         .values({
-          api_key_id: endpoint.apiKeyId,
+          account_id: endpoint.accountId,
           url: endpoint.url,
           description: endpoint.description,
           enabled_events: endpoint.enabledEvents,
@@ -55,16 +55,16 @@ export function createWebhooksStore(db: Kysely<Database>, dialect: Dialect, watc
       return toEndpoint(row)
     },
 
-    async endpoints(apiKeyId) {
-      return (await db.selectFrom('webhook_endpoints').selectAll().where('api_key_id', '=', apiKeyId).orderBy('id').execute()).map(toEndpoint)
+    async endpoints(accountId) {
+      return (await db.selectFrom('webhook_endpoints').selectAll().where('account_id', '=', accountId).orderBy('id').execute()).map(toEndpoint)
     },
 
-    async endpoint(apiKeyId, id) {
-      const row = await db.selectFrom('webhook_endpoints').selectAll().where('api_key_id', '=', apiKeyId).where('id', '=', id).executeTakeFirst()
+    async endpoint(accountId, id) {
+      const row = await db.selectFrom('webhook_endpoints').selectAll().where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst()
       return row && toEndpoint(row)
     },
 
-    async updateEndpoint(apiKeyId, id, changes) {
+    async updateEndpoint(accountId, id, changes) {
       const row = await db
         .updateTable('webhook_endpoints')
         .set({
@@ -73,27 +73,27 @@ export function createWebhooksStore(db: Kysely<Database>, dialect: Dialect, watc
           ...(changes.enabledEvents === undefined ? {} : { enabled_events: changes.enabledEvents }),
           ...(changes.disabledAt === undefined ? {} : { disabled_at: changes.disabledAt, failing_since: null }),
         })
-        .where('api_key_id', '=', apiKeyId)
+        .where('account_id', '=', accountId)
         .where('id', '=', id)
         .returningAll()
         .executeTakeFirst()
       return row && toEndpoint(row)
     },
 
-    async rotateSecret(apiKeyId, id, secret, previousUntil) {
+    async rotateSecret(accountId, id, secret, previousUntil) {
       const row = await db
         .updateTable('webhook_endpoints')
         .set((eb) => ({ previous_secret: eb.ref('secret'), previous_secret_until: previousUntil, secret }))
-        .where('api_key_id', '=', apiKeyId)
+        .where('account_id', '=', accountId)
         .where('id', '=', id)
         .returningAll()
         .executeTakeFirst()
       return row && toEndpoint(row)
     },
 
-    async deleteEndpoint(apiKeyId, id) {
+    async deleteEndpoint(accountId, id) {
       return db.transaction().execute(async (trx) => {
-        const deleted = await trx.deleteFrom('webhook_endpoints').where('api_key_id', '=', apiKeyId).where('id', '=', id).executeTakeFirst()
+        const deleted = await trx.deleteFrom('webhook_endpoints').where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst()
         if (deleted.numDeletedRows === 0n) return false
         await trx.deleteFrom('webhook_deliveries').where('endpoint_id', '=', id).where('status', '=', 'pending').execute()
         return true
@@ -105,19 +105,19 @@ export function createWebhooksStore(db: Kysely<Database>, dialect: Dialect, watc
       const position = dialect === 'postgres' ? sql.raw('strpos') : sql.raw('instr')
       const takes = sql`e.disabled_at is null
         and (e.enabled_events = '*' or ${position}(' ' || e.enabled_events || ' ', ' ' || t.type || ' ') > 0)
-        and (t.api_key_id is null or e.api_key_id = t.api_key_id)`
+        and (t.account_id is null or e.account_id = t.account_id)`
       const deliveries = (taken: ReturnType<typeof sql>) => sql`
         insert into webhook_deliveries (endpoint_id, event_id, status, attempts, next_attempt_at, created_at)
         select e.id, t.id, 'pending', 0, ${now}, ${now} from ${taken} t join webhook_endpoints e on ${takes}`
       if (dialect === 'postgres') {
         const result = await sql`
-          with taken as (select id, type, api_key_id from events where fan_out_pending = 1 order by id limit ${limit} for update skip locked),
+          with taken as (select id, type, account_id from events where fan_out_pending = 1 order by id limit ${limit} for update skip locked),
           made as (${deliveries(sql`taken`)})
           update events set fan_out_pending = 0 where id in (select id from taken)`.execute(db)
         return Number(result.numAffectedRows ?? 0n)
       }
       // SQLite: the transaction holds the only write lock from its first statement, so both see the same events.
-      const taken = sql`(select id, type, api_key_id from events where fan_out_pending = 1 order by id limit ${limit})`
+      const taken = sql`(select id, type, account_id from events where fan_out_pending = 1 order by id limit ${limit})`
       return db.transaction().execute(async (trx) => {
         await deliveries(taken).execute(trx)
         const result = await sql`update events set fan_out_pending = 0 where id in (select id from ${taken})`.execute(trx)
@@ -182,7 +182,7 @@ export function createWebhooksStore(db: Kysely<Database>, dialect: Dialect, watc
       return db.transaction().execute(async (trx) => {
         const row = await trx
           .insertInto('events')
-          .values({ type: event.type, api_key_id: event.apiKeyId, data: event.data, created_at: now })
+          .values({ type: event.type, account_id: event.accountId, data: event.data, created_at: now })
           .returningAll()
           .executeTakeFirstOrThrow()
         if (endpointIds.length > 0) {
@@ -216,7 +216,7 @@ export function createWebhooksStore(db: Kysely<Database>, dialect: Dialect, watc
 }
 
 function toEvent(row: Selectable<EventsTable>): StoredEvent {
-  return { id: row.id, type: row.type, apiKeyId: row.api_key_id, data: row.data, createdAt: row.created_at }
+  return { id: row.id, type: row.type, accountId: row.account_id, data: row.data, createdAt: row.created_at }
 }
 
 /** Records one attempt inside the caller's transaction; false when its lease was lost. */
@@ -262,12 +262,12 @@ async function recordIn(trx: Transaction<Database>, attempt: AttemptRecord): Pro
       .set({ disabled_at: attempt.at })
       .where('id', '=', delivery.endpoint_id)
       .where('disabled_at', 'is', null)
-      .returning(['id', 'url', 'api_key_id'])
+      .returning(['id', 'url', 'account_id'])
       .executeTakeFirst()
     if (disabled) {
       // An outbox event like the triggers' own: fanned out by the dispatchers to whatever endpoints take it.
       const data = JSON.stringify({ id: disabled.id, url: disabled.url, reason: attempt.disableBecause })
-      await trx.insertInto('events').values({ type: 'webhook_endpoint.disabled', api_key_id: disabled.api_key_id, data, created_at: attempt.at, fan_out_pending: 1 }).execute()
+      await trx.insertInto('events').values({ type: 'webhook_endpoint.disabled', account_id: disabled.account_id, data, created_at: attempt.at, fan_out_pending: 1 }).execute()
     }
   }
   return true
@@ -276,7 +276,7 @@ async function recordIn(trx: Transaction<Database>, attempt: AttemptRecord): Pro
 function toEndpoint(row: Selectable<WebhookEndpointsTable>): StoredEndpoint {
   return {
     id: row.id,
-    apiKeyId: row.api_key_id,
+    accountId: row.account_id,
     url: row.url,
     description: row.description,
     enabledEvents: row.enabled_events,

@@ -26,32 +26,32 @@ export interface SqliteOrdersStoreOptions {
 export function createSqliteOrdersStore({ db, writer, groupCommit, completeClaim }: SqliteOrdersStoreOptions): OrdersStore {
   const transitionPet = writer.prepare('UPDATE pets SET status = ? WHERE id = ? AND status = ?')
   const petStatus = writer.prepare('SELECT status FROM pets WHERE id = ?').pluck()
-  const insertOrder = writer.prepare("INSERT INTO orders (pet_id, api_key_id, status, placed_at, closed_at) VALUES (?, ?, 'placed', ?, NULL) RETURNING *")
-  const closeOrder = writer.prepare("UPDATE orders SET status = ?, closed_at = ? WHERE id = ? AND api_key_id = ? AND status = 'placed' RETURNING *")
-  const orderStatus = writer.prepare('SELECT status FROM orders WHERE id = ? AND api_key_id = ?').pluck()
+  const insertOrder = writer.prepare("INSERT INTO orders (pet_id, account_id, status, placed_at, closed_at) VALUES (?, ?, 'placed', ?, NULL) RETURNING *")
+  const closeOrder = writer.prepare("UPDATE orders SET status = ?, closed_at = ? WHERE id = ? AND account_id = ? AND status = 'placed' RETURNING *")
+  const orderStatus = writer.prepare('SELECT status FROM orders WHERE id = ? AND account_id = ?').pluck()
 
   const transition = (id: number, from: PetStatus, to: PetStatus) => transitionPet.run(to, id, from).changes > 0
 
   return {
     ...createOrderReads(db),
 
-    place: (petId, apiKeyId, now, completion) =>
+    place: (petId, accountId, now, completion) =>
       groupCommit((): PlaceResult => {
         if (!transition(petId, 'available', 'pending')) {
           // Nothing was written; this read only tells the refusals apart.
           const status = petStatus.get(petId) as PetStatus | undefined
           return status === undefined ? { outcome: 'no_such_pet' } : { outcome: 'pet_unavailable', status }
         }
-        const order = toOrder(insertOrder.get(petId, apiKeyId, now) as OrderRow)
+        const order = toOrder(insertOrder.get(petId, accountId, now) as OrderRow)
         if (completion) completeClaim(completion, order)
         return { outcome: 'placed', order }
       }).catch(refusedIfTaken),
 
-    close: (orderId, apiKeyId, to, now) =>
+    close: (orderId, accountId, to, now) =>
       groupCommit((): CloseResult => {
-        const row = closeOrder.get(to, now, orderId, apiKeyId) as OrderRow | undefined
+        const row = closeOrder.get(to, now, orderId, accountId) as OrderRow | undefined
         if (!row) {
-          const status = orderStatus.get(orderId, apiKeyId) as OrderStatus | undefined
+          const status = orderStatus.get(orderId, accountId) as OrderStatus | undefined
           return status === undefined ? { outcome: 'no_such_order' } : { outcome: 'order_closed', status }
         }
         // The pet of an open order is `pending` (both change in one transaction); the

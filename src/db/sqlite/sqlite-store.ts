@@ -4,7 +4,7 @@
 // one event-loop turn is one commit.
 import { createSqliteGroupCommit } from '../batching/group-commit.js'
 import { migrate, ping } from '../database.js'
-import { createApiKeysStore } from '../sql/api-keys.js'
+import { createAccountsStore, createApiKeysStore } from '../sql/api-keys.js'
 import { createUsageStore } from '../sql/usage.js'
 import { createWebhooksStore } from '../sql/webhooks.js'
 import { createIdempotencyClaims } from '../sql/idempotency-claims.js'
@@ -31,6 +31,7 @@ export async function openSqliteStore(path: string): Promise<Store> {
     pets,
     orders: createSqliteOrdersStore({ db, writer, groupCommit, completeClaim }),
     apiKeys: createApiKeysStore(db),
+    accounts: createAccountsStore(db),
     usage: createUsageStore(db),
     webhooks: createWebhooksStore(db, 'sqlite'),
     idempotency: createIdempotencyClaims(db),

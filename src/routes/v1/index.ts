@@ -13,8 +13,10 @@ import { orderRoutes } from './orders.js'
 import { applyOperationScopes } from './scopes.js'
 import { keyRoutes } from './keys.js'
 import { usageRoutes } from './usage.js'
+import { accountRoutes } from './account.js'
 import { webhookRoutes, type WebhookRoutesOptions } from './webhooks.js'
 import type { KeyAdmin } from '../../api-keys/key-admin.js'
+import type { AccountAdmin } from '../../api-keys/account-admin.js'
 import type { UsageRecorder } from '../../api-keys/usage-recorder.js'
 import type { UsageOutcome } from '../../db/usage-store.js'
 import type { Metrics } from '../../plugins/metrics.js'
@@ -25,12 +27,13 @@ export interface V1Options {
   store: Store
   clock: Clock
   keyAdmin: KeyAdmin
+  accountAdmin: AccountAdmin
   usage: UsageRecorder
   metrics: Metrics
   webhooks: Omit<WebhookRoutesOptions, 'webhooks' | 'clock'>
 }
 
-export async function v1Routes(app: FastifyInstance, { authenticator, limiter, store, clock, keyAdmin, usage, metrics, webhooks }: V1Options) {
+export async function v1Routes(app: FastifyInstance, { authenticator, limiter, store, clock, keyAdmin, accountAdmin, usage, metrics, webhooks }: V1Options) {
   await app.register(v1Guard, { authenticator, limiter })
   applyOperationScopes(app)
   // Every answer to a valid key is counted for its usage history and /metrics, refusals included.
@@ -38,7 +41,7 @@ export async function v1Routes(app: FastifyInstance, { authenticator, limiter, s
     const key = request.apiKey
     if (key !== null) {
       const outcome = outcomeOf(reply.statusCode, request.rateLimitOutcome)
-      usage.record(key.id, outcome)
+      usage.record(key, outcome)
       metrics.apiRequests.inc(key.plan, outcome)
     }
     done()
@@ -51,7 +54,8 @@ export async function v1Routes(app: FastifyInstance, { authenticator, limiter, s
   refuseOtherMethods(app, '/pets/:petId', ['GET', 'PATCH', 'DELETE'])
   await app.register(orderRoutes, { store, clock })
   await app.register(keyRoutes, { keyAdmin, usage, idempotency: store.idempotency, clock })
-  await app.register(usageRoutes, { limiter, usage, clock })
+  await app.register(usageRoutes, { keyAdmin, limiter, usage, clock })
+  await app.register(accountRoutes, { accountAdmin })
   await app.register(webhookRoutes, { ...webhooks, webhooks: store.webhooks, clock })
 
   // Unknown /v1 routes are 404, after authentication.

@@ -4,7 +4,9 @@
 import type { FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
+import { durationMs } from '../../api-keys/duration.js'
 import { KeyAdminError, MAX_GRACE_MS, DEFAULT_GRACE_MS, type KeyAdmin } from '../../api-keys/key-admin.js'
+import { parseScopes } from '../../api-keys/scopes.js'
 import type { Clock } from '../../clock.js'
 import type { IdempotencyStore } from '../../db/idempotency-store.js'
 import { ApiError } from '../../errors.js'
@@ -36,6 +38,11 @@ const RollBody = Type.Object(
   },
   { additionalProperties: false },
 )
+const RevokeQuery = parametersWithDefaults(
+  Type.Object({
+    cascade: Type.Boolean({ default: false, description: 'true: also revoke every key this key made, and every key those made, however deep.' }),
+  }),
+)
 const KeyListQuery = parametersWithDefaults(
   Type.Object({
     limit: Type.Integer({ minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT, description: 'Maximum number of keys to return.' }),
@@ -43,15 +50,16 @@ const KeyListQuery = parametersWithDefaults(
   }),
 )
 
-const NO_SUCH_KEY = errorResponse('There is no key with this id.', ['not_found'])
+const NO_SUCH_KEY = errorResponse('There is no key with this id in the caller\'s account (another account\'s key is answered the same way).', ['not_found'])
 const BAD_KEY_ID = errorResponse('keyId is not a positive integer, or a query parameter is invalid.', ['invalid_parameter'])
-const BEYOND = errorResponse('The calling key may not give what it asks for: scopes it lacks, a higher plan or higher limits than its own.', ['forbidden'])
+const BEYOND = errorResponse('The calling key may not do this: the key acted on holds a scope the caller lacks, or the caller asks to give a scope it lacks or an expiry later than its own.', ['forbidden'])
+const BEYOND_TARGET = errorResponse('The key acted on holds a scope the calling key lacks, or is the calling key\'s own or its maker\'s ban.', ['forbidden'])
 const BAD_BODY = errorResponse('The body is not a JSON object of the documented fields, or a value is out of range.', ['invalid_body', 'invalid_field'])
 
 /** A refusal of the service layer as the ApiError it answers. */
 function refused(error: unknown): never {
   if (error instanceof KeyAdminError) {
-    const message = error.message.replaceAll('--per-minute', 'limits.perMinute').replaceAll('--per-day', 'limits.perDay')
+    const message = error.message
     throw new ApiError(error.beyond ? 'forbidden' : 'invalid_field', message, { details: [{ field: error.field, message }] })
   }
   throw error
@@ -70,7 +78,7 @@ export async function keyRoutes(app: FastifyInstance, { keyAdmin, usage, idempot
         tags: ['keys'],
         summary: 'Make a key',
         description:
-          'Makes an API key. The secret is in this response alone: the service keeps only its hash. The calling key can give no more scopes, no higher plan and no higher limits than its own. With an `Idempotency-Key`, a retry gets the same key again, without its secret (which is not stored anywhere).',
+          'Makes an API key in the caller\'s account, sharing its plan, limits and data. The secret is in this response alone: the service keeps only its hash. The calling key can give no scope it lacks and no expiry later than its own (the new key expires with it by default). With an `Idempotency-Key`, a retry gets the same key again, without its secret (which is not stored anywhere).',
         headers: idempotencyKeyHeaders({ replays: 'the first 201 (without the secret)', doesNot: 'makes no second key' }),
         body: ref(NewApiKey),
         response: {
@@ -90,12 +98,15 @@ export async function keyRoutes(app: FastifyInstance, { keyAdmin, usage, idempot
     },
     async (request, reply) => {
       const body = request.body
+      const expiresInMs = body.expiresIn === undefined ? undefined : durationMs(body.expiresIn)
+      if (expiresInMs === 0 || (body.expiresIn !== undefined && expiresInMs === undefined)) {
+        throw new ApiError('invalid_field', 'expiresIn must be seconds (3600) or a duration such as "30d", "12h", "30m" or "90s", more than 0.', { details: [{ field: 'expiresIn', message: 'not a duration' }] })
+      }
       const input = {
-        plan: body.plan,
         ...(body.name === undefined ? {} : { name: body.name }),
-        ...(body.limits === undefined ? {} : { limits: body.limits }),
-        ...(body.scopes === undefined ? {} : { scopes: body.scopes }),
-        ...(body.expiresIn === undefined ? {} : { expiresInMs: body.expiresIn * 1000 }),
+        // Presets (all, read_only) expand as on the command line.
+        ...(body.scopes === undefined ? {} : { scopes: parseScopes(body.scopes.join(' ')) }),
+        ...(expiresInMs === undefined ? {} : { expiresInMs }),
       }
       const answer = await idempotency
         .run(request, {
@@ -116,7 +127,7 @@ export async function keyRoutes(app: FastifyInstance, { keyAdmin, usage, idempot
         operationId: 'listKeys',
         tags: ['keys'],
         summary: 'List the keys',
-        description: 'Every key of the service, in ascending id order, never a secret; `Link: rel="next"` when there are more.',
+        description: 'The keys of the caller\'s account, in ascending id order, never a secret; `Link: rel="next"` when there are more.',
         querystring: KeyListQuery,
         response: {
           200: response('A page of keys.', Type.Array(ref(ApiKey)), { Link: optionalHeader('`</v1/keys?limit=…&cursor=…>; rel="next"` when more keys follow.') }),
@@ -128,7 +139,7 @@ export async function keyRoutes(app: FastifyInstance, { keyAdmin, usage, idempot
     },
     async (request, reply) => {
       const { limit, cursor } = request.query
-      const page = await keyAdmin.page(cursor === undefined ? 0 : decodeCursor(cursor), limit + 1)
+      const page = await keyAdmin.page(cursor === undefined ? 0 : decodeCursor(cursor), limit + 1, request.apiKey!)
       const { items, link } = pageWithLink(page, { path: '/v1/keys', status: undefined, limit })
       if (link !== undefined) reply.header('link', link)
       return [...items]
@@ -147,7 +158,7 @@ export async function keyRoutes(app: FastifyInstance, { keyAdmin, usage, idempot
         response: { 200: response('The key.', ref(ApiKey)), 400: BAD_KEY_ID, 401: UNAUTHORIZED, 404: NO_SUCH_KEY, 429: TOO_MANY_REQUESTS },
       },
     },
-    async (request) => (await keyAdmin.get(request.params.keyId)) ?? Promise.reject(noSuchKey(request.params.keyId)),
+    async (request) => (await keyAdmin.get(request.params.keyId, request.apiKey!)) ?? Promise.reject(noSuchKey(request.params.keyId)),
   )
 
   v1.patch(
@@ -158,7 +169,7 @@ export async function keyRoutes(app: FastifyInstance, { keyAdmin, usage, idempot
         tags: ['keys'],
         summary: 'Change a key',
         description:
-          'Changes the fields given (a JSON merge patch): name, plan, limits, scopes, and `enabled` to disable or enable the key. Running instances apply it within 5 seconds. The calling key can give no more than it has.',
+          'Changes the fields given (a JSON merge patch): name, scopes, and `enabled` to disable or enable the key. Running instances apply it within 5 seconds. The calling key changes only keys of its account with no scope beyond its own, and gives no scope it lacks.',
         params: KeyIdParams,
         body: ref(ApiKeyPatch),
         response: {
@@ -188,7 +199,7 @@ export async function keyRoutes(app: FastifyInstance, { keyAdmin, usage, idempot
         tags: ['keys'],
         summary: 'Roll a key',
         description:
-          'Makes a new key with the same name, plan, limits, scopes and expiry, shown in this response alone. The old key keeps working for the grace period (default 24 hours; 0 stops it now), sharing one rate limit with the new one, then answers 401.',
+          'Makes a new key in the same account with the same name, scopes and expiry (disabled if the old one is), shown in this response alone. Both see the account\'s data and share its limits; the old key keeps working for the grace period (default 24 hours; 0 stops it now), then answers 401.',
         params: KeyIdParams,
         body: RollBody,
         response: {
@@ -217,12 +228,26 @@ export async function keyRoutes(app: FastifyInstance, { keyAdmin, usage, idempot
         operationId: 'revokeKey',
         tags: ['keys'],
         summary: 'Revoke a key',
-        description: 'Revokes the key for good; running instances refuse it within 5 seconds. Revoking it again changes nothing.',
+        description:
+          'Revokes the key for good (a key may revoke itself); running instances refuse it within 5 seconds. Revoking it again changes nothing. With `cascade=true`, every key it made, and every key those made, is revoked too: the `Petstore-Revoked` header lists the ids revoked now.',
         params: KeyIdParams,
-        response: { 200: response('The key, revoked.', ref(ApiKey)), 400: BAD_KEY_ID, 401: UNAUTHORIZED, 404: NO_SUCH_KEY, 429: TOO_MANY_REQUESTS },
+        querystring: RevokeQuery,
+        response: {
+          200: response('The key, revoked.', ref(ApiKey), { 'Petstore-Revoked': optionalHeader('The ids of the keys this request revoked, comma-separated (with `cascade=true`).') }),
+          400: BAD_KEY_ID,
+          401: UNAUTHORIZED,
+          403: BEYOND_TARGET,
+          404: NO_SUCH_KEY,
+          429: TOO_MANY_REQUESTS,
+        },
       },
     },
-    async (request) => (await keyAdmin.revoke(request.params.keyId)) ?? Promise.reject(noSuchKey(request.params.keyId)),
+    async (request, reply) => {
+      const result = await keyAdmin.revoke(request.params.keyId, request.apiKey!, request.query.cascade).catch(refused)
+      if (!result) throw noSuchKey(request.params.keyId)
+      if (request.query.cascade) reply.header('petstore-revoked', result.revoked.join(','))
+      return result.key
+    },
   )
 
   v1.post(
@@ -232,13 +257,14 @@ export async function keyRoutes(app: FastifyInstance, { keyAdmin, usage, idempot
         operationId: 'unbanKey',
         tags: ['keys'],
         summary: 'Lift a ban',
-        description: 'Lifts the key\'s ban for repeated requests while rate limited (on every instance with Redis). Its rate-limit windows are kept. Lifting no ban changes nothing.',
+        description:
+          'Lifts the key\'s ban for repeated requests while rate limited (on every instance with Redis). Its account\'s rate-limit windows are kept. Lifting no ban changes nothing. A key cannot lift its own ban nor its maker\'s.',
         params: KeyIdParams,
-        response: { 200: response('The key, no longer banned.', ref(ApiKey)), 400: BAD_KEY_ID, 401: UNAUTHORIZED, 404: NO_SUCH_KEY, 429: TOO_MANY_REQUESTS },
+        response: { 200: response('The key, no longer banned.', ref(ApiKey)), 400: BAD_KEY_ID, 401: UNAUTHORIZED, 403: BEYOND_TARGET, 404: NO_SUCH_KEY, 429: TOO_MANY_REQUESTS },
       },
     },
     async (request) => {
-      const result = await keyAdmin.unban(request.params.keyId)
+      const result = await keyAdmin.unban(request.params.keyId, request.apiKey!).catch(refused)
       if (!result) throw noSuchKey(request.params.keyId)
       return result.key
     },
@@ -264,8 +290,9 @@ export async function keyRoutes(app: FastifyInstance, { keyAdmin, usage, idempot
       },
     },
     async (request) => {
-      if (!(await keyAdmin.get(request.params.keyId))) throw noSuchKey(request.params.keyId)
-      return historyOf(usage, request.params.keyId, request.query, clock.now())
+      const key = await keyAdmin.get(request.params.keyId, request.apiKey!)
+      if (!key) throw noSuchKey(request.params.keyId)
+      return historyOf(usage, { accountId: key.accountId, keyId: key.id }, request.query, clock.now())
     },
   )
 

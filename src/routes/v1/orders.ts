@@ -1,6 +1,7 @@
 // The store operations (decision D10): place, read, list, complete and cancel
-// orders, and the inventory. An order belongs to the API key that placed it: any
-// other key gets the 404 a missing order gets. State changes are conditional
+// orders, and the inventory. An order belongs to the account whose key placed it
+// (decision D11): every key of the account sees it, any other gets the 404 a missing
+// order gets. State changes are conditional
 // updates in one transaction with the pet's status (db/orders-store.ts).
 import type { FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
@@ -37,14 +38,14 @@ const PlaceHeaders = idempotencyKeyHeaders({
 })
 
 const orderLocation = { Location: header('`/v1/store/orders/{id}`: where the order can be read.') }
-const NOT_YOURS = errorResponse('There is no order with this id placed with this API key (another key\'s order is answered the same way).', ['not_found'])
+const NOT_YOURS = errorResponse('There is no order with this id of the caller\'s account (another account\'s order is answered the same way).', ['not_found'])
 const BAD_ORDER_ID = errorResponse('orderId is not a positive integer.', ['invalid_parameter'])
 
 export async function orderRoutes(app: FastifyInstance, { store, clock }: OrderRoutesOptions) {
   const v1 = app.withTypeProvider<TypeBoxTypeProvider>()
   const { orders } = store
   const idempotency = createIdempotency({ records: store.idempotency, clock })
-  const noSuchOrder = (orderId: number) => new ApiError('not_found', `There is no order with id ${orderId} placed with this API key.`)
+  const noSuchOrder = (orderId: number) => new ApiError('not_found', `There is no order with id ${orderId} of this account.`)
 
   v1.post(
     '/store/orders',
@@ -79,10 +80,10 @@ export async function orderRoutes(app: FastifyInstance, { store, clock }: OrderR
     },
     async (request, reply) => {
       const { petId } = request.body
-      const apiKeyId = request.apiKey!.id
+      const accountId = request.apiKey!.accountId
       const answer = await idempotency.run(request, {
         fingerprint: () => fingerprintOf('placeOrder', { petId }),
-        write: (completion) => orders.place(petId, apiKeyId, clock.now(), completion),
+        write: (completion) => orders.place(petId, accountId, clock.now(), completion),
         completed: (placed) => placed.outcome === 'placed',
       })
       if (answer.replayed) reply.header('idempotent-replayed', 'true')
@@ -99,7 +100,7 @@ export async function orderRoutes(app: FastifyInstance, { store, clock }: OrderR
         tags: ['store'],
         summary: 'List your orders',
         description:
-          'The orders placed with the caller\'s API key, in ascending id order, optionally filtered by status. When more match than were returned, the `Link` header carries the URL of the next page (`rel="next"`); the body stays a bare array.',
+          'The orders of the caller\'s account (placed with any of its keys), in ascending id order, optionally filtered by status. When more match than were returned, the `Link` header carries the URL of the next page (`rel="next"`); the body stays a bare array.',
         querystring: ListQuery,
         response: {
           200: response('A page of orders.', Type.Array(ref(Order)), {
@@ -115,7 +116,7 @@ export async function orderRoutes(app: FastifyInstance, { store, clock }: OrderR
       const { limit, status, cursor } = request.query
       const afterId = cursor === undefined ? 0 : decodeCursor(cursor)
       // One more than asked tells whether a next page exists without counting.
-      const page = await orders.list({ apiKeyId: request.apiKey!.id, status, afterId, limit: limit + 1 })
+      const page = await orders.list({ accountId: request.apiKey!.accountId, status, afterId, limit: limit + 1 })
       const { items, link } = pageWithLink(page, { path: '/v1/store/orders', status, limit })
       if (link !== undefined) reply.header('link', link)
       return items as Order[]
@@ -129,13 +130,13 @@ export async function orderRoutes(app: FastifyInstance, { store, clock }: OrderR
         operationId: 'getOrder',
         tags: ['store'],
         summary: 'Fetch one of your orders',
-        description: 'An order placed with the caller\'s API key. Another key\'s order is answered 404, exactly like a missing one.',
+        description: 'An order of the caller\'s account. Another account\'s order is answered 404, exactly like a missing one.',
         params: OrderIdParams,
         response: { 200: response('The order.', ref(Order)), 400: BAD_ORDER_ID, 401: UNAUTHORIZED, 404: NOT_YOURS, 429: TOO_MANY_REQUESTS },
       },
     },
     async (request) => {
-      const order = await orders.find(request.params.orderId, request.apiKey!.id)
+      const order = await orders.find(request.params.orderId, request.apiKey!.accountId)
       if (!order) throw noSuchOrder(request.params.orderId)
       return order
     },
@@ -166,7 +167,7 @@ export async function orderRoutes(app: FastifyInstance, { store, clock }: OrderR
       },
       async (request) => {
         const { orderId } = request.params
-        const closed = await orders.close(orderId, request.apiKey!.id, to, clock.now())
+        const closed = await orders.close(orderId, request.apiKey!.accountId, to, clock.now())
         if (closed.outcome === 'no_such_order') throw noSuchOrder(orderId)
         if (closed.outcome === 'order_closed') throw new ApiError('order_closed', `Order ${orderId} was already ${closed.status}; only a placed order can be ${to}.`)
         return closed.order

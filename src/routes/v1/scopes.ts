@@ -27,6 +27,7 @@ export const OPERATION_SCOPES: Readonly<Record<string, Scope | null>> = {
   unbanKey: 'keys:write',
   getKeyUsage: 'keys:read',
   getUsage: null,
+  getAccount: null,
   getUsageHistory: 'usage:read',
   listEvents: 'events:read',
   redeliverEvent: 'webhooks:write',

@@ -1,5 +1,6 @@
-// What a key can see of its own use: its rate-limit windows as they stand (without
-// counting the request that asks), and its history per hour or day and outcome.
+// What a key can see of its account's use: the windows all its keys share as they
+// stand (without counting the request that asks), and its history per hour or day and
+// outcome, of the whole account or of one of its keys.
 import type { FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type, type Static } from 'typebox'
@@ -8,6 +9,9 @@ import type { UsageRecorder } from '../../api-keys/usage-recorder.js'
 import type { Clock } from '../../clock.js'
 import { ApiError } from '../../errors.js'
 import type { RateLimiter } from '../../rate-limit/limiter.js'
+import type { KeyAdmin } from '../../api-keys/key-admin.js'
+import type { UsageScope } from '../../db/usage-store.js'
+import { MAX_SAFE_ID } from '../../schemas/pet.js'
 import { Usage, UsageBucket } from '../../schemas/key.js'
 import { errorResponse, response, TOO_MANY_REQUESTS, UNAUTHORIZED } from '../../schemas/responses.js'
 import { parametersWithDefaults, ref } from '../../schemas/shared.js'
@@ -24,8 +28,15 @@ export const HistoryQuery = parametersWithDefaults(
 )
 type HistoryQuery = Static<typeof HistoryQuery>
 
-/** The buckets of a key's history the query asks for, oldest first, empty ones left out. */
-export async function historyOf(usage: UsageRecorder, apiKeyId: number, query: HistoryQuery, now: number): Promise<UsageBucket[]> {
+const AccountHistoryQuery = parametersWithDefaults(
+  Type.Object({
+    ...HistoryQuery.properties,
+    keyId: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_SAFE_ID, format: 'int64', description: 'One key of the account; absent: all its keys together.' })),
+  }),
+)
+
+/** The buckets of an account's (or one key's) history the query asks for, oldest first, empty ones left out. */
+export async function historyOf(usage: UsageRecorder, scope: UsageScope, query: HistoryQuery, now: number): Promise<UsageBucket[]> {
   const size = query.granularity === 'day' ? DAY_MS : HOUR_MS
   const to = query.to === undefined ? now : Date.parse(query.to)
   const fromRaw = query.from === undefined ? to - (query.granularity === 'day' ? 30 * DAY_MS : DAY_MS) : Date.parse(query.from)
@@ -34,16 +45,17 @@ export async function historyOf(usage: UsageRecorder, apiKeyId: number, query: H
   if (to - from > HISTORY_KEPT_MS + DAY_MS) {
     throw new ApiError('invalid_parameter', 'The range from "from" to "to" is at most 90 days: history is kept 90 days.', { details: [{ field: 'from', message: 'at most 90 days before to' }] })
   }
-  return bucketsOf(await usage.history(apiKeyId, from, to), size)
+  return bucketsOf(await usage.history(scope, from, to), size)
 }
 
 export interface UsageRoutesOptions {
+  keyAdmin: KeyAdmin
   limiter: RateLimiter
   usage: UsageRecorder
   clock: Clock
 }
 
-export async function usageRoutes(app: FastifyInstance, { limiter, usage, clock }: UsageRoutesOptions) {
+export async function usageRoutes(app: FastifyInstance, { keyAdmin, limiter, usage, clock }: UsageRoutesOptions) {
   const v1 = app.withTypeProvider<TypeBoxTypeProvider>()
 
   v1.get(
@@ -56,13 +68,13 @@ export async function usageRoutes(app: FastifyInstance, { limiter, usage, clock 
         tags: ['usage'],
         summary: 'Your rate-limit windows',
         description:
-          'The caller\'s windows as they stand, shaped as GitHub\'s `GET /rate_limit`. Any valid key may ask, and asking is not counted against the limits (nor refused by them); a request without a valid key is counted and refused as anywhere.',
+          'The windows of the caller\'s account as they stand (all its keys count in them together), and the calling key\'s ban, shaped as GitHub\'s `GET /rate_limit`. Any valid key may ask, and asking is not counted against the limits (nor refused by them); a request without a valid key is counted and refused as anywhere.',
         response: { 200: response('The windows.', ref(Usage)), 401: UNAUTHORIZED, 429: TOO_MANY_REQUESTS },
       },
     },
     async (request) => {
       const key = request.apiKey!
-      const windows = await limiter.peek(key.counterIdentity, key.limits)
+      const windows = await limiter.peek(key, key.limits)
       const window = (state: typeof windows.minute) => ({
         limit: state.limit,
         remaining: windows.bannedUntil === undefined ? state.remaining : 0,
@@ -83,19 +95,25 @@ export async function usageRoutes(app: FastifyInstance, { limiter, usage, clock 
       schema: {
         operationId: 'getUsageHistory',
         tags: ['usage'],
-        summary: 'Your usage history',
+        summary: 'Your account\'s usage history',
         description:
-          'The caller\'s requests per UTC hour or day and outcome, for up to 90 days. Counts reach the store every few seconds (a crash may lose the last few seconds of them); this instance\'s latest counts are included.',
-        querystring: HistoryQuery,
+          'The requests of the caller\'s account (all its keys, or one with `keyId`) per UTC hour or day and outcome, for up to 90 days. Counts reach the store every few seconds (a crash may lose the last few seconds of them); this instance\'s latest counts are included.',
+        querystring: AccountHistoryQuery,
         response: {
           200: response('The buckets, oldest first; hours or days without requests are left out.', Type.Array(ref(UsageBucket))),
           400: errorResponse('A query parameter is invalid.', ['invalid_parameter']),
           401: UNAUTHORIZED,
+          404: errorResponse('There is no key `keyId` in the caller\'s account.', ['not_found']),
           429: TOO_MANY_REQUESTS,
         },
       },
     },
-    async (request) => historyOf(usage, request.apiKey!.id, request.query, clock.now()),
+    async (request) => {
+      const { keyId, ...query } = request.query
+      const key = request.apiKey!
+      if (keyId !== undefined && !(await keyAdmin.get(keyId, key))) throw new ApiError('not_found', `There is no key with id ${keyId} in this account.`)
+      return historyOf(usage, keyId === undefined ? { accountId: key.accountId } : { accountId: key.accountId, keyId }, query, clock.now())
+    },
   )
 
   refuseOtherMethods(app, '/usage', ['GET'])

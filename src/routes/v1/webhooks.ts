@@ -44,7 +44,7 @@ const RotateBody = Type.Object(
   { additionalProperties: false },
 )
 
-const NO_ENDPOINT = errorResponse('There is no endpoint with this id made with this API key.', ['not_found'])
+const NO_ENDPOINT = errorResponse('There is no endpoint with this id of this account.', ['not_found'])
 const BAD_ID = errorResponse('endpointId is not a positive integer.', ['invalid_parameter'])
 const BAD_ENDPOINT = errorResponse('The body is not a JSON object of the documented fields, or the URL is refused (not https, or not a public address).', ['invalid_body', 'invalid_field'])
 
@@ -63,10 +63,10 @@ function view(endpoint: StoredEndpoint, secret?: string): WebhookEndpoint {
 
 export async function webhookRoutes(app: FastifyInstance, { webhooks, clock, allowHttp, allowed, wake }: WebhookRoutesOptions) {
   const v1 = app.withTypeProvider<TypeBoxTypeProvider>()
-  const noEndpoint = (id: number) => new ApiError('not_found', `There is no webhook endpoint with id ${id} made with this API key.`)
+  const noEndpoint = (id: number) => new ApiError('not_found', `There is no webhook endpoint with id ${id} of this account.`)
   /** The caller's endpoint, or the 404 another key's gets too. */
-  async function ownEndpoint(apiKeyId: number, id: number): Promise<StoredEndpoint> {
-    const endpoint = await webhooks.endpoint(apiKeyId, id)
+  async function ownEndpoint(accountId: number, id: number): Promise<StoredEndpoint> {
+    const endpoint = await webhooks.endpoint(accountId, id)
     if (!endpoint) throw noEndpoint(id)
     return endpoint
   }
@@ -101,7 +101,7 @@ export async function webhookRoutes(app: FastifyInstance, { webhooks, clock, all
     },
     async (request, reply) => {
       const { limit, type, cursor } = request.query
-      const events = await webhooks.events({ apiKeyId: request.apiKey!.id, type, beforeId: cursor === undefined ? undefined : decodeCursor(cursor), limit: limit + 1 })
+      const events = await webhooks.events({ accountId: request.apiKey!.accountId, type, beforeId: cursor === undefined ? undefined : decodeCursor(cursor), limit: limit + 1 })
       if (events.length > limit) {
         reply.header('link', `</v1/events?limit=${limit}${type ? `&type=${type}` : ''}&cursor=${encodeCursor(events[limit - 1]!.id)}>; rel="next"`)
       }
@@ -128,11 +128,11 @@ export async function webhookRoutes(app: FastifyInstance, { webhooks, clock, all
       },
     },
     async (request, reply) => {
-      const apiKeyId = request.apiKey!.id
+      const accountId = request.apiKey!.accountId
       const id = parseEventId(request.params.eventId)
       const event = id === undefined ? undefined : await webhooks.event(id)
-      if (!event || (event.apiKeyId !== null && event.apiKeyId !== apiKeyId)) throw new ApiError('not_found', `There is no event ${request.params.eventId} for this API key.`)
-      const targets = (await webhooks.endpoints(apiKeyId)).filter(
+      if (!event || (event.accountId !== null && event.accountId !== accountId)) throw new ApiError('not_found', `There is no event ${request.params.eventId} for this account.`)
+      const targets = (await webhooks.endpoints(accountId)).filter(
         (endpoint) => endpoint.disabledAt === null && (endpoint.enabledEvents === '*' || endpoint.enabledEvents.split(' ').includes(event.type)),
       )
       for (const endpoint of targets) await webhooks.enqueue(endpoint.id, event.id, clock.now())
@@ -164,7 +164,7 @@ export async function webhookRoutes(app: FastifyInstance, { webhooks, clock, all
     async (request, reply) => {
       const { url, enabledEvents, description = '' } = request.body
       const secret = newSecret()
-      const endpoint = await webhooks.insertEndpoint({ apiKeyId: request.apiKey!.id, url: await checked(url), description, enabledEvents: eventsList(enabledEvents), secret }, clock.now())
+      const endpoint = await webhooks.insertEndpoint({ accountId: request.apiKey!.accountId, url: await checked(url), description, enabledEvents: eventsList(enabledEvents), secret }, clock.now())
       return reply.code(201).header('location', `/v1/webhook-endpoints/${endpoint.id}`).send(view(endpoint, secret))
     },
   )
@@ -180,7 +180,7 @@ export async function webhookRoutes(app: FastifyInstance, { webhooks, clock, all
         response: { 200: response('The endpoints.', Type.Array(ref(WebhookEndpoint))), 401: UNAUTHORIZED, 429: TOO_MANY_REQUESTS },
       },
     },
-    async (request) => (await webhooks.endpoints(request.apiKey!.id)).map((endpoint) => view(endpoint)),
+    async (request) => (await webhooks.endpoints(request.apiKey!.accountId)).map((endpoint) => view(endpoint)),
   )
 
   v1.get(
@@ -196,7 +196,7 @@ export async function webhookRoutes(app: FastifyInstance, { webhooks, clock, all
       },
     },
     async (request) => {
-      const endpoint = await ownEndpoint(request.apiKey!.id, request.params.endpointId)
+      const endpoint = await ownEndpoint(request.apiKey!.accountId, request.params.endpointId)
       return view(endpoint)
     },
   )
@@ -224,7 +224,7 @@ export async function webhookRoutes(app: FastifyInstance, { webhooks, clock, all
     },
     async (request) => {
       const { url, enabledEvents, description, enabled } = request.body
-      const changed = await webhooks.updateEndpoint(request.apiKey!.id, request.params.endpointId, {
+      const changed = await webhooks.updateEndpoint(request.apiKey!.accountId, request.params.endpointId, {
         ...(url === undefined ? {} : { url: await checked(url) }),
         ...(enabledEvents === undefined ? {} : { enabledEvents: eventsList(enabledEvents) }),
         ...(description === undefined ? {} : { description }),
@@ -248,7 +248,7 @@ export async function webhookRoutes(app: FastifyInstance, { webhooks, clock, all
       },
     },
     async (request, reply) => {
-      if (!(await webhooks.deleteEndpoint(request.apiKey!.id, request.params.endpointId))) throw noEndpoint(request.params.endpointId)
+      if (!(await webhooks.deleteEndpoint(request.apiKey!.accountId, request.params.endpointId))) throw noEndpoint(request.params.endpointId)
       return reply.code(204).send(null)
     },
   )
@@ -278,7 +278,7 @@ export async function webhookRoutes(app: FastifyInstance, { webhooks, clock, all
     async (request) => {
       const secret = newSecret()
       const grace = request.body.grace ?? 86_400
-      const rotated = await webhooks.rotateSecret(request.apiKey!.id, request.params.endpointId, secret, clock.now() + grace * 1000)
+      const rotated = await webhooks.rotateSecret(request.apiKey!.accountId, request.params.endpointId, secret, clock.now() + grace * 1000)
       if (!rotated) throw noEndpoint(request.params.endpointId)
       return view(rotated, secret)
     },
@@ -303,9 +303,9 @@ export async function webhookRoutes(app: FastifyInstance, { webhooks, clock, all
       },
     },
     async (request, reply) => {
-      const endpoint = await ownEndpoint(request.apiKey!.id, request.params.endpointId)
+      const endpoint = await ownEndpoint(request.apiKey!.accountId, request.params.endpointId)
       const data = JSON.stringify(view(endpoint))
-      const event = await webhooks.insertEvent({ type: TEST_EVENT, apiKeyId: endpoint.apiKeyId, data }, [endpoint.id], clock.now())
+      const event = await webhooks.insertEvent({ type: TEST_EVENT, accountId: endpoint.accountId, data }, [endpoint.id], clock.now())
       wake()
       return reply.code(202).send(renderEvent(event))
     },
@@ -324,7 +324,7 @@ export async function webhookRoutes(app: FastifyInstance, { webhooks, clock, all
       },
     },
     async (request) => {
-      const endpoint = await ownEndpoint(request.apiKey!.id, request.params.endpointId)
+      const endpoint = await ownEndpoint(request.apiKey!.accountId, request.params.endpointId)
       return (await webhooks.attempts(endpoint.id, 100)).map((attempt) => ({
         eventId: `evt_${attempt.eventId}`,
         trigger: attempt.trigger,

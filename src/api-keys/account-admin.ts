@@ -1,0 +1,87 @@
+// Accounts (decision D11): the owner of keys and of everything they make, with the plan
+// and limits all its keys share. Made and changed by the operator alone (the command
+// line); a key reads its own account (GET /v1/account).
+import type { Clock } from '../clock.js'
+import type { AccountsStore, StoredAccount } from '../db/api-keys-store.js'
+import { KeyAdminError, type KeyAdmin, type KeyView } from './key-admin.js'
+import { checkPlan, limitsFor, type Limits, type Plan } from './plans.js'
+import type { Scope } from './scopes.js'
+
+export interface AccountView {
+  id: number
+  name: string
+  plan: Plan
+  limits: Limits
+  status: 'active' | 'disabled'
+  createdAt: string
+  disabledAt: string | null
+  /** Keys of the account, revoked ones included. */
+  keyCount: number
+}
+
+export interface NewAccountInput {
+  plan: string
+  name?: string
+  limits?: Partial<Limits>
+  scopes?: readonly Scope[]
+  expiresInMs?: number
+}
+
+export function createAccountAdmin({ accounts, keyAdmin, clock }: { accounts: AccountsStore; keyAdmin: KeyAdmin; clock: Clock }) {
+  async function view(account: StoredAccount): Promise<AccountView> {
+    const plan = account.plan as Plan
+    return {
+      id: account.id,
+      name: account.name,
+      plan,
+      limits: limitsFor(plan, account.custom ?? {}),
+      status: account.disabledAt === null ? 'active' : 'disabled',
+      createdAt: new Date(account.createdAt).toISOString(),
+      disabledAt: account.disabledAt === null ? null : new Date(account.disabledAt).toISOString(),
+      keyCount: await accounts.keyCount(account.id),
+    }
+  }
+
+  return {
+    async get(id: number): Promise<AccountView | undefined> {
+      const account = await accounts.findById(id)
+      return account && view(account)
+    },
+
+    async page(afterId: number, limit: number): Promise<AccountView[]> {
+      return Promise.all((await accounts.page(afterId, limit)).map(view))
+    },
+
+    /** A new account with its first key: the only time the key's secret is shown. */
+    async create(input: NewAccountInput): Promise<{ account: AccountView; secret: string; key: KeyView }> {
+      const { secret, key } = await keyAdmin.create(input)
+      return { account: (await this.get(key.accountId))!, secret, key }
+    },
+
+    /** Moves the account to another plan (enterprise: with its own limits, kept when not given). */
+    async setPlan(id: number, planName: string, limits: Partial<Limits> = {}): Promise<AccountView | undefined> {
+      const current = await accounts.findById(id)
+      if (!current) return undefined
+      const kept = planName === 'enterprise' && current.plan === 'enterprise' ? { ...current.custom, ...limits } : limits
+      let checked
+      try {
+        checked = checkPlan(planName, kept)
+      } catch (error) {
+        throw new KeyAdminError((error as Error).message, 'plan')
+      }
+      const changed = await accounts.update(id, { plan: checked.plan, custom: checked.custom })
+      return changed && view(changed)
+    },
+
+    /** Disabling refuses every key of the account (401) until it is enabled again. */
+    async setEnabled(id: number, enabled: boolean): Promise<AccountView | undefined> {
+      const current = await accounts.findById(id)
+      if (!current) return undefined
+      const disabledAt = enabled ? null : (current.disabledAt ?? clock.now())
+      const changed = await accounts.update(id, { disabledAt })
+      return changed && view(changed)
+    },
+  }
+}
+
+export type AccountAdmin = ReturnType<typeof createAccountAdmin>

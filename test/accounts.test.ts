@@ -1,0 +1,206 @@
+// Accounts (decision D11), over HTTP on both stores and two instances: an account owns
+// what its keys make, so a roll keeps it and a restricted key sees it; limits are the
+// account's, bans the key's; a key with keys:write manages its own account's keys
+// only, never one with a scope it lacks, never gives a scope or expiry it lacks, and
+// what it makes dies with it on a cascade.
+import { after, before, describe, it } from 'node:test'
+import assert from 'node:assert/strict'
+import { SCOPES } from '../src/api-keys/scopes.js'
+import { createManualClock } from '../src/clock.js'
+import type { Account, ApiKey } from '../src/schemas/key.js'
+import { STORES, startTestServer, type TestServer } from './helpers/server.js'
+
+interface Created {
+  key?: string
+  apiKey: ApiKey
+}
+
+for (const store of STORES) {
+  describe(`accounts (${store})`, () => {
+    const clock = createManualClock('2026-11-25T10:00:10Z')
+    let server: TestServer
+    /** A second instance on the same database, with its own limiter and key cache. */
+    let other: TestServer
+
+    before(async () => {
+      server = await startTestServer({ store, clock, env: { PETSTORE_WEBHOOK_ALLOW_CIDRS: '127.0.0.0/8' } })
+      other = await startTestServer({ store: 'sqlite', clock, env: { DATABASE_URL: server.config.databaseUrl, PETSTORE_WEBHOOK_ALLOW_CIDRS: '127.0.0.0/8' } })
+    })
+    after(async () => {
+      await other.close()
+      await server.close()
+    })
+
+    /** A key the operator makes: the first of an account of its own. */
+    const operatorKey = (scopes: readonly (typeof SCOPES)[number][] = SCOPES, plan = 'enterprise') =>
+      server.createKey(plan, plan === 'enterprise' ? { perMinute: 10_000, perDay: 1_000_000 } : {}, { scopes })
+    const make = (key: string, json: object = {}) => server.request<Created>('/v1/keys', { method: 'POST', key, json })
+    const newPet = async (key: string) => (await server.request<{ id: number }>('/v1/pets', { method: 'POST', key, json: { name: 'Rex', categoryId: 1 } })).body.id
+    const pastCache = () => clock.advance(4_000)
+
+    it('GET /v1/account: the account of any valid key, its plan and limits, and how many keys it has', async () => {
+      const owner = await operatorKey()
+      const reader = (await make(owner, { scopes: ['pets:read'] })).body.key!
+      const res = await other.request<Account>('/v1/account', { key: reader })
+      assert.equal(res.status, 200)
+      assert.deepEqual({ ...res.body, createdAt: 'x' }, {
+        id: await server.accountId(owner),
+        name: 'test',
+        plan: 'enterprise',
+        limits: { perMinute: 10_000, perDay: 1_000_000 },
+        status: 'active',
+        createdAt: 'x',
+        disabledAt: null,
+        keyCount: 2,
+      })
+      assert.ok(res.headers.get('x-ratelimit-remaining'), 'counted like any request')
+      assert.equal((await server.request('/v1/account')).status, 401)
+    })
+
+    it('a roll keeps every order, endpoint, event and usage row visible to the new key, on both instances', async () => {
+      clock.set('2026-11-25T11:00:10Z')
+      const admin = await operatorKey()
+      const old = (await make(admin, { name: 'shop' })).body
+      const petId = await newPet(old.key!)
+      const order = await server.request<{ id: number }>('/v1/store/orders', { method: 'POST', key: old.key!, json: { petId } })
+      assert.equal(order.status, 201)
+      const endpoint = await server.request<{ id: number }>('/v1/webhook-endpoints', { method: 'POST', key: old.key!, json: { url: 'http://127.0.0.1:9/hook', enabledEvents: ['order.placed'] } })
+      assert.equal(endpoint.status, 201, endpoint.text)
+      const rolled = (await server.request<Created>(`/v1/keys/${old.apiKey.id}/roll`, { method: 'POST', key: admin, json: { grace: 0 } })).body
+      pastCache()
+      assert.equal((await server.request('/v1/pets', { key: old.key! })).status, 401, 'the old key stopped')
+      for (const instance of [server, other]) {
+        const mine = await instance.request<{ id: number; status: string }>(`/v1/store/orders/${order.body.id}`, { key: rolled.key! })
+        assert.equal(mine.status, 200, 'the new key reads the order the old one placed')
+        const endpoints = await instance.request<{ id: number }[]>('/v1/webhook-endpoints', { key: rolled.key! })
+        assert.deepEqual(endpoints.body.map((e) => e.id), [endpoint.body.id])
+        const events = await instance.request<{ type: string; data: { id: number } }[]>('/v1/events?type=order.placed', { key: rolled.key! })
+        assert.ok(events.body.some((event) => event.data.id === order.body.id), JSON.stringify(events.body))
+      }
+      // The new key can still close the order the old key placed: the pet is not stuck.
+      const cancelled = await server.request<{ status: string }>(`/v1/store/orders/${order.body.id}/cancel`, { method: 'POST', key: rolled.key! })
+      assert.equal(cancelled.status, 200)
+      assert.equal(cancelled.body.status, 'cancelled')
+      const history = await server.request<{ ok: number }[]>('/v1/usage/history', { key: rolled.key! })
+      assert.ok(history.body.reduce((sum, bucket) => sum + bucket.ok, 0) >= 4, 'the account\'s usage includes the old key\'s requests')
+      const oldOnly = await server.request<{ ok: number }[]>(`/v1/usage/history?keyId=${old.apiKey.id}`, { key: rolled.key! })
+      assert.equal(oldOnly.status, 200)
+      assert.equal((await server.request(`/v1/usage/history?keyId=${await server.keyId(await operatorKey())}`, { key: rolled.key! })).status, 404, 'another account\'s key')
+    })
+
+    it('a read_only key reads the orders its account\'s main key placed', async () => {
+      const main = await operatorKey()
+      const petId = await newPet(main)
+      const order = (await server.request<{ id: number }>('/v1/store/orders', { method: 'POST', key: main, json: { petId } })).body
+      const reporting = (await make(main, { scopes: ['read_only'] })).body.key!
+      const list = await other.request<{ id: number }[]>('/v1/store/orders', { key: reporting })
+      assert.deepEqual(list.body.map((o) => o.id), [order.id])
+      assert.equal((await other.request(`/v1/store/orders/${order.id}`, { key: reporting })).status, 200)
+      const stranger = await operatorKey()
+      assert.equal((await server.request(`/v1/store/orders/${order.id}`, { key: stranger })).status, 404, 'another account\'s order is not found')
+    })
+
+    it('keys:write cannot be turned against another account or a stronger key: 404 and 403 on every operation', async () => {
+      const victim = await operatorKey()
+      const victimId = await server.keyId(victim)
+      const attacker = (await make(await operatorKey(['pets:read', 'keys:read', 'keys:write'], 'free'), { scopes: ['keys:write'] })).body.key!
+      const attempts = [
+        ['GET', `/v1/keys/${victimId}`, undefined],
+        ['PATCH', `/v1/keys/${victimId}`, { name: 'pwned' }],
+        ['PATCH', `/v1/keys/${victimId}`, { enabled: false }],
+        ['PATCH', `/v1/keys/${victimId}`, { scopes: [] }],
+        ['POST', `/v1/keys/${victimId}/roll`, {}],
+        ['POST', `/v1/keys/${victimId}/revoke`, undefined],
+        ['POST', `/v1/keys/${victimId}/unban`, undefined],
+        ['GET', `/v1/keys/${victimId}/usage`, undefined],
+      ] as const
+      for (const [method, path, json] of attempts) {
+        const res = await server.request(path, { method, key: attacker, ...(json === undefined ? {} : { json }) })
+        assert.equal(res.status, 404, `${method} ${path}: ${res.text}`)
+      }
+      const victimAccount = await server.accountId(victim)
+      assert.ok((await server.request<ApiKey[]>('/v1/keys', { key: attacker })).body.every((key) => key.accountId !== victimAccount), 'the list holds its own account\'s keys alone')
+      const view = await server.request<ApiKey>(`/v1/keys/${victimId}`, { key: victim })
+      assert.equal(view.body.status, 'active')
+      assert.equal(view.body.name, 'test')
+
+      // Within its own account: never a key holding a scope it lacks.
+      const boss = await operatorKey()
+      const manager = (await make(boss, { scopes: ['keys:write', 'pets:read'] })).body.key!
+      const bossId = await server.keyId(boss)
+      for (const [method, path, json] of [
+        ['PATCH', `/v1/keys/${bossId}`, { enabled: false }],
+        ['POST', `/v1/keys/${bossId}/roll`, {}],
+        ['POST', `/v1/keys/${bossId}/revoke`, undefined],
+        ['POST', `/v1/keys/${bossId}/unban`, undefined],
+      ] as const) {
+        const res = await server.request<{ code: string; message: string }>(path, { method, key: manager, ...(json === undefined ? {} : { json }) })
+        assert.equal(res.status, 403, `${method} ${path}: ${res.text}`)
+        assert.equal(res.body.code, 'forbidden')
+        assert.match(res.body.message, /holds .*orders:write.*which this key lacks/)
+      }
+      assert.equal((await server.request<ApiKey>(`/v1/keys/${bossId}`, { key: manager })).body.status, 'active')
+      // A key may still revoke itself.
+      assert.equal((await server.request<ApiKey>(`/v1/keys/${await server.keyId(manager)}/revoke`, { method: 'POST', key: manager })).body.status, 'revoked')
+    })
+
+    it('all keys of an account share one budget; the headers describe the account\'s windows', async () => {
+      clock.set('2026-11-25T12:00:10Z')
+      const first = await server.createKey('enterprise', { perMinute: 6, perDay: 1000 }, { scopes: SCOPES })
+      const second = (await make(first, { scopes: ['pets:read'] })).body.key!
+      const third = (await make(first, { scopes: ['pets:read'] })).body.key!
+      // The two creates counted: 4 left in the minute, for whichever key asks.
+      const statuses: number[] = []
+      for (const key of [second, third, first, third, first]) statuses.push((await server.request('/v1/pets', { key })).status)
+      assert.deepEqual(statuses, [200, 200, 200, 200, 429])
+      const refused = await server.request('/v1/pets', { key: second })
+      assert.equal(refused.status, 429)
+      assert.equal(refused.headers.get('x-ratelimit-limit'), '6')
+      assert.equal(refused.headers.get('x-ratelimit-remaining'), '0')
+    })
+
+    it('a key made by a key expires no later than its maker, dies with it on a cascade, and cannot lift its maker\'s ban', async () => {
+      const owner = await operatorKey()
+      const parent = (await make(owner, { scopes: SCOPES, expiresIn: '1h' })).body
+      const child = (await make(parent.key!, { scopes: SCOPES })).body
+      assert.equal(child.apiKey.expiresAt, parent.apiKey.expiresAt, 'expires with its maker by default')
+      assert.equal(child.apiKey.createdBy, parent.apiKey.id)
+      const later = await make(parent.key!, { expiresIn: '2h' })
+      assert.equal(later.status, 403)
+      assert.match((later.body as unknown as { message: string }).message, /outlives it/)
+      const grandchild = (await make(child.key!, { scopes: ['pets:read', 'keys:write'] })).body
+      const unrelated = (await make(owner, {})).body
+
+      const unban = await server.request<{ message: string }>(`/v1/keys/${parent.apiKey.id}/unban`, { method: 'POST', key: child.key! })
+      assert.equal(unban.status, 403, 'a key cannot lift its maker\'s ban')
+      assert.match(unban.body.message, /made this key/)
+      const own = await server.request(`/v1/keys/${child.apiKey.id}/unban`, { method: 'POST', key: child.key! })
+      assert.equal(own.status, 403, 'nor its own')
+
+      const cascade = await server.request<ApiKey>(`/v1/keys/${parent.apiKey.id}/revoke?cascade=true`, { method: 'POST', key: owner })
+      assert.equal(cascade.status, 200)
+      assert.equal(cascade.headers.get('petstore-revoked'), [parent.apiKey.id, child.apiKey.id, grandchild.apiKey.id].join(','))
+      pastCache()
+      for (const key of [parent.key!, child.key!, grandchild.key!]) assert.equal((await other.request('/v1/pets', { key })).status, 401)
+      assert.equal((await other.request('/v1/pets', { key: unrelated.key! })).status, 200, 'a key its maker did not make lives on')
+      assert.equal(
+        (await server.request<ApiKey[]>('/v1/keys?limit=100', { key: owner })).body.find((key) => key.id === grandchild.apiKey.id)?.createdBy,
+        child.apiKey.id,
+        'the list says who made each key',
+      )
+    })
+
+    it('disabling an account refuses every key of it on every instance', async () => {
+      const owner = await operatorKey()
+      const sibling = (await make(owner, {})).body.key!
+      await server.store.accounts.update(await server.accountId(owner), { disabledAt: clock.now() })
+      pastCache()
+      for (const key of [owner, sibling]) {
+        const res = await other.request<{ message: string }>('/v1/pets', { key })
+        assert.equal(res.status, 401)
+        assert.match(res.body.message, /account .* is disabled/)
+        assert.match(res.headers.get('www-authenticate') ?? '', /error_description="The account is disabled"/)
+      }
+    })
+  })
+}
