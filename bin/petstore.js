@@ -9,5 +9,8 @@ if (unsupported) {
   console.error(`petstore: ${unsupported}`)
   process.exit(1)
 }
+// `.env` in the working directory, as `npm start` reads it; the environment wins.
+const { loadDotEnv } = await import('../dist/config.js')
+loadDotEnv()
 const { main } = await import('../dist/cli/main.js')
 process.exitCode = await main(process.argv.slice(2))

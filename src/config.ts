@@ -1,5 +1,6 @@
 // The only reader of process.env: every setting is validated here, once, and the
 // process refuses to start naming the variable that is wrong.
+import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -37,6 +38,17 @@ export interface Config {
   readonly dispatch: 'on' | 'off'
   /** Seconds a dispatcher holds a delivery it claimed: a dispatcher that dies holding one, another retries after this long. */
   readonly webhookLease: number
+}
+
+/**
+ * Reads `.env` in the working directory into the environment, when there is one, as
+ * `npm start` and the command line do: a variable already set in the environment wins
+ * (Node's own parser, the --env-file format). Call it before loadConfig.
+ */
+export function loadDotEnv(file = '.env'): boolean {
+  if (!existsSync(file)) return false
+  process.loadEnvFile(file)
+  return true
 }
 
 export class ConfigError extends Error {

@@ -5,7 +5,7 @@ import { pathToFileURL } from 'node:url'
 import { buildApp } from './app.js'
 import { systemClock } from './clock.js'
 import { isPrimaryOf, runPrimary } from './cluster.js'
-import { loadConfig, redactUrl, type Config } from './config.js'
+import { loadConfig, loadDotEnv, redactUrl, type Config } from './config.js'
 import { openStoreFromConfig } from './db/from-config.js'
 import { unsupportedNodeMessage } from './node-support.js'
 import { createRateLimiterFromConfig } from './rate-limit/from-config.js'
@@ -112,7 +112,10 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     process.exit(1)
   }
   Promise.resolve()
-    .then(() => serve(loadConfig()))
+    .then(() => {
+      loadDotEnv()
+      return serve(loadConfig())
+    })
     .catch((error: unknown) => {
       console.error(`petstore: ${error instanceof Error ? error.message : String(error)}`)
       process.exit(1)

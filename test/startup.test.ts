@@ -4,7 +4,7 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer, type AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -108,5 +108,49 @@ describe('paths outside /v1', () => {
     const res = await server.request<{ message: string }>('/v1/nowhere', { headers: { authorization: `Bearer ${await server.createKey('free')}` } })
     assert.equal(res.status, 404)
     assert.equal(res.body.message, 'There is no route GET /v1/nowhere.')
+  })
+})
+
+describe('.env in the working directory', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'petstore-dotenv-'))
+  after(() => rmSync(dir, { recursive: true, force: true }))
+  const repo = process.cwd()
+
+  /** Runs `script` (a file of the built package) in `dir`; resolves with its output once `until` is logged (then SIGTERM) or it exits. */
+  function runIn(args: string[], env: Record<string, string>, until?: RegExp): Promise<{ out: string; err: string; code: number | null }> {
+    const child = spawn(process.execPath, args, { cwd: dir, env: { ...process.env, LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+    let out = ''
+    let err = ''
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        child.kill('SIGKILL')
+        reject(new Error(`no ${String(until)} within 20 s; stdout:\n${out}\nstderr:\n${err}`))
+      }, 20_000)
+      child.stdout!.on('data', (chunk: Buffer) => {
+        out += chunk.toString()
+        if (until?.test(out)) child.kill('SIGTERM')
+      })
+      child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()))
+      child.once('exit', (code) => {
+        clearTimeout(timer)
+        resolve({ out, err, code })
+      })
+    })
+  }
+
+  it('npm start (dist/server.js) and the command line read it; a variable set in the environment wins', async () => {
+    const port = await new Promise<number>((resolve) => {
+      const probe = createServer().listen(0, '127.0.0.1', () => {
+        const { port: free } = probe.address() as AddressInfo
+        probe.close(() => resolve(free))
+      })
+    })
+    writeFileSync(join(dir, '.env'), `# as in .env.example\nPORT=${port}\nDATABASE_URL=sqlite:./from-dotenv.db\nPETSTORE_ENV=production\n`)
+    const server = await runIn([join(repo, 'dist/server.js')], { PETSTORE_ENV: 'staging' }, /serving/)
+    assert.match(server.out, new RegExp(`petstore \\(staging\\) serving http://127\\.0\\.0\\.1:${port}/v1, docs at .*store sqlite:.*from-dotenv\\.db`))
+    const cli = await runIn([join(repo, 'bin/petstore.js'), 'keys', 'create', '--plan', 'free'], {})
+    assert.equal(cli.code, 0, cli.err)
+    assert.match(cli.out, /^ps_live_/, 'PETSTORE_ENV=production from .env: a live key')
+    assert.match(cli.err, /database sqlite:.*from-dotenv\.db/)
   })
 })

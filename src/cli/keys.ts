@@ -132,7 +132,7 @@ export const keysCommands = [
     flags: { cascade: { description: 'also revoke every key this key made, and every key those made' } },
     run: ({ values, args: [id] }, context) =>
       withAdmin(context, async ({ admin, where }) => {
-        const result = await admin.revoke(keyId(id), undefined, true)
+        const result = await admin.revoke(keyId(id), undefined, values.cascade === true)
         if (!result) throw noSuchKey(id, where)
         const others = result.revoked.filter((revoked) => revoked !== keyId(id))
         context.io.out(`Revoked key ${id}${others.length > 0 ? ` and the keys it made: ${others.join(', ')}` : ''}; running servers refuse them within 5 seconds.`)
