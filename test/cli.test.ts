@@ -4,6 +4,7 @@ import { execFile } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { promisify } from 'node:util'
 import type { Pet } from '../src/schemas/pet.js'
 import { runCli } from './helpers/cli.js'
@@ -43,14 +44,18 @@ describe('petstore command line', () => {
     assert.equal(res.code, 0)
     const keys = res.json() as Record<string, unknown>[]
     assert.ok(keys.length >= 2)
-    for (const field of ['id', 'name', 'plan', 'prefix', 'limits', 'createdAt', 'lastUsedAt', 'revokedAt']) assert.ok(field in keys[0]!, field)
+    for (const field of ['id', 'accountId', 'name', 'plan', 'prefix', 'limits', 'createdAt', 'lastUsedAt', 'revokedAt', 'createdBy']) assert.ok(field in keys[0]!, field)
+    // Each key made with --plan is the first of an account of its own, made by the operator.
+    assert.equal(new Set(keys.map((k) => k.accountId)).size, keys.length)
+    assert.ok(keys.every((k) => k.createdBy === null))
     assert.ok(!res.out.join('\n').includes(created.out[0]!))
     assert.ok(keys.some((k) => created.out[0]!.startsWith(k.prefix as string)))
   })
 
   it('keys list prints a table', async () => {
     const res = await cli('keys', 'list')
-    assert.match(res.out[0]!, /^ID\tPREFIX\tPLAN/)
+    assert.equal(res.out[0], 'ID\tACCOUNT\tPREFIX\tPLAN\tSTATUS\tEXPIRES\tLAST USED\tMADE BY\tSCOPES\tNAME')
+    assert.match(res.out[1]!, /^1\t1\tps_test_\w{4}…\tfree\tactive\t-\t-\toperator\tpets:read,/)
   })
 
   it('keys revoke and set-plan change the record', async () => {
@@ -71,13 +76,16 @@ describe('petstore command line', () => {
   const mistakes: [string, string[], RegExp][] = [
     ['no command', [], /no command given; run "petstore --help"/],
     ['an unknown command', ['frobnicate'], /unknown command/],
-    ['keys create without --plan', ['keys', 'create'], /--plan/],
+    ['keys create with neither --plan nor --account', ['keys', 'create'], /^petstore: give --plan PLAN \(a new account with this key\) or --account ID \(a key for an existing account\)$/],
+    ['keys create with both --plan and --account', ['keys', 'create', '--plan', 'free', '--account', '1'], /^petstore: give --plan PLAN \(a new account\) or --account ID \(an existing one\), not both$/],
+    ['an account id that is not a number', ['keys', 'create', '--account', 'one'], /account ID must be a positive integer/],
+    ['accounts create without --plan', ['accounts', 'create'], /^petstore: --plan is required; usage: petstore accounts create --plan PLAN/],
     ['an unknown plan', ['keys', 'create', '--plan', 'gold'], /unknown plan "gold"/],
     ['enterprise without limits', ['keys', 'create', '--plan', 'enterprise'], /--per-minute/],
     ['limits on a non-enterprise plan', ['keys', 'create', '--plan', 'free', '--per-minute', '5', '--per-day', '10'], /enterprise/],
     ['a non-numeric limit', ['keys', 'create', '--plan', 'enterprise', '--per-minute', 'lots', '--per-day', '10'], /--per-minute/],
     ['an unknown flag', ['keys', 'list', '--colour'], /colour/],
-    ['revoke without an id', ['keys', 'revoke'], /^petstore: missing ID; usage: petstore keys revoke ID$/],
+    ['revoke without an id', ['keys', 'revoke'], /^petstore: missing ID; usage: petstore keys revoke ID \[--cascade\]$/],
     ['set-plan without a plan', ['keys', 'set-plan', '2'], /^petstore: missing PLAN; usage: petstore keys set-plan ID PLAN/],
     ['a flag without its value', ['keys', 'create', '--plan'], /^petstore: --plan needs a value \(PLAN\)/],
     ['an argument too many', ['keys', 'revoke', '1', '2'], /^petstore: unexpected argument "2"; usage/],
@@ -95,7 +103,7 @@ describe('petstore command line', () => {
     })
   }
 
-  for (const argv of [['keys', '--help'], ['keys', 'create', '--help'], ['pets', '--help'], ['pets', 'list', '-h'], ['serve', '--help'], ['migrate', '--help']]) {
+  for (const argv of [['keys', '--help'], ['keys', 'create', '--help'], ['accounts', '--help'], ['accounts', 'create', '--help'], ['pets', '--help'], ['pets', 'list', '-h'], ['serve', '--help'], ['migrate', '--help']]) {
     it(`prints the usage of the command for ${argv.join(' ')} and exits 0`, async () => {
       const res = await cli(...argv)
       assert.equal(res.code, 0, res.err.join('\n'))
@@ -106,12 +114,13 @@ describe('petstore command line', () => {
 
   it('keys create --help is that command alone, a line per flag', async () => {
     const res = await cli('keys', 'create', '--help')
-    assert.equal(res.out[0], 'Usage: petstore keys create --plan PLAN [--name NAME] [--per-minute N] [--per-day N] [--scopes SCOPES] [--expires-in DURATION] [--json]')
-    for (const flag of ['--plan PLAN', '--name NAME', '--per-minute N', '--per-day N', '--scopes SCOPES', '--expires-in DURATION', '--json', '-h, --help']) {
+    assert.equal(res.out[0], 'Usage: petstore keys create [--plan PLAN] [--account ID] [--name NAME] [--scopes SCOPES] [--expires-in DURATION] [--per-minute N] [--per-day N] [--json]')
+    for (const flag of ['--plan PLAN', '--account ID', '--name NAME', '--per-minute N', '--per-day N', '--scopes SCOPES', '--expires-in DURATION', '--json', '-h, --help']) {
       assert.ok(res.out.some((line) => line.startsWith(`  ${flag} `)), `${flag} in\n${res.out.join('\n')}`)
     }
     assert.ok(!res.out.some((line) => line.includes('keys revoke')), 'not the whole group')
-    assert.match(res.out.find((line) => line.startsWith('  --plan'))!, /free, pro, business or enterprise \(required\)/)
+    assert.match(res.out.find((line) => line.startsWith('  --plan'))!, /free, pro, business or enterprise: makes an account on this plan, with this key as its first$/)
+    assert.match(res.out.find((line) => line.startsWith('  --account'))!, /adds the key to this account instead \(its plan and limits\)$/)
   })
 
   it('petstore keys --help lists every keys command and nothing else', async () => {
@@ -120,12 +129,18 @@ describe('petstore command line', () => {
     assert.deepEqual(commands, ['keys create', 'keys list', 'keys show', 'keys revoke', 'keys disable', 'keys enable', 'keys set-plan', 'keys roll', 'keys unban', 'keys usage'])
   })
 
+  it('petstore accounts --help lists every accounts command and nothing else', async () => {
+    const res = await cli('accounts', '--help')
+    const commands = res.out.filter((line) => /^ {2}\S/.test(line)).map((line) => line.trim().split(/\s{2,}/)[0])
+    assert.deepEqual(commands, ['accounts create', 'accounts list', 'accounts show', 'accounts set-plan', 'accounts disable', 'accounts enable'])
+  })
+
   const guesses: [string[], string][] = [
     [['keys', 'create', '--plna', 'free'], "unknown option '--plna' (did you mean --plan?)"],
     [['keys', 'list', '--jsno'], "unknown option '--jsno' (did you mean --json?)"],
     [['keys', 'crate'], 'unknown keys command "crate" (did you mean create?)'],
     [['serv'], 'unknown command "serv" (did you mean serve?)'],
-    [['keys', 'list', '--colour'], "unknown option '--colour'; usage: petstore keys list [--json]"],
+    [['keys', 'list', '--colour'], "unknown option '--colour'; usage: petstore keys list [--account ID] [--json]"],
   ]
   for (const [argv, message] of guesses) {
     it(`says what was meant for petstore ${argv.join(' ')}, exit 2`, async () => {
@@ -138,22 +153,26 @@ describe('petstore command line', () => {
 
   it('keys show ID prints one key, never its secret, and names the database on stderr', async () => {
     const created = await cli('keys', 'create', '--plan', 'business', '--name', 'shown')
-    const id = /Created key (\d+)/.exec(created.out[1]!)![1]!
+    const made = /^Created key (\d+) in account (\d+) \(shown, plan business: 1000\/min, 100000\/day; pets:read .*\)\. It is shown only this once\.$/.exec(created.out[1]!)
+    assert.ok(made, created.out[1])
+    const [, id, account] = made
     assert.deepEqual(created.err, [`petstore: database ${env.DATABASE_URL}`])
-    const res = await cli('keys', 'show', id)
+    const res = await cli('keys', 'show', id!)
     assert.equal(res.code, 0)
-    assert.deepEqual(res.out.slice(0, 6), [
+    assert.deepEqual(res.out.slice(0, 7), [
       `id         ${id}`,
+      `account    ${account}`,
       'name       shown',
       `prefix     ${created.out[0]!.slice(0, 12)}…`,
       'plan       business (1000/min, 100000/day)',
       'status     active',
       'scopes     pets:read pets:write orders:read orders:write usage:read events:read webhooks:read webhooks:write',
     ])
+    assert.equal(res.out.at(-1), 'made by    the operator')
     assert.ok(!res.out.join('\n').includes(created.out[0]!))
     assert.deepEqual(res.err, [`petstore: database ${env.DATABASE_URL}`])
-    const json = (await cli('keys', 'show', id, '--json')).json<{ id: number; name: string }>()
-    assert.deepEqual([json.id, json.name], [Number(id), 'shown'])
+    const json = (await cli('keys', 'show', id!, '--json')).json<{ id: number; name: string; accountId: number; createdBy: number | null }>()
+    assert.deepEqual([json.id, json.name, json.accountId, json.createdBy], [Number(id), 'shown', Number(account), null])
   })
 
   it('makes keys with scopes and an expiry, rolls, disables and enables them, and prints their usage', async () => {
@@ -176,7 +195,7 @@ describe('petstore command line', () => {
     assert.equal(usage.code, 0)
     assert.deepEqual(usage.out, [`No requests from key ${old.replacedBy} in the last 7 days.`])
     const table = await cli('keys', 'list')
-    assert.match(table.out[0]!, /^ID\tPREFIX\tPLAN\tPER MIN\tPER DAY\tSTATUS\tEXPIRES\tLAST USED\tSCOPES\tNAME$/)
+    assert.match(table.out[0]!, /^ID\tACCOUNT\tPREFIX\tPLAN\tSTATUS\tEXPIRES\tLAST USED\tMADE BY\tSCOPES\tNAME$/)
     assert.ok(table.out.some((line) => line.startsWith(`${made.id}\t`) && line.includes('\texpired\t')), table.out.join('\n'))
   })
 
@@ -197,6 +216,11 @@ describe('petstore command line', () => {
       const res = await cli(...argv)
       assert.equal(res.code, 1, argv.join(' '))
       assert.deepEqual(res.err, [`petstore: there is no key with id 999 in ${env.DATABASE_URL}`])
+    }
+    for (const argv of [['accounts', 'show', '999'], ['accounts', 'set-plan', '999', 'pro'], ['accounts', 'disable', '999'], ['accounts', 'enable', '999'], ['keys', 'create', '--account', '999']]) {
+      const res = await cli(...argv)
+      assert.equal(res.code, 1, argv.join(' '))
+      assert.deepEqual(res.err, [`petstore: there is no account with id 999 in ${env.DATABASE_URL} ("petstore accounts list" shows them)`])
     }
   })
 
@@ -221,6 +245,201 @@ describe('petstore command line', () => {
       env: { ...process.env, ...env },
     })
     assert.match(stdout.split('\n')[0]!, /^ps_test_/)
+  })
+
+  it('accounts create makes an account and its first key, keys create --account adds a second: accounts show lists both, keys list --account only them', async () => {
+    const made = await cli('accounts', 'create', '--plan', 'pro', '--name', 'acme')
+    assert.equal(made.code, 0, made.err.join('\n'))
+    assert.match(made.out[0]!, /^ps_test_[0-9A-Za-z]{36}$/)
+    const created = /^Created account (\d+) \(acme, plan pro: 300\/min, 10000\/day\) with key (\d+)\. The key is shown only this once\.$/.exec(made.out[1]!)
+    assert.ok(created, made.out[1])
+    const [, account, first] = created
+    const added = await cli('keys', 'create', '--account', account!, '--name', 'second')
+    assert.equal(added.code, 0, added.err.join('\n'))
+    assert.match(added.out[0]!, /^ps_test_[0-9A-Za-z]{36}$/)
+    assert.notEqual(added.out[0], made.out[0])
+    const second = new RegExp(`^Created key (\\d+) in account ${account} \\(second, plan pro: 300/min, 10000/day; pets:read `).exec(added.out[1]!)?.[1]
+    assert.ok(second, added.out[1])
+    assert.equal((await cli('keys', 'create', '--plan', 'free', '--name', 'elsewhere')).code, 0) // another account's, for the filter to leave out
+
+    const shown = await cli('accounts', 'show', account!)
+    assert.equal(shown.code, 0, shown.err.join('\n'))
+    const blank = shown.out.indexOf('')
+    assert.deepEqual(
+      shown.out.slice(0, blank).filter((line) => !line.startsWith('created ')),
+      [`id         ${account}`, 'name       acme', 'plan       pro (300/min, 10000/day, shared by its keys)', 'status     active', 'keys       2', 'today      ok 0, rate_limited 0, banned 0, forbidden 0, error 0'],
+    )
+    const keysTable = shown.out.slice(blank + 1)
+    assert.equal(keysTable[0], 'ID\tACCOUNT\tPREFIX\tPLAN\tSTATUS\tEXPIRES\tLAST USED\tMADE BY\tSCOPES\tNAME')
+    assert.deepEqual(
+      keysTable.slice(1).map((line) => line.split('\t')),
+      [
+        [first, account, `${made.out[0]!.slice(0, 12)}…`, 'pro', 'active', '-', '-', 'operator', 'pets:read,pets:write,orders:read,orders:write,usage:read,events:read,webhooks:read,webhooks:write', 'acme'],
+        [second, account, `${added.out[0]!.slice(0, 12)}…`, 'pro', 'active', '-', '-', 'operator', 'pets:read,pets:write,orders:read,orders:write,usage:read,events:read,webhooks:read,webhooks:write', 'second'],
+      ],
+    )
+    const json = (await cli('accounts', 'show', account!, '--json')).json<{ id: number; plan: string; status: string; keyCount: number; keys: { id: number }[] }>()
+    assert.deepEqual([json.id, json.plan, json.status, json.keyCount, json.keys.map((key) => key.id)], [Number(account), 'pro', 'active', 2, [Number(first), Number(second)]])
+
+    const listed = await cli('keys', 'list', '--account', account!)
+    assert.equal(listed.code, 0)
+    assert.deepEqual(listed.out, keysTable)
+    const listedJson = (await cli('keys', 'list', '--account', account!, '--json')).json<{ id: number; accountId: number; createdBy: number | null }[]>()
+    assert.deepEqual(
+      listedJson.map((key) => [key.id, key.accountId, key.createdBy]),
+      [
+        [Number(first), Number(account), null],
+        [Number(second), Number(account), null],
+      ],
+    )
+    const everyKey = (await cli('keys', 'list', '--json')).json<{ accountId: number }[]>()
+    assert.ok(everyKey.some((key) => key.accountId !== Number(account)), 'without --account: every account\'s keys')
+
+    const accounts = await cli('accounts', 'list')
+    assert.equal(accounts.out[0], 'ID\tPLAN\tPER MIN\tPER DAY\tSTATUS\tKEYS\tCREATED\tNAME')
+    const row = accounts.out.find((line) => line.startsWith(`${account}\t`))?.split('\t')
+    assert.deepEqual([...(row ?? []).slice(0, 6), row?.[7]], [account, 'pro', '300', '10000', 'active', '2', 'acme'])
+  })
+
+  it('accounts set-plan moves the account, so every key of it, to the plan; keys set-plan moves the account of the key', async () => {
+    const made = await cli('accounts', 'create', '--plan', 'free', '--json')
+    assert.equal(made.code, 0, made.err.join('\n'))
+    const { account, apiKey } = made.json<{ account: { id: number; plan: string }; key: string; apiKey: { id: number; accountId: number } }>()
+    assert.deepEqual([account.plan, apiKey.accountId], ['free', account.id])
+    const other = (await cli('keys', 'create', '--account', String(account.id), '--json')).json<{ id: number }>()
+    const planOf = async (id: number) => (await cli('keys', 'show', String(id))).out.find((line) => line.startsWith('plan '))
+
+    const moved = await cli('accounts', 'set-plan', String(account.id), 'enterprise', '--per-minute', '5000', '--per-day', '90000')
+    assert.equal(moved.code, 0, moved.err.join('\n'))
+    for (const id of [apiKey.id, other.id]) assert.equal(await planOf(id), 'plan       enterprise (5000/min, 90000/day)', `key ${id}`)
+    assert.deepEqual(moved.out, [`Account ${account.id} is now on the enterprise plan (5000/min, 90000/day); running servers apply it within 5 seconds.`])
+
+    const fixed = await cli('accounts', 'set-plan', String(account.id), 'business')
+    assert.equal(fixed.code, 0, fixed.err.join('\n'))
+    for (const id of [apiKey.id, other.id]) assert.equal(await planOf(id), 'plan       business (1000/min, 100000/day)', `key ${id}`)
+    const noLimits = await cli('accounts', 'set-plan', String(account.id), 'enterprise')
+    assert.deepEqual([noLimits.code, noLimits.err.length], [2, 1])
+    assert.match(noLimits.err[0]!, /--per-minute/)
+    assert.equal(await planOf(other.id), 'plan       business (1000/min, 100000/day)', 'a refused change changes nothing')
+
+    const byKey = await cli('keys', 'set-plan', String(other.id), 'pro')
+    assert.deepEqual(byKey.out, [`Account ${account.id} of key ${other.id} is now on the pro plan (300/min, 10000/day), for all its keys; running servers apply it within 5 seconds.`])
+    assert.equal(await planOf(apiKey.id), 'plan       pro (300/min, 10000/day)', 'the other key of the account')
+  })
+})
+
+describe('petstore accounts … and keys revoke --cascade beside a running server', () => {
+  let server: TestServer
+  let env: Record<string, string>
+  before(async () => {
+    server = await startTestServer()
+    // The operator's shell: the command line on the running server's own store.
+    env = { DATABASE_URL: server.config.databaseUrl }
+  })
+  after(() => server.close())
+
+  const cli = (...argv: string[]) => runCli(argv, env)
+  interface MadeAccount {
+    account: { id: number }
+    key: string
+    apiKey: { id: number }
+  }
+  interface MadeKey {
+    key: string
+    id: number
+  }
+  const json = async <T>(...argv: string[]): Promise<T> => {
+    const res = await cli(...argv, '--json')
+    assert.equal(res.code, 0, res.err.join('\n'))
+    return res.json<T>()
+  }
+
+  /** The status the server answers `key` with once it is `status`, asking until `ms` have passed (its cache of keys lasts under 5 s). */
+  async function statusWithin(key: string, status: number, ms = 5_000): Promise<number> {
+    const deadline = Date.now() + ms
+    for (;;) {
+      const res = await server.request('/v1/pets', { key })
+      if (res.status === status || Date.now() >= deadline) return res.status
+      await sleep(100)
+    }
+  }
+
+  it('accounts disable: the running server answers 401 for every key of the account within 5 s, and accounts enable lets them in again', async () => {
+    const made = await json<MadeAccount>('accounts', 'create', '--plan', 'pro')
+    const account = String(made.account.id)
+    const second = await json<MadeKey>('keys', 'create', '--account', account)
+    const bystander = await json<MadeKey>('keys', 'create', '--plan', 'pro')
+    // Each one in use, so the server holds it in its cache as active.
+    for (const key of [made.key, second.key, bystander.key]) assert.equal((await server.request('/v1/pets', { key })).status, 200)
+
+    const off = await cli('accounts', 'disable', account)
+    const disabledAt = Date.now()
+    assert.deepEqual([off.code, off.out], [0, [`Account ${account} is disabled.`]])
+    for (const key of [made.key, second.key]) assert.equal(await statusWithin(key, 401, 5_000 - (Date.now() - disabledAt)), 401)
+    const refused = await server.request<{ message: string }>('/v1/pets', { key: made.key })
+    assert.match(refused.body.message, new RegExp(`\\(account ${account}\\) is disabled`))
+    assert.equal((await server.request('/v1/pets', { key: bystander.key })).status, 200, 'the keys of other accounts still work')
+    const shown = await cli('accounts', 'show', account)
+    assert.match(shown.out.find((line) => line.startsWith('status '))!, /^status {5}disabled \d{4}-\d\d-\d\dT/)
+    assert.deepEqual(
+      shown.out.slice(shown.out.indexOf('') + 2).map((line) => line.split('\t')[4]),
+      ['disabled', 'disabled'],
+    )
+
+    const on = await cli('accounts', 'enable', account)
+    assert.deepEqual([on.code, on.out], [0, [`Account ${account} is active.`]])
+    assert.equal(await statusWithin(made.key, 200), 200)
+    assert.match((await cli('accounts', 'show', account)).out.find((line) => line.startsWith('status '))!, /^status {5}active$/)
+  })
+
+  it('keys revoke --cascade revokes the key and every key it made, however deep, printing their ids; without it, the key alone', async () => {
+    const parent = await json<MadeAccount>('accounts', 'create', '--plan', 'pro', '--scopes', 'all,keys:write', '--name', 'parent')
+    const account = String(parent.account.id)
+    // Keys made by keys, over the admin API: their created_by is their maker.
+    const makeWith = async (maker: string, name: string): Promise<MadeKey> => {
+      const res = await server.request<{ key: string; apiKey: { id: number } }>('/v1/keys', { method: 'POST', key: maker, json: { name, scopes: ['all', 'keys:write'] } })
+      assert.equal(res.status, 201, res.text)
+      return { key: res.body.key, id: res.body.apiKey.id }
+    }
+    const child = await makeWith(parent.key, 'child')
+    const grandchild = await makeWith(child.key, 'grandchild')
+    const sibling = await json<MadeKey>('keys', 'create', '--account', account, '--scopes', 'all,keys:write', '--name', 'sibling')
+    const nephew = await makeWith(sibling.key, 'nephew')
+    const [p, c, g, s, n] = [parent.apiKey.id, child.id, grandchild.id, sibling.id, nephew.id]
+
+    const listed = await cli('keys', 'list', '--account', account)
+    assert.deepEqual(
+      listed.out.slice(1).map((line) => [line.split('\t')[0], line.split('\t')[7]]),
+      [
+        [`${p}`, 'operator'],
+        [`${c}`, `key ${p}`],
+        [`${g}`, `key ${c}`],
+        [`${s}`, 'operator'],
+        [`${n}`, `key ${s}`],
+      ],
+    )
+    assert.equal((await cli('keys', 'show', String(g))).out.find((line) => line.startsWith('made by ')), `made by    key ${c}`)
+
+    const alone = await cli('keys', 'revoke', String(s))
+    assert.deepEqual([alone.code, alone.out], [0, [`Revoked key ${s}; running servers refuse it within 5 seconds.`]])
+    const cascade = await cli('keys', 'revoke', String(p), '--cascade')
+    assert.deepEqual([cascade.code, cascade.out], [0, [`Revoked key ${p} and the keys it made: ${c}, ${g}; running servers refuse them within 5 seconds.`]])
+
+    const keys = await json<{ id: number; status: string; revokedAt: string | null; createdBy: number | null }[]>('keys', 'list', '--account', account)
+    assert.deepEqual(
+      keys.map((key) => [key.id, key.status, key.createdBy]),
+      [
+        [p, 'revoked', null],
+        [c, 'revoked', p],
+        [g, 'revoked', c],
+        [s, 'revoked', null],
+        [n, 'active', s],
+      ],
+    )
+    // The child was in use (it made the grandchild): the server refuses it, and the grandchild, within 5 s.
+    const revokedAt = Date.now()
+    for (const key of [child.key, grandchild.key]) assert.equal(await statusWithin(key, 401, 5_000 - (Date.now() - revokedAt)), 401)
+    assert.equal((await server.request('/v1/pets', { key: nephew.key })).status, 200, 'a key made by a key revoked alone still works')
   })
 })
 

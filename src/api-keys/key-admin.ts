@@ -176,8 +176,12 @@ export function createKeyAdmin({ apiKeys, limiter, clock, environment }: KeyAdmi
         throw new KeyAdminError('Plans, limits and accounts are the operator\'s: a key makes keys in its own account, on its plan.', 'plan', true)
       }
       let account: number | { name: string; plan: Plan; custom: Limits | null }
+      const limitsGiven = input.limits?.perMinute !== undefined || input.limits?.perDay !== undefined
       if (actor) account = actor.accountId
-      else if (input.accountId !== undefined) account = input.accountId
+      else if (input.accountId !== undefined) {
+        if (limitsGiven) throw new KeyAdminError(`A key shares its account's limits: change them with "petstore accounts set-plan ${input.accountId} enterprise --per-minute N --per-day N".`, 'limits')
+        account = input.accountId
+      }
       else if (input.plan !== undefined) {
         const checked = plan(input.plan, input.limits)
         account = { name: input.name ?? `${checked.plan} account`, plan: checked.plan, custom: checked.custom }

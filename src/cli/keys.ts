@@ -79,7 +79,8 @@ export const keysCommands = [
     },
     run: ({ values }, context) =>
       withAdmin(context, async ({ admin, accounts, where }) => {
-        if ((values.plan === undefined) === (values.account === undefined)) throw new CliError('give --plan PLAN (a new account) or --account ID (an existing one), not both')
+        if (values.plan !== undefined && values.account !== undefined) throw new CliError('give --plan PLAN (a new account) or --account ID (an existing one), not both')
+        if (values.plan === undefined && values.account === undefined) throw new CliError('give --plan PLAN (a new account with this key) or --account ID (a key for an existing account)')
         if (values.account !== undefined && !(await accounts.get(accountId(values.account)))) throw noSuchAccount(values.account, where)
         const { secret, key } = await admin.create({
           ...(values.plan === undefined ? {} : { plan: values.plan }),
@@ -135,7 +136,8 @@ export const keysCommands = [
         const result = await admin.revoke(keyId(id), undefined, values.cascade === true)
         if (!result) throw noSuchKey(id, where)
         const others = result.revoked.filter((revoked) => revoked !== keyId(id))
-        context.io.out(`Revoked key ${id}${others.length > 0 ? ` and the keys it made: ${others.join(', ')}` : ''}; running servers refuse them within 5 seconds.`)
+        if (result.revoked.length === 0) context.io.out(`Key ${id} was already revoked (${result.key.revokedAt}).`)
+        else context.io.out(`Revoked key ${id}${others.length > 0 ? ` and the keys it made: ${others.join(', ')}; running servers refuse them` : '; running servers refuse it'} within 5 seconds.`)
         return 0
       }),
   }),
