@@ -93,6 +93,7 @@ const all = await client.GET('/pets')
 const sold = await client.GET('/pets', { params: { query: { status: 'sold' } } })
 const one = await client.GET('/pets/{petId}', { params: { path: { petId: id } } })
 const missing = await client.GET('/pets/{petId}', { params: { path: { petId: 987654321 } } })
+const account = await client.GET('/account')
 
 // The generated types are the document's, not any: each of these is refused.
 // @ts-expect-error categoryId is required
@@ -110,6 +111,7 @@ console.log(JSON.stringify({
   one: one.data,
   missing: missing.error && { status: missing.response.status, code: missing.error.code, bodyStatus: missing.error.status },
   rateLimit: all.response.headers.get('x-ratelimit-limit'),
+  account: account.data && { plan: account.data.plan, perMinute: account.data.limits.perMinute, keyCount: account.data.keyCount },
 }))
 `,
     )
@@ -125,6 +127,7 @@ console.log(JSON.stringify({
       one: Pet
       missing: { status: number; code: string; bodyStatus: number }
       rateLimit: string
+      account: { plan: string; perMinute: number; keyCount: number }
     }
     assert.equal(result.status, 201)
     assert.deepEqual(result.created, { id: result.created.id, name: 'Generated', categoryId: 7, status: 'available' })
@@ -133,6 +136,7 @@ console.log(JSON.stringify({
     assert.deepEqual(result.one, result.created)
     assert.deepEqual(result.missing, { status: 404, code: 'not_found', bodyStatus: 404 })
     assert.equal(result.rateLimit, '100000')
+    assert.deepEqual(result.account, { plan: 'enterprise', perMinute: 100_000, keyCount: 1 }, 'GET /account, typed from the document')
   })
 
   describe('Prism, validating real traffic against the document', () => {
