@@ -15,7 +15,7 @@ const UNAVAILABLE_CODES = new Set(['57P01', '57P02', '57P03', 'ECONNREFUSED', 'E
 const UNAVAILABLE_MESSAGES = /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Query read timeout|Connection closed|driver has already been destroyed/
 
 /** True for a driver error that means the database cannot be reached right now, not a bug. */
-export function isUnavailable(error: unknown): boolean {
+export function isUnavailable(error: unknown): error is Error {
   if (!(error instanceof Error)) return false
   const code = (error as { code?: unknown }).code
   if (typeof code === 'string' && (UNAVAILABLE_CODES.has(code) || code.startsWith('08'))) return true

@@ -52,5 +52,30 @@ export function openPostgres(url: string, { onIdleError = () => {}, idleTimeoutM
   // A server restart kills idle connections; the pool drops them and opens new
   // ones on demand.
   pool.on('error', onIdleError)
+  // pg-pool listens for a client's 'error' only while the client is idle: one that
+  // loses its socket while checked out (by Kysely, a transaction, pool.query) emits
+  // 'error' with nobody listening, and Node ends the process for it (issue 33). The
+  // holder hears of the loss anyway: its query in flight rejects, or its next one
+  // does ("not queryable"), the store's edge makes that a StoreUnavailableError,
+  // and pg-pool drops the client on release rather than handing it out again. So
+  // this listener has nothing left to do but exist; an idle client's loss is
+  // reported once, by the pool's own listener above.
+  pool.on('connect', (client) => client.on('error', ignoreHeldClientError))
+  // A query given up on after query_timeout leaves its connection waiting for an
+  // answer that may never come (a connection lost without a word, as when a NAT
+  // forgets it): pg does not drop it, and every query given to it after would wait
+  // behind the lost one and time out in turn. Ended here, before pg-pool decides
+  // (in the same call), the connection is dropped by the pool instead of reused.
+  pool.on('release', (_error, client) => {
+    if (!awaitsAnswer(client)) return
+    client.end().catch(() => {})
+  })
   return { pool, db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }) }
+}
+
+function ignoreHeldClientError(): void {}
+
+/** True while a query sent on `client` has not been answered: pg's own flag, not in its types. */
+function awaitsAnswer(client: pg.PoolClient): boolean {
+  return (client as pg.PoolClient & { readyForQuery?: boolean }).readyForQuery === false
 }
