@@ -138,6 +138,7 @@ for (const store of STORES) {
         const planned = await create({ ...json, scopes: ['pets:read'] }, manager)
         assert.equal(planned.status, 400, JSON.stringify(json))
         assert.equal((planned.body as unknown as { code: string }).code, 'invalid_field')
+        assert.match((planned.body as unknown as { message: string }).message, /is the account's, shared by all its keys, and set by the operator \(npx petstore accounts set-plan ID PLAN\)/)
       }
       assert.equal((await create({ scopes: ['pets:read'] }, manager)).status, 201)
       // Nor can it raise a key above itself afterwards.

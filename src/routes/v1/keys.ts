@@ -1,7 +1,7 @@
 // The admin API: keys managing keys (scopes keys:read, keys:write; routes/v1/scopes.ts),
 // on the same service layer as `petstore keys` (api-keys/key-admin.ts). The first key
 // with keys:write is made with the command line.
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { durationMs } from '../../api-keys/duration.js'
@@ -56,6 +56,18 @@ const BEYOND = errorResponse('The calling key may not do this: the key acted on 
 const BEYOND_TARGET = errorResponse('The key acted on holds a scope the calling key lacks, or is the calling key\'s own or its maker\'s ban.', ['forbidden'])
 const BAD_BODY = errorResponse('The body is not a JSON object of the documented fields, or a value is out of range.', ['invalid_body', 'invalid_field'])
 
+/**
+ * Plans and limits were fields of a key before accounts: a client still sending them
+ * is told where they went, rather than only that the field is unknown.
+ */
+function refuseAccountFields(request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void) {
+  const body = request.body
+  const field = typeof body === 'object' && body !== null ? ['plan', 'limits'].find((name) => Object.hasOwn(body, name)) : undefined
+  if (field === undefined) return done()
+  const message = `${field} is the account's, shared by all its keys, and set by the operator (npx petstore accounts set-plan ID PLAN); a key is made in the caller's account, on its plan.`
+  done(new ApiError('invalid_field', message, { details: [{ field, message }] }))
+}
+
 /** A refusal of the service layer as the ApiError it answers. */
 function refused(error: unknown): never {
   if (error instanceof KeyAdminError) {
@@ -73,6 +85,7 @@ export async function keyRoutes(app: FastifyInstance, { keyAdmin, usage, idempot
   v1.post(
     '/keys',
     {
+      preValidation: refuseAccountFields,
       schema: {
         operationId: 'createKey',
         tags: ['keys'],
@@ -164,6 +177,7 @@ export async function keyRoutes(app: FastifyInstance, { keyAdmin, usage, idempot
   v1.patch(
     '/keys/:keyId',
     {
+      preValidation: refuseAccountFields,
       schema: {
         operationId: 'updateKey',
         tags: ['keys'],
