@@ -1,4 +1,4 @@
-// Plans and their rate limits (spec, Limits). Enterprise limits are set per key.
+// Plans and their rate limits (spec, Limits). Enterprise limits are set per account.
 
 export const PLANS = ['free', 'pro', 'business', 'enterprise'] as const
 export type Plan = (typeof PLANS)[number]

@@ -1,6 +1,6 @@
 // Requests per API key, per UTC hour and per outcome: the usage history (an account's
-// is the sum of its keys'). The service
-// adds to it in batches (api-keys/usage-recorder.ts), never a write per request.
+// is the sum of its keys'). The service adds to it in batches
+// (api-keys/usage-recorder.ts), never a write per request.
 // Written once for both databases: sql/usage.ts.
 
 export const USAGE_OUTCOMES = ['ok', 'rate_limited', 'banned', 'forbidden', 'error'] as const

@@ -4,10 +4,10 @@ import { Type, type Static } from 'typebox'
 import { PLANS } from '../api-keys/plans.js'
 import { SCOPE_PRESETS, SCOPES } from '../api-keys/scopes.js'
 import { USAGE_OUTCOMES } from '../db/usage-store.js'
-import { MAX_SAFE_ID } from './pet.js'
+import { idSchema } from './pet.js'
 import { STORABLE_TEXT, STORABLE_TEXT_NOTE } from './text.js'
 
-const id = (description: string) => Type.Integer({ minimum: 1, maximum: MAX_SAFE_ID, format: 'int64', description, examples: [1] })
+const id = (description: string) => idSchema(description, { examples: [1] })
 const timestamp = (description: string) => Type.String({ format: 'date-time', description: `${description} ISO 8601, UTC, with milliseconds.` })
 const nullableTimestamp = (description: string) => Type.Union([timestamp(description), Type.Null()], { description })
 

@@ -1,14 +1,14 @@
 // Store orders and the inventory (decision D10): one schema per shape, for
 // validation, serialization, the OpenAPI document and the handlers' types.
 import { Type, type Static } from 'typebox'
-import { MAX_SAFE_ID } from './pet.js'
+import { idSchema } from './pet.js'
 
 export const ORDER_STATUSES = ['placed', 'completed', 'cancelled'] as const
 export type OrderStatus = (typeof ORDER_STATUSES)[number]
 
 export const OrderStatusSchema = (description: string) => Type.Unsafe<OrderStatus>({ type: 'string', enum: [...ORDER_STATUSES], description })
 
-const id = (description: string) => Type.Integer({ minimum: 1, maximum: MAX_SAFE_ID, format: 'int64', description, examples: [1] })
+const id = (description: string) => idSchema(description, { examples: [1] })
 const timestamp = (description: string) =>
   Type.String({ format: 'date-time', description: `${description} An ISO 8601 date-time in UTC with milliseconds, e.g. \`2026-11-23T10:00:00.000Z\`.` })
 
@@ -28,7 +28,7 @@ export const Order = Type.Object(
     placedAt: timestamp('When the order was placed.'),
     closedAt: Type.Optional(timestamp('When the order was completed or cancelled; absent while it is `placed`.')),
   },
-  { $id: 'Order', additionalProperties: false, description: 'The reservation of one animal by the API key that placed it: only that key can see or change it.' },
+  { $id: 'Order', additionalProperties: false, description: 'The reservation of one animal by an account: any key of that account can see or change it (with the scopes for it); no other account can.' },
 )
 export type Order = Static<typeof Order>
 

@@ -9,6 +9,10 @@ export type PetStatus = (typeof PET_STATUSES)[number]
 /** Largest integer that crosses JSON safely (2^53 - 1). */
 export const MAX_SAFE_ID = Number.MAX_SAFE_INTEGER
 
+/** A stored row's id, as every path, query and body names one: a positive int64 that JSON carries exactly. */
+export const idSchema = (description: string, options: { examples?: number[] } = {}) =>
+  Type.Integer({ minimum: 1, maximum: MAX_SAFE_ID, format: 'int64', description, ...options })
+
 const description = {
   name: 'The animal\'s name: 1 to 200 characters, not only white space, valid Unicode without U+0000 (no lone surrogates). Stored and returned exactly as sent.',
   categoryId: 'Identifier of the category the animal belongs to: an integer from 1 to 2^53-1.',
@@ -26,7 +30,7 @@ const name = Type.String({
   description: description.name,
   examples: ['Rex'],
 })
-const categoryId = Type.Integer({ minimum: 1, maximum: MAX_SAFE_ID, format: 'int64', description: description.categoryId, examples: [1] })
+const categoryId = idSchema(description.categoryId, { examples: [1] })
 
 export const NewPet = Type.Object(
   {
@@ -46,7 +50,7 @@ export type NewPet = Static<typeof NewPet>
 
 export const Pet = Type.Object(
   {
-    id: Type.Integer({ minimum: 1, maximum: MAX_SAFE_ID, format: 'int64', description: 'Unique identifier, assigned by the service: positive and increasing.', examples: [1] }),
+    id: idSchema('Unique identifier, assigned by the service: positive and increasing.', { examples: [1] }),
     name,
     categoryId,
     status: PetStatusSchema(),

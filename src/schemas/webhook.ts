@@ -2,10 +2,10 @@
 // the OpenAPI document and the handlers' types.
 import { Type, type Static } from 'typebox'
 import { EVENT_TYPES, TEST_EVENT } from '../webhooks/events.js'
-import { MAX_SAFE_ID } from './pet.js'
+import { idSchema } from './pet.js'
 import { STORABLE_TEXT, STORABLE_TEXT_NOTE } from './text.js'
 
-const id = (description: string) => Type.Integer({ minimum: 1, maximum: MAX_SAFE_ID, format: 'int64', description, examples: [1] })
+const id = (description: string) => idSchema(description, { examples: [1] })
 const timestamp = (description: string) => Type.String({ format: 'date-time', description: `${description} ISO 8601, UTC, with milliseconds.` })
 const EventType = Type.Unsafe<string>({ type: 'string', enum: [...EVENT_TYPES, TEST_EVENT], description: 'An event type.' })
 
@@ -40,7 +40,7 @@ export const WebhookEndpoint = Type.Object(
     createdAt: timestamp('When it was made.'),
     secret: Type.Optional(Type.String({ description: 'The signing secret (`whsec_…`): in the response that made or rotated it, and never again.' })),
   },
-  { $id: 'WebhookEndpoint', additionalProperties: false, description: 'Where this key\'s events are sent, signed (Standard Webhooks).' },
+  { $id: 'WebhookEndpoint', additionalProperties: false, description: 'Where an account\'s events are sent, signed (Standard Webhooks).' },
 )
 export type WebhookEndpoint = Static<typeof WebhookEndpoint>
 

@@ -101,7 +101,7 @@ export function createWebhooksStore(db: Kysely<Database>, dialect: Dialect, watc
     },
 
     async fanOut(now, limit) {
-      // The endpoints that take event `t` now: enabled, subscribed to its type, and its key's when it has an owner.
+      // The endpoints that take event `t` now: enabled, subscribed to its type, and its account's when it has an owner.
       const position = dialect === 'postgres' ? sql.raw('strpos') : sql.raw('instr')
       const takes = sql`e.disabled_at is null
         and (e.enabled_events = '*' or ${position}(' ' || e.enabled_events || ' ', ' ' || t.type || ' ') > 0)

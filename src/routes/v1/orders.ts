@@ -13,7 +13,7 @@ import { ApiError } from '../../errors.js'
 import { createIdempotency } from '../../idempotency/idempotency.js'
 import { fingerprintOf } from '../../idempotency/idempotency-key.js'
 import { Inventory, NewOrder, Order, OrderStatusSchema } from '../../schemas/order.js'
-import { MAX_SAFE_ID } from '../../schemas/pet.js'
+import { idSchema } from '../../schemas/pet.js'
 import { errorResponse, header, optionalHeader, response, TOO_MANY_REQUESTS, UNAUTHORIZED } from '../../schemas/responses.js'
 import { ref } from '../../schemas/shared.js'
 import { refuseOtherMethods } from '../method-not-allowed.js'
@@ -26,7 +26,7 @@ export interface OrderRoutesOptions {
 }
 
 const OrderIdParams = Type.Object({
-  orderId: Type.Integer({ minimum: 1, maximum: MAX_SAFE_ID, format: 'int64', description: 'Identifier of the order.' }),
+  orderId: idSchema('Identifier of the order.'),
 })
 
 const ListQuery = listQuery('orders', OrderStatusSchema('Only orders with this status.'))

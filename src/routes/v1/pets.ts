@@ -8,7 +8,7 @@ import type { Store } from '../../db/store.js'
 import { ApiError } from '../../errors.js'
 import { createIdempotency } from '../../idempotency/idempotency.js'
 import { fingerprint } from '../../idempotency/idempotency-key.js'
-import { MAX_SAFE_ID, NewPet, Pet, PetPatch, PetStatusSchema } from '../../schemas/pet.js'
+import { idSchema, NewPet, Pet, PetPatch, PetStatusSchema } from '../../schemas/pet.js'
 import { errorResponse, header, optionalHeader, response, TOO_MANY_REQUESTS, UNAUTHORIZED } from '../../schemas/responses.js'
 import { ref } from '../../schemas/shared.js'
 import { decodeCursor } from './cursor.js'
@@ -44,11 +44,11 @@ function serializePage(reply: FastifyReply, pets: readonly Pet[]): string {
 const ListQuery = listQuery('animals', PetStatusSchema({ description: 'Only animals with this status.' }))
 
 const PetIdParams = Type.Object({
-  petId: Type.Integer({ minimum: 1, maximum: MAX_SAFE_ID, format: 'int64', description: 'Identifier of the animal to retrieve.' }),
+  petId: idSchema('Identifier of the animal to retrieve.'),
 })
 
 const ChangeParams = Type.Object({
-  petId: Type.Integer({ minimum: 1, maximum: MAX_SAFE_ID, format: 'int64', description: 'Identifier of the animal.' }),
+  petId: idSchema('Identifier of the animal.'),
 })
 
 const IfMatchHeaders = Type.Object({

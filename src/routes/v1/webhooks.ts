@@ -1,5 +1,5 @@
-// Events and webhook endpoints. An endpoint is private to the key that made it, as
-// orders are: another key's is a 404. Events are written by the database with the
+// Events and webhook endpoints. An endpoint belongs to the account whose key made it,
+// as orders do: another account's is a 404. Events are written by the database with the
 // changes they report (the outbox, migration 2026-11-24-007); deliveries are the
 // dispatchers' (webhooks/dispatcher.ts), never a request's.
 import type { FastifyInstance } from 'fastify'
@@ -12,7 +12,7 @@ import { EVENT_TYPES, parseEventId, renderEvent, TEST_EVENT } from '../../webhoo
 import { checkUrl, OutboundRefused, type Cidr } from '../../webhooks/outbound.js'
 import { newSecret } from '../../webhooks/signature.js'
 import { DeliveryAttempt, EventSchema, NewWebhookEndpoint, WebhookEndpoint, WebhookEndpointPatch } from '../../schemas/webhook.js'
-import { MAX_SAFE_ID } from '../../schemas/pet.js'
+import { idSchema } from '../../schemas/pet.js'
 import { errorResponse, header, optionalHeader, response, TOO_MANY_REQUESTS, UNAUTHORIZED } from '../../schemas/responses.js'
 import { parametersWithDefaults, ref } from '../../schemas/shared.js'
 import { refuseOtherMethods } from '../method-not-allowed.js'
@@ -30,7 +30,7 @@ export interface WebhookRoutesOptions {
 }
 
 const MAX_GRACE_S = 7 * 86_400
-const EndpointParams = Type.Object({ endpointId: Type.Integer({ minimum: 1, maximum: MAX_SAFE_ID, format: 'int64', description: 'Identifier of the endpoint.' }) })
+const EndpointParams = Type.Object({ endpointId: idSchema('Identifier of the endpoint.') })
 const EventParams = Type.Object({ eventId: Type.String({ pattern: '^evt_[0-9]{1,16}$', description: 'The event id, `evt_…`.', examples: ['evt_1'] }) })
 const EventsQuery = parametersWithDefaults(
   Type.Object({
@@ -64,7 +64,7 @@ function view(endpoint: StoredEndpoint, secret?: string): WebhookEndpoint {
 export async function webhookRoutes(app: FastifyInstance, { webhooks, clock, allowHttp, allowed, wake }: WebhookRoutesOptions) {
   const v1 = app.withTypeProvider<TypeBoxTypeProvider>()
   const noEndpoint = (id: number) => new ApiError('not_found', `There is no webhook endpoint with id ${id} of this account.`)
-  /** The caller's endpoint, or the 404 another key's gets too. */
+  /** The caller's account's endpoint, or the 404 another account's gets too. */
   async function ownEndpoint(accountId: number, id: number): Promise<StoredEndpoint> {
     const endpoint = await webhooks.endpoint(accountId, id)
     if (!endpoint) throw noEndpoint(id)
@@ -122,7 +122,7 @@ export async function webhookRoutes(app: FastifyInstance, { webhooks, clock, all
           202: response('Queued.', Type.Object({ deliveries: Type.Integer({ minimum: 0, description: 'How many endpoints it was queued for.' }) }, { additionalProperties: false })),
           400: errorResponse('eventId is malformed.', ['invalid_parameter']),
           401: UNAUTHORIZED,
-          404: errorResponse('There is no such event this key may see.', ['not_found']),
+          404: errorResponse('There is no such event this account may see.', ['not_found']),
           429: TOO_MANY_REQUESTS,
         },
       },
@@ -176,7 +176,7 @@ export async function webhookRoutes(app: FastifyInstance, { webhooks, clock, all
         operationId: 'listWebhookEndpoints',
         tags: ['webhooks'],
         summary: 'List your webhook endpoints',
-        description: 'The endpoints made with the caller\'s key, by id; never their secrets.',
+        description: 'The endpoints of the caller\'s account, by id; never their secrets.',
         response: { 200: response('The endpoints.', Type.Array(ref(WebhookEndpoint))), 401: UNAUTHORIZED, 429: TOO_MANY_REQUESTS },
       },
     },
