@@ -181,11 +181,11 @@ export function createRedisCounterStore({
       // If the call fails (Redis down, timeout), every hit of the batch rejects with
       // it, as each run of its own would have, and the failover store falls back.
       reply: new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
-        if (gathering.get(key + ban) === batch) gathering.delete(key + ban)
+        if (gathering.get(ban) === batch) gathering.delete(ban)
         return redis.petstoreHit(key, ban, ...args, batch.n)
       }),
     }
-    gathering.set(key + ban, batch)
+    gathering.set(ban, batch)
     return batch
   }
 
@@ -203,7 +203,8 @@ export function createRedisCounterStore({
       const key = baseKey(identity)
       const ban = banKey(identity, banIdentity)
       const { args, sameArgs } = argumentsOf(limits, banAfter, banMs)
-      let batch = gathering.get(key + ban)
+      // The ban key names the counted identity too: one batch per key (or address) and account.
+      let batch = gathering.get(ban)
       // Other arguments (a changed plan, a moved test clock) start a batch of their
       // own after this one, so the runs stay in arrival order.
       if (!batch || batch.sameArgs !== sameArgs) batch = gather(key, ban, args, sameArgs)
