@@ -3,7 +3,7 @@
 // line); a key reads its own account (GET /v1/account).
 import type { Clock } from '../clock.js'
 import type { AccountsStore, StoredAccount } from '../db/api-keys-store.js'
-import { KeyAdminError, type KeyAdmin, type KeyView } from './key-admin.js'
+import type { KeyAdmin, KeyView } from './key-admin.js'
 import { checkPlan, limitsFor, type Limits, type Plan } from './plans.js'
 import type { Scope } from './scopes.js'
 
@@ -63,12 +63,7 @@ export function createAccountAdmin({ accounts, keyAdmin, clock }: { accounts: Ac
       const current = await accounts.findById(id)
       if (!current) return undefined
       const kept = planName === 'enterprise' && current.plan === 'enterprise' ? { ...current.custom, ...limits } : limits
-      let checked
-      try {
-        checked = checkPlan(planName, kept)
-      } catch (error) {
-        throw new KeyAdminError((error as Error).message, 'plan')
-      }
+      const checked = checkPlan(planName, kept)
       const changed = await accounts.update(id, { plan: checked.plan, custom: checked.custom })
       return changed && view(changed)
     },

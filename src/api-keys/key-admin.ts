@@ -8,7 +8,7 @@
 // accounts are the operator's alone. A key may revoke itself, but lift neither its own
 // ban nor its maker's.
 import type { Clock } from '../clock.js'
-import type { ApiKeyChanges, ApiKeysStore, StoredApiKey } from '../db/api-keys-store.js'
+import type { ApiKeyChanges, ApiKeysStore, NewStoredAccount, StoredApiKey } from '../db/api-keys-store.js'
 import type { Completion } from '../db/idempotency-store.js'
 import type { RateLimiter } from '../rate-limit/limiter.js'
 import { keyState, toApiKeyRecord, type ApiKeyRecord } from './api-key-record.js'
@@ -114,28 +114,41 @@ export function createKeyAdmin({ apiKeys, limiter, clock, environment }: KeyAdmi
   }
 
   /**
-   * The key `id` if `actor` may act on it: undefined when there is none or it is
-   * another account's (the same answer, so ids of other accounts cannot be probed);
-   * forbidden when it holds a scope the actor lacks.
+   * The key `id` if `actor` may see it: undefined when there is none or it is another
+   * account's (the same answer, so ids of other accounts cannot be probed).
    */
-  async function target(id: number, actor: ApiKeyRecord | undefined): Promise<ApiKeyRecord | undefined> {
+  async function visible(id: number, actor?: ApiKeyRecord): Promise<ApiKeyRecord | undefined> {
     const stored = await apiKeys.findById(id)
     const key = stored && toApiKeyRecord(stored)
-    if (!key || !actor) return key
-    if (key.accountId !== actor.accountId) return undefined
-    const beyond = scopesBeyond(key.scopes, actor.scopes)
+    return key && (!actor || key.accountId === actor.accountId) ? key : undefined
+  }
+
+  /** The key `id` if `actor` may act on it: visible to it, and holding no scope it lacks (forbidden). */
+  async function target(id: number, actor: ApiKeyRecord | undefined): Promise<ApiKeyRecord | undefined> {
+    const key = await visible(id, actor)
+    const beyond = key && actor ? scopesBeyond(key.scopes, actor.scopes) : []
     if (beyond.length > 0) {
       throw new KeyAdminError(`Key ${id} holds ${beyond.join(', ')}, which this key lacks: a key manages only keys with no scope beyond its own.`, 'keyId', true)
     }
     return key
   }
 
-  function plan(name: string, limits: Partial<Limits> | undefined) {
-    try {
-      return checkPlan(name, limits ?? {})
-    } catch (error) {
-      throw new KeyAdminError((error as Error).message, 'plan')
+  /** The account a new key goes to: the actor's own, or (the operator's choice) one named or one made with it. */
+  function accountFor(input: NewKeyInput, actor: ApiKeyRecord | undefined): number | NewStoredAccount {
+    const limitsGiven = input.limits?.perMinute !== undefined || input.limits?.perDay !== undefined
+    if (actor) {
+      if (input.plan !== undefined || limitsGiven || input.accountId !== undefined) {
+        throw new KeyAdminError('Plans, limits and accounts are the operator\'s: a key makes keys in its own account, on its plan.', 'plan', true)
+      }
+      return actor.accountId
     }
+    if (input.accountId !== undefined) {
+      if (limitsGiven) throw new KeyAdminError(`A key shares its account's limits: change them with "petstore accounts set-plan ${input.accountId} enterprise --per-minute N --per-day N".`, 'limits')
+      return input.accountId
+    }
+    if (input.plan === undefined) throw new KeyAdminError('A key needs an account: give a plan (a new account) or an account id.', 'plan')
+    const { plan, custom } = checkPlan(input.plan, input.limits ?? {})
+    return { name: input.name ?? `${plan} account`, plan, custom }
   }
 
   /** Refuses scopes that `actor` (a key acting through the API) does not have itself. */
@@ -172,20 +185,7 @@ export function createKeyAdmin({ apiKeys, limiter, clock, environment }: KeyAdmi
       scopesWithin(actor, scopes)
       const now = clock.now()
       const expiresAt = expiryWithin(actor, input.expiresInMs, now)
-      if (actor && (input.plan !== undefined || input.limits !== undefined || input.accountId !== undefined)) {
-        throw new KeyAdminError('Plans, limits and accounts are the operator\'s: a key makes keys in its own account, on its plan.', 'plan', true)
-      }
-      let account: number | { name: string; plan: Plan; custom: Limits | null }
-      const limitsGiven = input.limits?.perMinute !== undefined || input.limits?.perDay !== undefined
-      if (actor) account = actor.accountId
-      else if (input.accountId !== undefined) {
-        if (limitsGiven) throw new KeyAdminError(`A key shares its account's limits: change them with "petstore accounts set-plan ${input.accountId} enterprise --per-minute N --per-day N".`, 'limits')
-        account = input.accountId
-      }
-      else if (input.plan !== undefined) {
-        const checked = plan(input.plan, input.limits)
-        account = { name: input.name ?? `${checked.plan} account`, plan: checked.plan, custom: checked.custom }
-      } else throw new KeyAdminError('A key needs an account: give a plan (a new account) or an account id.', 'plan')
+      const account = accountFor(input, actor)
       const { secret, row } = newKeyRow({
         name: input.name ?? (typeof account === 'number' ? 'key' : `${account.plan} key`),
         account,
@@ -206,11 +206,12 @@ export function createKeyAdmin({ apiKeys, limiter, clock, environment }: KeyAdmi
 
     /** The key, when the actor (if any) may see it: its own account's. */
     async get(id: number, actor?: ApiKeyRecord): Promise<KeyView | undefined> {
-      const stored = await apiKeys.findById(id)
-      const key = stored && toApiKeyRecord(stored)
-      if (!key || (actor && key.accountId !== actor.accountId)) return undefined
-      return view(key)
+      const key = await visible(id, actor)
+      return key && view(key)
     },
+
+    /** The key, when the actor (if any) may see it, without the status a view asks the limiter for: to scope a query by it. */
+    find: visible,
 
     async update(id: number, input: KeyUpdateInput, actor?: ApiKeyRecord): Promise<KeyView | undefined> {
       const current = await target(id, actor)

@@ -1,70 +1,14 @@
-// `petstore keys …` and `petstore accounts …`: keys and accounts from the server's
-// shell, on the same service layer as the admin API (api-keys/key-admin.ts and
-// account-admin.ts), in the store DATABASE_URL names (by default the project's
-// data/petstore.db, wherever the command runs). Each command names on stderr the
-// database it used. The operator here is not limited by a key's own scopes: the first
-// key with keys:write is made here, and plans, limits and accounts are set only here.
-import { createAccountAdmin, type AccountAdmin, type AccountView } from '../api-keys/account-admin.js'
-import { createKeyAdmin, KeyAdminError, type KeyAdmin, type KeyView } from '../api-keys/key-admin.js'
-import { keyEnvironmentFor } from '../api-keys/key-format.js'
-import { PLANS } from '../api-keys/plans.js'
-import { parseScopes, ScopeError, SCOPES } from '../api-keys/scopes.js'
+// `petstore keys …`: the key lifecycle from the server's shell, on the same service
+// layer as the admin API (api-keys/key-admin.ts); what it shares with `petstore
+// accounts …` is in admin.ts.
+import type { KeyView } from '../api-keys/key-admin.js'
 import { bucketsOf, DAY_MS, HOUR_MS, type UsageBucketCounts } from '../api-keys/usage-buckets.js'
 import { systemClock } from '../clock.js'
-import { loadConfig, redactUrl, type Config } from '../config.js'
-import { openStoreFromConfig } from '../db/from-config.js'
-import type { Store } from '../db/store.js'
 import { USAGE_OUTCOMES } from '../db/usage-store.js'
-import { createRateLimiterFromConfig } from '../rate-limit/from-config.js'
+import { accountId, allKeys, fieldList, json, keyFlags, keyId, keyInput, keyStatus, keyTable, limitFlags, limitsOf, limitsText, noSuchAccount, noSuchKey, PLAN_LIST, withAdmin } from './admin.js'
 import { duration, positiveInteger } from './arguments.js'
 import { CliError, CommandFailed } from './cli-error.js'
-import { defineCommand, type Context } from './command.js'
-
-const PLAN_LIST = `${PLANS.slice(0, -1).join(', ')} or ${PLANS.at(-1)}`
-const limitFlags = {
-  'per-minute': { value: 'N', description: 'requests per minute (enterprise plan only, with --per-day)' },
-  'per-day': { value: 'N', description: 'requests per day (enterprise plan only, with --per-minute)' },
-} as const
-const json = { description: 'print JSON instead of text' } as const
-
-interface Admin {
-  admin: KeyAdmin
-  accounts: AccountAdmin
-  store: Store
-  config: Config
-  /** The database, for messages (never its password). */
-  where: string
-}
-
-/** Runs `run` with the key service on the store of DATABASE_URL (and Redis, for bans, when REDIS_URL is set), then names the store on stderr. */
-async function withAdmin(context: Context, run: (admin: Admin) => Promise<number>): Promise<number> {
-  const config = loadConfig(context.env)
-  const where = redactUrl(config.databaseUrl)
-  const store = await openStoreFromConfig(config)
-  const limiter = createRateLimiterFromConfig(config, systemClock, { onRedisTransition: () => {} })
-  try {
-    await limiter.ready()
-    const admin = createKeyAdmin({ apiKeys: store.apiKeys, limiter, clock: systemClock, environment: keyEnvironmentFor(config.environment) })
-    const accounts = createAccountAdmin({ accounts: store.accounts, keyAdmin: admin, clock: systemClock })
-    const code = await run({ admin, accounts, store, config, where })
-    context.io.err(`petstore: database ${where}`)
-    return code
-  } catch (error) {
-    if (error instanceof KeyAdminError) throw new CliError(error.message)
-    throw error
-  } finally {
-    await limiter.close()
-    await store.close()
-  }
-}
-
-const noSuchKey = (id: string, where: string) => new CommandFailed(`there is no key with id ${id} in ${where}`)
-const noSuchAccount = (id: string, where: string) => new CommandFailed(`there is no account with id ${id} in ${where} ("petstore accounts list" shows them)`)
-const keyFlags = {
-  name: { value: 'NAME', description: 'a label for people' },
-  scopes: { value: 'SCOPES', description: `all (the default: every scope but keys:*), read_only, or a comma list of ${SCOPES.join(', ')}` },
-  'expires-in': { value: 'DURATION', description: 'the key stops working after this long: 30d, 12h… (at most 366d)' },
-} as const
+import { defineCommand } from './command.js'
 
 export const keysCommands = [
   defineCommand({
@@ -86,7 +30,7 @@ export const keysCommands = [
           ...(values.plan === undefined ? {} : { plan: values.plan }),
           ...(values.account === undefined ? {} : { accountId: accountId(values.account) }),
           ...keyInput(values),
-          limits: { perMinute: count(values['per-minute'], '--per-minute'), perDay: count(values['per-day'], '--per-day') },
+          limits: limitsOf(values),
         })
         if (values.json) context.io.out(JSON.stringify({ key: secret, ...key }, null, 2))
         else {
@@ -107,7 +51,7 @@ export const keysCommands = [
         const keys = await allKeys(admin, account)
         if (values.json) context.io.out(JSON.stringify(keys, null, 2))
         else if (keys.length === 0) context.io.out('No keys yet: create one with "petstore keys create --plan free".')
-        else context.io.out(table(keys))
+        else context.io.out(keyTable(keys))
         return 0
       }),
   }),
@@ -164,7 +108,7 @@ export const keysCommands = [
     flags: limitFlags,
     run: ({ values, args: [id, plan] }, context) =>
       withAdmin(context, async ({ admin, accounts, where }) => {
-        const key = await admin.get(keyId(id))
+        const key = await admin.find(keyId(id))
         if (!key) throw noSuchKey(id, where)
         const account = await accounts.setPlan(key.accountId, plan!, limitsOf(values))
         context.io.out(`Account ${key.accountId} of key ${id} is now on the ${account!.plan} plan (${limitsText(account!)}), for all its keys; running servers apply it within 5 seconds.`)
@@ -212,13 +156,13 @@ export const keysCommands = [
     flags: { days: { value: 'N', description: 'how many days back, 1 to 90 (default 7)' }, hourly: { description: 'a row per hour instead of per day' }, json },
     run: ({ values, args: [id] }, context) =>
       withAdmin(context, async ({ admin, store, where }) => {
-        if (!(await admin.get(keyId(id)))) throw noSuchKey(id, where)
+        const key = await admin.find(keyId(id))
+        if (!key) throw noSuchKey(id, where)
         const days = values.days === undefined ? 7 : positiveInteger(values.days, '--days')
         if (days > 90) throw new CliError('--days must be at most 90: usage is kept 90 days')
         const size = values.hourly ? HOUR_MS : DAY_MS
         const now = systemClock.now()
         const from = now - days * DAY_MS
-        const key = (await admin.get(keyId(id)))!
         const rows = await store.usage.history({ accountId: key.accountId, keyId: key.id }, from - (from % size), now)
         const list = bucketsOf(rows, size)
         if (values.json) context.io.out(JSON.stringify(list, null, 2))
@@ -229,7 +173,7 @@ export const keysCommands = [
   }),
 ]
 
-/** Columns padded to their widest cell, for a person to read at a glance. */
+
 function aligned(rows: string[][], right: ReadonlySet<number> = new Set()): string {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)))
   return rows.map((row) => row.map((cell, i) => (right.has(i) ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!))).join('  ').trimEnd()).join('\n')
@@ -245,31 +189,6 @@ function usageTable(list: UsageBucketCounts[], hourly: boolean): string {
   return aligned([head, ...rows], new Set([1, 2, 3, 4, 5, 6]))
 }
 
-function table(keys: KeyView[]): string {
-  const rows = [['ID', 'ACCOUNT', 'PREFIX', 'PLAN', 'STATUS', 'EXPIRES', 'LAST USED', 'MADE BY', 'SCOPES', 'NAME']]
-  for (const key of keys) {
-    rows.push([
-      String(key.id),
-      String(key.accountId),
-      `${key.prefix}…`,
-      key.plan,
-      status(key),
-      key.expiresAt ?? '-',
-      key.lastUsedAt ?? '-',
-      key.createdBy === null ? 'operator' : `key ${key.createdBy}`,
-      key.scopes.join(',') || '-',
-      key.name,
-    ])
-  }
-  return rows.map((row) => row.join('\t')).join('\n')
-}
-
-async function allKeys(admin: KeyAdmin, account?: number): Promise<KeyView[]> {
-  const keys: KeyView[] = []
-  for (let page = await admin.page(0, 100, undefined, account); page.length > 0; page = await admin.page(page.at(-1)!.id, 100, undefined, account)) keys.push(...page)
-  return keys
-}
-
 function details(key: KeyView): string {
   const fields: [string, string][] = [
     ['id', String(key.id)],
@@ -277,167 +196,13 @@ function details(key: KeyView): string {
     ['name', key.name],
     ['prefix', `${key.prefix}…`],
     ['plan', `${key.plan} (${limitsText(key)})`],
-    ['status', status(key)],
+    ['status', keyStatus(key)],
     ['scopes', key.scopes.join(' ') || 'none'],
     ['created', key.createdAt],
     ['expires', key.expiresAt ?? 'never'],
     ['last used', key.lastUsedAt ?? 'never'],
+    ['made by', key.createdBy === null ? 'the operator' : `key ${key.createdBy}`],
   ]
-  fields.push(['made by', key.createdBy === null ? 'the operator' : `key ${key.createdBy}`])
   if (key.replacedBy !== null) fields.push(['rolled to', `key ${key.replacedBy}`])
-  return fields.map(([name, value]) => `${name.padEnd(11)}${value}`).join('\n')
+  return fieldList(fields)
 }
-
-function status(key: KeyView): string {
-  if (key.status === 'banned') return `banned until ${key.bannedUntil}`
-  if (key.status === 'revoked') return `revoked ${key.revokedAt}`
-  return key.status
-}
-
-function limitsText(holder: { limits: { perMinute: number; perDay: number } }): string {
-  return `${holder.limits.perMinute}/min, ${holder.limits.perDay}/day`
-}
-
-function limitsOf(values: { 'per-minute'?: string | boolean; 'per-day'?: string | boolean }) {
-  const perMinute = count(values['per-minute'] as string | undefined, '--per-minute')
-  const perDay = count(values['per-day'] as string | undefined, '--per-day')
-  return { ...(perMinute === undefined ? {} : { perMinute }), ...(perDay === undefined ? {} : { perDay }) }
-}
-
-function keyInput(values: { name?: string | boolean; scopes?: string | boolean; 'expires-in'?: string | boolean }) {
-  const name = values.name as string | undefined
-  const given = values.scopes as string | undefined
-  const expiresIn = values['expires-in'] as string | undefined
-  return {
-    ...(name === undefined ? {} : { name }),
-    ...(given === undefined ? {} : { scopes: scopes(given) }),
-    ...(expiresIn === undefined ? {} : { expiresInMs: duration(expiresIn, '--expires-in') }),
-  }
-}
-
-function accountId(raw: string): number {
-  return positiveInteger(raw, 'account ID', ' (the id "petstore accounts list" shows)')
-}
-
-function accountTable(accounts: AccountView[]): string {
-  const rows = [['ID', 'PLAN', 'PER MIN', 'PER DAY', 'STATUS', 'KEYS', 'CREATED', 'NAME']]
-  for (const account of accounts) {
-    rows.push([String(account.id), account.plan, String(account.limits.perMinute), String(account.limits.perDay), account.status, String(account.keyCount), account.createdAt, account.name])
-  }
-  return rows.map((row) => row.join('\t')).join('\n')
-}
-
-function accountDetails(account: AccountView): string {
-  const fields: [string, string][] = [
-    ['id', String(account.id)],
-    ['name', account.name],
-    ['plan', `${account.plan} (${limitsText(account)}, shared by its keys)`],
-    ['status', account.disabledAt === null ? 'active' : `disabled ${account.disabledAt}`],
-    ['created', account.createdAt],
-    ['keys', String(account.keyCount)],
-  ]
-  return fields.map(([name, value]) => `${name.padEnd(11)}${value}`).join('\n')
-}
-
-function scopes(text: string) {
-  try {
-    return parseScopes(text)
-  } catch (error) {
-    if (error instanceof ScopeError) throw new CliError(`--scopes: ${error.message}`)
-    throw error
-  }
-}
-
-function count(value: string | undefined, flag: string): number | undefined {
-  return value === undefined ? undefined : positiveInteger(value, flag)
-}
-
-function keyId(raw: string): number {
-  return positiveInteger(raw, 'ID', ' (the id "petstore keys list" shows)')
-}
-
-export const accountsCommands = [
-  defineCommand({
-    name: 'accounts create',
-    summary: 'Create an account and its first key; prints the key alone on the first line, the only time it is shown',
-    flags: { plan: { value: 'PLAN', description: PLAN_LIST, required: true }, ...keyFlags, ...limitFlags, json },
-    run: ({ values }, context) =>
-      withAdmin(context, async ({ accounts }) => {
-        const { account, secret, key } = await accounts.create({ plan: values.plan, ...keyInput(values), limits: limitsOf(values) })
-        if (values.json) context.io.out(JSON.stringify({ account, key: secret, apiKey: key }, null, 2))
-        else {
-          context.io.out(secret)
-          context.io.out(`Created account ${account.id} (${account.name}, plan ${account.plan}: ${limitsText(account)}) with key ${key.id}. The key is shown only this once.`)
-        }
-        return 0
-      }),
-  }),
-
-  defineCommand({
-    name: 'accounts list',
-    summary: 'List the accounts with their plan, limits, status and number of keys',
-    flags: { json },
-    run: ({ values }, context) =>
-      withAdmin(context, async ({ accounts }) => {
-        const list: AccountView[] = []
-        for (let page = await accounts.page(0, 100); page.length > 0; page = await accounts.page(page.at(-1)!.id, 100)) list.push(...page)
-        if (values.json) context.io.out(JSON.stringify(list, null, 2))
-        else if (list.length === 0) context.io.out('No accounts yet: create one with "petstore accounts create --plan free".')
-        else context.io.out(accountTable(list))
-        return 0
-      }),
-  }),
-
-  defineCommand({
-    name: 'accounts show',
-    args: ['ID'],
-    summary: 'Print one account: its plan, its keys and its usage today',
-    flags: { json },
-    run: ({ values, args: [id] }, context) =>
-      withAdmin(context, async ({ admin, accounts, store, where }) => {
-        const account = await accounts.get(accountId(id))
-        if (!account) throw noSuchAccount(id, where)
-        const keys = await allKeys(admin, account.id)
-        const now = systemClock.now()
-        const today = bucketsOf(await store.usage.history({ accountId: account.id }, now - (now % DAY_MS), now), DAY_MS)[0]
-        const usageToday = Object.fromEntries(USAGE_OUTCOMES.map((outcome) => [outcome, today?.[outcome] ?? 0]))
-        if (values.json) context.io.out(JSON.stringify({ ...account, keys, usageToday }, null, 2))
-        else {
-          context.io.out(accountDetails(account))
-          context.io.out(`today      ${USAGE_OUTCOMES.map((outcome) => `${outcome} ${usageToday[outcome]}`).join(', ')}`)
-          context.io.out('')
-          context.io.out(keys.length === 0 ? 'No keys.' : table(keys))
-        }
-        return 0
-      }),
-  }),
-
-  defineCommand({
-    name: 'accounts set-plan',
-    args: ['ID', 'PLAN'],
-    summary: "Change an account's plan (all its keys share it); running servers apply it within 5 seconds",
-    flags: limitFlags,
-    run: ({ values, args: [id, plan] }, context) =>
-      withAdmin(context, async ({ accounts, where }) => {
-        const account = await accounts.setPlan(accountId(id), plan!, limitsOf(values))
-        if (!account) throw noSuchAccount(id, where)
-        context.io.out(`Account ${id} is now on the ${account.plan} plan (${limitsText(account)}); running servers apply it within 5 seconds.`)
-        return 0
-      }),
-  }),
-
-  ...(['disable', 'enable'] as const).map((verb) =>
-    defineCommand({
-      name: `accounts ${verb}`,
-      args: ['ID'],
-      summary: verb === 'disable' ? 'Disable an account: every key of it answers 401 until enabled again (within 5 seconds)' : 'Enable a disabled account again',
-      run: ({ args: [id] }, context) =>
-        withAdmin(context, async ({ accounts, where }) => {
-          const account = await accounts.setEnabled(accountId(id), verb === 'enable')
-          if (!account) throw noSuchAccount(id, where)
-          context.io.out(`Account ${id} is ${account.status}.`)
-          return 0
-        }),
-    }),
-  ),
-]

@@ -3,7 +3,8 @@
 // `orders` and `inventory` are clients of a running service and touch no store.
 import { readFileSync } from 'node:fs'
 import { loadConfig, redactUrl } from '../config.js'
-import { accountsCommands, keysCommands } from './keys.js'
+import { accountsCommands } from './accounts.js'
+import { keysCommands } from './keys.js'
 import { DEFAULT_URL, petsCommands } from './pets.js'
 import { ordersCommands } from './orders.js'
 import { CliError } from './cli-error.js'

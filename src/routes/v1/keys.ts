@@ -13,7 +13,7 @@ import { ApiError } from '../../errors.js'
 import { createIdempotency } from '../../idempotency/idempotency.js'
 import { fingerprintOf } from '../../idempotency/idempotency-key.js'
 import { ApiKey, ApiKeyPatch, ApiKeyWithSecret, NewApiKey, UsageBucket } from '../../schemas/key.js'
-import { MAX_SAFE_ID } from '../../schemas/pet.js'
+import { idSchema } from '../../schemas/pet.js'
 import { errorResponse, header, optionalHeader, response, TOO_MANY_REQUESTS, UNAUTHORIZED } from '../../schemas/responses.js'
 import { parametersWithDefaults, ref } from '../../schemas/shared.js'
 import { refuseOtherMethods } from '../method-not-allowed.js'
@@ -29,7 +29,7 @@ export interface KeyRoutesOptions {
   clock: Clock
 }
 
-const KeyIdParams = Type.Object({ keyId: Type.Integer({ minimum: 1, maximum: MAX_SAFE_ID, format: 'int64', description: 'Identifier of the key.' }) })
+const KeyIdParams = Type.Object({ keyId: idSchema('Identifier of the key.') })
 const RollBody = Type.Object(
   {
     grace: Type.Optional(
@@ -111,8 +111,9 @@ export async function keyRoutes(app: FastifyInstance, { keyAdmin, usage, idempot
     },
     async (request, reply) => {
       const body = request.body
+      // Its range (more than 0, at most a year, not beyond the caller's) is the key service's to judge.
       const expiresInMs = body.expiresIn === undefined ? undefined : durationMs(body.expiresIn)
-      if (expiresInMs === 0 || (body.expiresIn !== undefined && expiresInMs === undefined)) {
+      if (body.expiresIn !== undefined && expiresInMs === undefined) {
         throw new ApiError('invalid_field', 'expiresIn must be seconds (3600) or a duration such as "30d", "12h", "30m" or "90s", more than 0.', { details: [{ field: 'expiresIn', message: 'not a duration' }] })
       }
       const input = {
@@ -304,7 +305,7 @@ export async function keyRoutes(app: FastifyInstance, { keyAdmin, usage, idempot
       },
     },
     async (request) => {
-      const key = await keyAdmin.get(request.params.keyId, request.apiKey!)
+      const key = await keyAdmin.find(request.params.keyId, request.apiKey!)
       if (!key) throw noSuchKey(request.params.keyId)
       return historyOf(usage, { accountId: key.accountId, keyId: key.id }, request.query, clock.now())
     },

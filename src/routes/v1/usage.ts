@@ -11,7 +11,7 @@ import { ApiError } from '../../errors.js'
 import type { RateLimiter } from '../../rate-limit/limiter.js'
 import type { KeyAdmin } from '../../api-keys/key-admin.js'
 import type { UsageScope } from '../../db/usage-store.js'
-import { MAX_SAFE_ID } from '../../schemas/pet.js'
+import { idSchema } from '../../schemas/pet.js'
 import { Usage, UsageBucket } from '../../schemas/key.js'
 import { errorResponse, response, TOO_MANY_REQUESTS, UNAUTHORIZED } from '../../schemas/responses.js'
 import { parametersWithDefaults, ref } from '../../schemas/shared.js'
@@ -31,7 +31,7 @@ type HistoryQuery = Static<typeof HistoryQuery>
 const AccountHistoryQuery = parametersWithDefaults(
   Type.Object({
     ...HistoryQuery.properties,
-    keyId: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_SAFE_ID, format: 'int64', description: 'One key of the account; absent: all its keys together.' })),
+    keyId: Type.Optional(idSchema('One key of the account; absent: all its keys together.')),
   }),
 )
 
@@ -111,7 +111,7 @@ export async function usageRoutes(app: FastifyInstance, { keyAdmin, limiter, usa
     async (request) => {
       const { keyId, ...query } = request.query
       const key = request.apiKey!
-      if (keyId !== undefined && !(await keyAdmin.get(keyId, key))) throw new ApiError('not_found', `There is no key with id ${keyId} in this account.`)
+      if (keyId !== undefined && !(await keyAdmin.find(keyId, key))) throw new ApiError('not_found', `There is no key with id ${keyId} in this account.`)
       return historyOf(usage, keyId === undefined ? { accountId: key.accountId } : { accountId: key.accountId, keyId }, query, clock.now())
     },
   )
