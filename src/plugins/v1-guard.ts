@@ -114,7 +114,8 @@ function admit(request: FastifyRequest, reply: FastifyReply, auth: AuthResult, c
   if (auth.ok && scope !== undefined && !auth.key.scopes.includes(scope)) {
     // RFC 6750 §3.1: counted like any request, refused with the scope it lacks.
     const scopes = auth.key.scopes.join(', ') || 'none'
-    const remedy = `A key with keys:write can add it (PATCH /v1/keys/{id}, "scopes"); on the server, npx petstore keys create --plan PLAN --scopes ${scope} makes a key that has it.`
+    // A key of the same account: one of a new account would see none of this one's data.
+    const remedy = `A key with keys:write can add it (PATCH /v1/keys/{id}, "scopes"); on the server, npx petstore keys create --account ${auth.key.accountId} --scopes ${scope} makes a key of this account that has it.`
     throw new ApiError('insufficient_scope', `This API key lacks the ${scope} scope this operation needs; its scopes are ${scopes}. ${remedy}`, {
       headers: { 'www-authenticate': `Bearer realm="petstore", error="insufficient_scope", scope="${scope}"` },
     })

@@ -88,11 +88,21 @@ export function validationError(
   if (context === 'body' && root) {
     return new ApiError('invalid_body', 'The request body must be a JSON object, as this operation\'s schema in /v1/openapi.json describes.')
   }
-  // One problem per field is enough ("" fails both minLength and pattern).
+  // One problem per field is enough ("" fails both minLength and pattern). A value
+  // that fits none of a field's alternatives (anyOf) is told each of them, not only
+  // the first one's complaint.
   const byField = new Map<string, ErrorDetail>()
-  for (const error of errors) {
-    const detail = describe(error as ErrorObject, where)
-    if (!byField.has(detail.field)) byField.set(detail.field, detail)
+  const alternatives = new Map<string, string[]>()
+  for (const error of errors as ErrorObject[]) {
+    const detail = describe(error, where)
+    if (error.keyword === 'anyOf') {
+      const subject = `${where} "${detail.field}"`
+      byField.set(detail.field, { field: detail.field, message: `${subject} ${(alternatives.get(detail.field) ?? []).join(', or ')}` })
+    } else if (error.schemaPath.includes('/anyOf/')) {
+      const branch = alternatives.get(detail.field) ?? []
+      if (branch.length === 0) alternatives.set(detail.field, branch)
+      branch.push(detail.message.replace(`${where} "${detail.field}" `, ''))
+    } else if (!byField.has(detail.field)) byField.set(detail.field, detail)
   }
   const details = [...byField.values()].slice(0, MAX_DETAILS)
   const message = details.length === 1 ? details[0]!.message : `${details.length} problems: ${details.map((d) => d.message).join('; ')}`

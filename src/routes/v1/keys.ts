@@ -80,7 +80,7 @@ function refused(error: unknown): never {
 export async function keyRoutes(app: FastifyInstance, { keyAdmin, usage, idempotency: records, clock }: KeyRoutesOptions) {
   const v1 = app.withTypeProvider<TypeBoxTypeProvider>()
   const idempotency = createIdempotency({ records, clock })
-  const noSuchKey = (keyId: number) => new ApiError('not_found', `There is no key with id ${keyId}.`)
+  const noSuchKey = (keyId: number) => new ApiError('not_found', `There is no key with id ${keyId} in this account.`)
 
   v1.post(
     '/keys',
