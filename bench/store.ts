@@ -5,7 +5,7 @@ import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import pg from 'pg'
-import { openDatabase } from '../src/db/database.js'
+import { openDatabase } from '../test/helpers/database.js'
 
 export type StoreKind = 'sqlite' | 'postgres'
 

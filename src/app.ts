@@ -11,8 +11,9 @@ import type { Config } from './config.js'
 import { loggerOptions } from './logging.js'
 import { createKeyAdmin } from './api-keys/key-admin.js'
 import { createAccountAdmin } from './api-keys/account-admin.js'
-import { createUsageRecorder, type UsageRecorder } from './api-keys/usage-recorder.js'
+import { createUsageRecorder, type UsageRecorder } from './usage/recorder.js'
 import { parseCidrs } from './webhooks/outbound.js'
+import { createWebhookAdmin } from './webhooks/webhook-admin.js'
 import type { Store } from './db/store.js'
 import type { RateLimiter } from './rate-limit/limiter.js'
 import errorHandler, { answerFrameworkError } from './plugins/error-handler.js'
@@ -114,14 +115,20 @@ export async function buildApp({ config, store, clock = systemClock, limiter, lo
   if (!givenUsage) app.addHook('onClose', () => usage.close())
   const keyAdmin = createKeyAdmin({ apiKeys: store.apiKeys, limiter, clock, environment: keyEnvironmentFor(config.environment) })
   const accountAdmin = createAccountAdmin({ accounts: store.accounts, keyAdmin, clock })
+  const webhookAdmin = createWebhookAdmin({
+    endpoints: store.webhookEndpoints,
+    clock,
+    allowHttp: config.environment !== 'production',
+    allowed: parseCidrs(config.webhookAllowCidrs),
+    wake: wakeDispatcher,
+  })
 
   // Operations endpoints, outside /v1: no key, no rate limit.
   await app.register(metricsPlugin, { metrics, limiter })
   await app.register(health, { store, limiter })
   // GET /docs: the API reference page, also outside /v1 (no key, no rate limit).
   await app.register(docs)
-  const webhooks = { allowHttp: config.environment !== 'production', allowed: parseCidrs(config.webhookAllowCidrs), wake: wakeDispatcher }
-  await app.register(v1Routes, { prefix: '/v1', authenticator, limiter, store, clock, keyAdmin, accountAdmin, usage, metrics, webhooks })
+  await app.register(v1Routes, { prefix: '/v1', authenticator, limiter, store, clock, keyAdmin, accountAdmin, usage, metrics, webhookAdmin })
 
   return app
 }

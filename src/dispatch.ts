@@ -19,7 +19,7 @@ export async function runDispatch(config: Config): Promise<void> {
     onBackgroundError: (error, what) => log.warn({ err: error }, what),
   })
   const dispatcher = startDispatcher({
-    webhooks: store.webhooks,
+    deliveries: store.deliveries,
     clock: systemClock,
     allowed: parseCidrs(config.webhookAllowCidrs),
     leaseMs: config.webhookLease * 1000,

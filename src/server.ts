@@ -9,7 +9,7 @@ import { loadConfig, loadDotEnv, redactUrl, type Config } from './config.js'
 import { openStoreFromConfig } from './db/from-config.js'
 import { unsupportedNodeMessage } from './node-support.js'
 import { createRateLimiterFromConfig } from './rate-limit/from-config.js'
-import { createUsageRecorder } from './api-keys/usage-recorder.js'
+import { createUsageRecorder } from './usage/recorder.js'
 import { startDispatcher } from './webhooks/dispatcher.js'
 import { parseCidrs } from './webhooks/outbound.js'
 import { requestPressure } from './webhooks/request-pressure.js'
@@ -42,7 +42,7 @@ export async function startServer(config: Config) {
   const dispatcher =
     pressure
       ? startDispatcher({
-          webhooks: store.webhooks,
+          deliveries: store.deliveries,
           clock: systemClock,
           allowed: parseCidrs(config.webhookAllowCidrs),
           leaseMs: config.webhookLease * 1000,

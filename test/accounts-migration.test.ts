@@ -7,7 +7,7 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { Migrator, type Kysely } from 'kysely'
-import { openDatabase, type DatabaseHandle } from '../src/db/database.js'
+import { openDatabase, type DatabaseHandle } from './helpers/database.js'
 import { migrationProvider } from '../src/db/migrations/index.js'
 import { openStore } from '../src/db/open-store.js'
 import type { Store } from '../src/db/store.js'
@@ -248,14 +248,14 @@ for (const { dialect, create } of DIALECTS) {
       assert.deepEqual(await store.orders.list({ accountId: key[3], afterId: 0, limit: 10 }), [])
       assert.ok(await store.orders.find(orders[1]!.id, key[2]), 'an order key 3 placed is the account’s')
 
-      const endpoints = await store.webhooks.endpoints(key[2])
+      const endpoints = await store.webhookEndpoints.endpoints(key[2])
       assert.deepEqual(
         endpoints.map((e) => [e.accountId, e.url, e.enabledEvents]),
         [[key[2], 'https://example.com/hook', '*']],
       )
-      assert.deepEqual(await store.webhooks.endpoints(key[1]), [])
+      assert.deepEqual(await store.webhookEndpoints.endpoints(key[1]), [])
 
-      const events = await store.webhooks.events({ accountId: key[2], limit: 50 })
+      const events = await store.webhookEndpoints.events({ accountId: key[2], limit: 50 })
       assert.deepEqual(
         events.filter((e) => e.accountId !== null).map((e) => [e.type, e.accountId]),
         [

@@ -5,7 +5,7 @@
 // what it makes dies with it on a cascade.
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { SCOPES } from '../src/api-keys/scopes.js'
+import { SCOPES } from '../src/vocabulary/scopes.js'
 import { createManualClock } from '../src/clock.js'
 import type { Account, ApiKey } from '../src/schemas/key.js'
 import { STORES, startTestServer, type TestServer } from './helpers/server.js'

@@ -4,7 +4,7 @@
 // history, which outlives the instance that counted it). Accounts: accounts.test.ts.
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { SCOPES } from '../src/api-keys/scopes.js'
+import { SCOPES } from '../src/vocabulary/scopes.js'
 import { createManualClock } from '../src/clock.js'
 import type { ApiKey, Usage, UsageBucket } from '../src/schemas/key.js'
 import { STORES, startTestServer, type TestServer } from './helpers/server.js'

@@ -60,7 +60,7 @@ for (const { dialect, create } of DIALECTS) {
       for (let i = 0; i < seconds * 40 && !done(); i++) await new Promise((resolve) => setTimeout(resolve, 25))
       assert.ok(done(), `no ${what} within ${seconds} s`)
     }
-    const attemptsOf = (endpointId: number) => withStore(database.url, (store) => store.webhooks.attempts(endpointId, 100))
+    const attemptsOf = (endpointId: number) => withStore(database.url, (store) => store.webhookEndpoints.attempts(endpointId, 100))
 
     it('on SIGTERM, finishes the delivery under way and records it before exiting 0', async () => {
       const { secret } = await createKeyIn(database.url, { plan: 'enterprise', custom: UNLIMITED })

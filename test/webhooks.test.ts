@@ -67,7 +67,7 @@ for (const store of STORES) {
       key = await server.createKey('enterprise', { perMinute: 100_000, perDay: 1_000_000 })
       other = await server.createKey('enterprise', { perMinute: 100_000, perDay: 1_000_000 })
       receiver = await startReceiver()
-      dispatcher = startDispatcher({ webhooks: server.store.webhooks, clock, allowed: LOOPBACK, pollMs: 3_600_000, schedule: SCHEDULE, listen: false })
+      dispatcher = startDispatcher({ deliveries: server.store.deliveries, clock, allowed: LOOPBACK, pollMs: 3_600_000, schedule: SCHEDULE, listen: false })
     })
     after(async () => {
       await dispatcher.close()
@@ -138,7 +138,12 @@ for (const store of STORES) {
       const test = new Webhook(secret).verify(receiver.received[0]!.body, receiver.received[0]!.headers as Record<string, string>) as Event
       assert.equal(test.type, 'webhook_endpoint.test')
       const [placed] = await events(key, '?type=order.placed&limit=1')
+      // The fan-out's own rule: neither an endpoint subscribed to other types nor a disabled one gets it.
+      const elsewhere = await endpoint(['pet.created'])
+      const disabled = await endpoint(['order.placed'])
+      await server.request(`/v1/webhook-endpoints/${disabled.id}`, { method: 'PATCH', key, json: { enabled: false } })
       assert.deepEqual((await post(`/v1/events/${placed!.id}/redeliver`, undefined)).body, { deliveries: 1 })
+      for (const other of [elsewhere, disabled]) await server.request(`/v1/webhook-endpoints/${other.id}`, { method: 'DELETE', key })
       await dispatcher.pollNow()
       assert.equal(receiver.received[1]!.headers['webhook-id'], placed!.id)
       const attempts = (await server.request<{ trigger: string }[]>(`/v1/webhook-endpoints/${id}/deliveries`, { key })).body
@@ -240,7 +245,7 @@ for (const store of STORES) {
     it('counts a receiver that does not answer in time as a failure, and tries again', async () => {
       const { id } = await endpoint(['pet.created'])
       receiver.answerWith((n) => (n === 1 ? { status: 200, delayMs: 1_000 } : { status: 200 }))
-      const impatient = startDispatcher({ webhooks: server.store.webhooks, clock, allowed: LOOPBACK, pollMs: 3_600_000, schedule: SCHEDULE, listen: false, timeoutMs: 200 })
+      const impatient = startDispatcher({ deliveries: server.store.deliveries, clock, allowed: LOOPBACK, pollMs: 3_600_000, schedule: SCHEDULE, listen: false, timeoutMs: 200 })
       try {
         await newPet()
         await impatient.pollNow()
@@ -309,23 +314,23 @@ for (const store of STORES) {
       const byName = new URL(receiver.url)
       byName.hostname = 'localhost'
       const stored = await Promise.all(
-        [receiver.url, byName.href].map((url) => server.store.webhooks.insertEndpoint({ accountId, url, description: '', enabledEvents: 'pet.created', secret: 'whsec_c2VjcmV0' }, clock.now())),
+        [receiver.url, byName.href].map((url) => server.store.webhookEndpoints.insertEndpoint({ accountId, url, description: '', enabledEvents: 'pet.created', secret: 'whsec_c2VjcmV0' }, clock.now())),
       )
-      const guarded = startDispatcher({ webhooks: server.store.webhooks, clock, allowed: [], pollMs: 3_600_000, schedule: SCHEDULE, listen: false })
+      const guarded = startDispatcher({ deliveries: server.store.deliveries, clock, allowed: [], pollMs: 3_600_000, schedule: SCHEDULE, listen: false })
       await newPet()
       await guarded.pollNow()
       await guarded.close()
       assert.equal(receiver.received.length, 0)
-      const [literal] = await server.store.webhooks.attempts(stored[0]!.id, 1)
+      const [literal] = await server.store.webhookEndpoints.attempts(stored[0]!.id, 1)
       assert.match(literal!.error ?? '', /refused: 127\.0\.0\.1 is a loopback address/)
-      const [named] = await server.store.webhooks.attempts(stored[1]!.id, 1)
+      const [named] = await server.store.webhookEndpoints.attempts(stored[1]!.id, 1)
       assert.match(named!.error ?? '', /loopback/)
-      for (const { id } of stored) await server.store.webhooks.deleteEndpoint(accountId, id)
+      for (const { id } of stored) await server.store.webhookEndpoints.deleteEndpoint(accountId, id)
     })
 
     it('delivers each event once with two dispatchers, and takes over one whose dispatcher died holding it', async () => {
       const { id } = await endpoint(['pet.created'])
-      const second = startDispatcher({ webhooks: server.store.webhooks, clock, allowed: LOOPBACK, pollMs: 3_600_000, schedule: SCHEDULE, listen: false })
+      const second = startDispatcher({ deliveries: server.store.deliveries, clock, allowed: LOOPBACK, pollMs: 3_600_000, schedule: SCHEDULE, listen: false })
       for (let i = 0; i < 10; i++) await newPet()
       await Promise.all([dispatcher.pollNow(), second.pollNow(), dispatcher.pollNow(), second.pollNow()])
       const ids = receiver.received.map((r) => r.headers['webhook-id'])
@@ -334,15 +339,15 @@ for (const store of STORES) {
       // A dispatcher that claims and dies: nothing is recorded, the lease runs out, another sends it.
       receiver.received.length = 0
       await newPet()
-      await server.store.webhooks.fanOut(clock.now(), 100)
-      const [held] = await server.store.webhooks.claimDue(clock.now(), 60_000, 10)
+      await server.store.deliveries.fanOut(clock.now(), 100)
+      const [held] = await server.store.deliveries.claimDue(clock.now(), 60_000, 10)
       assert.ok(held)
       await second.pollNow()
       assert.equal(receiver.received.length, 0, 'held by the dead dispatcher')
       clock.advance(60_001)
       await second.pollNow()
       assert.equal(receiver.received.length, 1)
-      assert.deepEqual(await server.store.webhooks.recordAttempts([{ deliveryId: held.id, leaseUntil: held.leaseUntil, trigger: 'scheduled', at: clock.now(), durationMs: 1, responseStatus: 200, error: null, outcome: { status: 'delivered' } }]), [false], 'the dead one\'s lease is no longer good')
+      assert.deepEqual(await server.store.deliveries.recordAttempts([{ deliveryId: held.id, leaseUntil: held.leaseUntil, trigger: 'scheduled', at: clock.now(), durationMs: 1, responseStatus: 200, error: null, outcome: { status: 'delivered' } }]), [false], 'the dead one\'s lease is no longer good')
       await second.close()
       await server.request(`/v1/webhook-endpoints/${id}`, { method: 'DELETE', key })
     })
@@ -351,7 +356,7 @@ for (const store of STORES) {
       const { id } = await endpoint(['pet.created'])
       for (let i = 0; i < 45; i++) await newPet()
       let busy = true
-      const giving = startDispatcher({ webhooks: server.store.webhooks, clock, allowed: LOOPBACK, pollMs: 3_600_000, schedule: SCHEDULE, listen: false, busy: () => busy })
+      const giving = startDispatcher({ deliveries: server.store.deliveries, clock, allowed: LOOPBACK, pollMs: 3_600_000, schedule: SCHEDULE, listen: false, busy: () => busy })
       try {
         await giving.pollNow()
         assert.equal(receiver.received.length, 20, 'one batch while busy')
@@ -372,7 +377,7 @@ for (const store of STORES) {
     if (store === 'postgres') {
       it('wakes on the database\'s NOTIFY: a delivery goes out at once, without waiting for a poll', async () => {
         await endpoint(['pet.created'])
-        const awake = startDispatcher({ webhooks: server.store.webhooks, clock, allowed: LOOPBACK, pollMs: 3_600_000, schedule: SCHEDULE })
+        const awake = startDispatcher({ deliveries: server.store.deliveries, clock, allowed: LOOPBACK, pollMs: 3_600_000, schedule: SCHEDULE })
         try {
           await new Promise((resolve) => setTimeout(resolve, 200)) // LISTEN is set up
           await newPet()
@@ -413,19 +418,19 @@ for (const store of STORES) {
       it('fans each event out once while dispatchers fan out at the same moment', async () => {
         const { id } = await endpoint(['pet.created'])
         const pets = await Promise.all(Array.from({ length: 40 }, () => newPet()))
-        const taken = await Promise.all(Array.from({ length: 4 }, () => server.store.webhooks.fanOut(clock.now(), 500)))
+        const taken = await Promise.all(Array.from({ length: 4 }, () => server.store.deliveries.fanOut(clock.now(), 500)))
         assert.equal(taken.reduce((a, b) => a + b, 0), pets.length, `each event taken by one dispatcher: ${taken.join(', ')}`)
-        const claimed = await server.store.webhooks.claimDue(clock.now(), 60_000, 1_000)
+        const claimed = await server.store.deliveries.claimDue(clock.now(), 60_000, 1_000)
         const mine = claimed.filter((delivery) => delivery.endpoint.id === id)
         assert.equal(mine.length, pets.length, 'one delivery per event')
-        for (const delivery of claimed) await server.store.webhooks.release(delivery.id, delivery.leaseUntil)
+        for (const delivery of claimed) await server.store.deliveries.release(delivery.id, delivery.leaseUntil)
       })
 
       it('claims past a delivery another dispatcher has locked, without waiting for it (SKIP LOCKED)', async () => {
         await endpoint(['pet.created'])
         await newPet()
         await newPet()
-        await server.store.webhooks.fanOut(clock.now(), 100)
+        await server.store.deliveries.fanOut(clock.now(), 100)
         const client = new pg.Client({ connectionString: server.config.databaseUrl })
         await client.connect()
         try {
@@ -433,7 +438,7 @@ for (const store of STORES) {
           // Another dispatcher, mid-claim: it holds the oldest due delivery's row.
           const { rows } = await client.query<{ id: string }>("select id from webhook_deliveries where status = 'pending' order by next_attempt_at, id limit 1 for update")
           const claimed = await Promise.race([
-            server.store.webhooks.claimDue(clock.now(), 60_000, 10),
+            server.store.deliveries.claimDue(clock.now(), 60_000, 10),
             new Promise<'blocked'>((resolve) => setTimeout(() => resolve('blocked'), 3_000)),
           ])
           assert.notEqual(claimed, 'blocked', 'the claim waited for the locked row')

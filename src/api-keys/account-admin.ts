@@ -4,8 +4,8 @@
 import type { Clock } from '../clock.js'
 import type { AccountsStore, StoredAccount } from '../db/api-keys-store.js'
 import type { KeyAdmin, KeyView } from './key-admin.js'
-import { checkPlan, limitsFor, type Limits, type Plan } from './plans.js'
-import type { Scope } from './scopes.js'
+import { checkPlan, limitsFor, type Limits, type Plan } from '../vocabulary/plans.js'
+import type { Scope } from '../vocabulary/scopes.js'
 
 export interface AccountView {
   id: number

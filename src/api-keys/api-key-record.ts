@@ -2,8 +2,8 @@
 // with its account's plan and limits and the scopes it holds. The store keeps the
 // rows (db/api-keys-store.ts); what they mean is said here.
 import type { StoredApiKey } from '../db/api-keys-store.js'
-import { limitsFor, type Limits, type Plan } from './plans.js'
-import { storedScopes, type Scope } from './scopes.js'
+import { limitsFor, type Limits, type Plan } from '../vocabulary/plans.js'
+import { storedScopes, type Scope } from '../vocabulary/scopes.js'
 
 export interface ApiKeyRecord {
   id: number

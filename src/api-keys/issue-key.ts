@@ -1,6 +1,6 @@
 import type { NewStoredAccount, NewStoredApiKey } from '../db/api-keys-store.js'
 import { displayPrefix, generateApiKey, hashApiKey, type KeyEnvironment } from './key-format.js'
-import { formatScopes, SCOPE_PRESETS, type Scope } from './scopes.js'
+import { formatScopes, SCOPE_PRESETS, type Scope } from '../vocabulary/scopes.js'
 
 export interface IssueKeyOptions {
   name: string

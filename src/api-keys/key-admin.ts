@@ -14,8 +14,8 @@ import type { RateLimiter } from '../rate-limit/limiter.js'
 import { keyState, toApiKeyRecord, type ApiKeyRecord } from './api-key-record.js'
 import { newKeyRow } from './issue-key.js'
 import type { KeyEnvironment } from './key-format.js'
-import { checkPlan, type Limits, type Plan } from './plans.js'
-import { formatScopes, scopesBeyond, SCOPE_PRESETS, type Scope } from './scopes.js'
+import { checkPlan, type Limits, type Plan } from '../vocabulary/plans.js'
+import { formatScopes, scopesBeyond, SCOPE_PRESETS, type Scope } from '../vocabulary/scopes.js'
 
 export const MAX_EXPIRY_MS = 366 * 86_400_000
 export const MAX_GRACE_MS = 7 * 86_400_000

@@ -2,9 +2,9 @@
 // An account owns its keys and what they make, and its plan's limits are shared by all
 // its keys; only the operator makes and changes accounts.
 import type { AccountView } from '../api-keys/account-admin.js'
-import { bucketsOf, DAY_MS } from '../api-keys/usage-buckets.js'
+import { usageHistory } from '../usage/history.js'
 import { systemClock } from '../clock.js'
-import { USAGE_OUTCOMES } from '../db/usage-store.js'
+import { USAGE_OUTCOMES } from '../vocabulary/usage.js'
 import { accountId, allKeys, fieldList, json, keyFlags, keyInput, keyTable, limitFlags, limitsOf, limitsText, noSuchAccount, PLAN_LIST, tabbed, withAdmin } from './admin.js'
 import { defineCommand } from './command.js'
 
@@ -51,7 +51,7 @@ export const accountsCommands = [
         if (!account) throw noSuchAccount(id, where)
         const keys = await allKeys(admin, account.id)
         const now = systemClock.now()
-        const today = bucketsOf(await store.usage.history({ accountId: account.id }, now - (now % DAY_MS), now), DAY_MS)[0]
+        const [today] = await usageHistory(store.usage.history, { accountId: account.id }, { from: now, to: now + 1, granularity: 'day' }, now)
         const usageToday = Object.fromEntries(USAGE_OUTCOMES.map((outcome) => [outcome, today?.[outcome] ?? 0]))
         if (values.json) context.io.out(JSON.stringify({ ...account, keys, usageToday }, null, 2))
         else {

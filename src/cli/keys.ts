@@ -2,9 +2,10 @@
 // layer as the admin API (api-keys/key-admin.ts); what it shares with `petstore
 // accounts …` is in admin.ts.
 import type { KeyView } from '../api-keys/key-admin.js'
-import { bucketsOf, DAY_MS, HOUR_MS, type UsageBucketCounts } from '../api-keys/usage-buckets.js'
+import { DAY_MS, type UsageBucketCounts } from '../usage/buckets.js'
+import { usageHistory } from '../usage/history.js'
 import { systemClock } from '../clock.js'
-import { USAGE_OUTCOMES } from '../db/usage-store.js'
+import { USAGE_KEPT_DAYS, USAGE_OUTCOMES } from '../vocabulary/usage.js'
 import { accountId, allKeys, fieldList, json, keyFlags, keyId, keyInput, keyStatus, keyTable, limitFlags, limitsOf, limitsText, noSuchAccount, noSuchKey, PLAN_LIST, withAdmin } from './admin.js'
 import { duration, positiveInteger } from './arguments.js'
 import { CliError, CommandFailed } from './cli-error.js'
@@ -153,18 +154,16 @@ export const keysCommands = [
     name: 'keys usage',
     args: ['ID'],
     summary: "Print a key's requests per day (or hour) and outcome",
-    flags: { days: { value: 'N', description: 'how many days back, 1 to 90 (default 7)' }, hourly: { description: 'a row per hour instead of per day' }, json },
+    flags: { days: { value: 'N', description: `how many days back, 1 to ${USAGE_KEPT_DAYS} (default 7)` }, hourly: { description: 'a row per hour instead of per day' }, json },
     run: ({ values, args: [id] }, context) =>
       withAdmin(context, async ({ admin, store, where }) => {
         const key = await admin.find(keyId(id))
         if (!key) throw noSuchKey(id, where)
         const days = values.days === undefined ? 7 : positiveInteger(values.days, '--days')
-        if (days > 90) throw new CliError('--days must be at most 90: usage is kept 90 days')
-        const size = values.hourly ? HOUR_MS : DAY_MS
+        if (days > USAGE_KEPT_DAYS) throw new CliError(`--days must be at most ${USAGE_KEPT_DAYS}: usage is kept ${USAGE_KEPT_DAYS} days`)
         const now = systemClock.now()
-        const from = now - days * DAY_MS
-        const rows = await store.usage.history({ accountId: key.accountId, keyId: key.id }, from - (from % size), now)
-        const list = bucketsOf(rows, size)
+        const range = { from: now - days * DAY_MS, granularity: values.hourly ? 'hour' : 'day' } as const
+        const list = await usageHistory(store.usage.history, { accountId: key.accountId, keyId: key.id }, range, now)
         if (values.json) context.io.out(JSON.stringify(list, null, 2))
         else if (list.length === 0) context.io.out(`No requests from key ${id} in the last ${days} days.`)
         else context.io.out(usageTable(list, values.hourly))

@@ -10,7 +10,7 @@ import { ordersCommands } from './orders.js'
 import { CliError } from './cli-error.js'
 import { closest, defineCommand, findCommand, type Command } from './command.js'
 import { consoleIo, type Io } from './io.js'
-import { PLAN_LIMITS } from '../api-keys/plans.js'
+import { PLAN_LIMITS } from '../vocabulary/plans.js'
 import { openStoreFromConfig } from '../db/from-config.js'
 
 const serverCommands = [

@@ -1,21 +1,13 @@
-// The database behind a URL as Kysely sees it, and its migrations: what the store
-// opens first (open-store.ts), and what tools and tests use to look at the tables.
+// What every backend does to a database before it serves: apply the migrations, and
+// answer a trivial query (health).
 import { Migrator, sql, type Kysely } from 'kysely'
 import type { Dialect } from './dialect.js'
 import { migrationProvider } from './migrations/index.js'
 import type { Database } from './schema.js'
-import { openPostgres, type PostgresPoolOptions } from './postgres/connection.js'
-import { openSqlite } from './sqlite/connection.js'
 
 export interface DatabaseHandle {
   dialect: Dialect
   db: Kysely<Database>
-}
-
-/** Kysely over the database at `url` (`sqlite:<path>` or a PostgreSQL URL); `db.destroy()` closes it. */
-export function openDatabase(url: string, options: PostgresPoolOptions = {}): DatabaseHandle {
-  if (url.startsWith('sqlite:')) return { dialect: 'sqlite', db: openSqlite(url.slice('sqlite:'.length)).db }
-  return { dialect: 'postgres', db: openPostgres(url, options).db }
 }
 
 /** Applies pending migrations; returns the names applied. Safe to run from several processes at once. */

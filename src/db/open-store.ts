@@ -5,10 +5,10 @@ import { guarded } from './store-errors.js'
 import { openPostgresStore } from './postgres/postgres-store.js'
 import { openSqliteStore } from './sqlite/sqlite-store.js'
 import type { Store, StoreOptions } from './store.js'
+import { USAGE_KEPT_DAYS, USAGE_KEPT_MS } from '../vocabulary/usage.js'
 
 /** Expired Idempotency-Key records outlive their 24 hours, and usage its 90 days, only until the next purge. */
 const PURGE_EVERY_MS = 10 * 60 * 1000
-export const USAGE_KEPT_MS = 90 * 86_400_000
 export const EVENTS_KEPT_MS = 30 * 86_400_000
 
 /** Opens the database at `url`, applies pending migrations, and purges expired Idempotency-Key records and old usage every ten minutes until closed. */
@@ -19,11 +19,11 @@ export async function openStore(url: string, { onConnectionError, onBackgroundEr
 
   const idempotency = guarded(store.idempotency)
   const usage = guarded(store.usage)
-  const webhooks = guarded(store.webhooks)
+  const deliveries = guarded(store.deliveries)
   const purge = setInterval(() => {
-    webhooks.purge(Date.now() - EVENTS_KEPT_MS).catch((error: unknown) => onBackgroundError(error, 'could not purge events older than 30 days'))
+    deliveries.purge(Date.now() - EVENTS_KEPT_MS).catch((error: unknown) => onBackgroundError(error, 'could not purge events older than 30 days'))
     idempotency.purgeExpired(Date.now()).catch((error: unknown) => onBackgroundError(error, 'could not purge expired Idempotency-Keys'))
-    usage.purge(Date.now() - USAGE_KEPT_MS).catch((error: unknown) => onBackgroundError(error, 'could not purge usage older than 90 days'))
+    usage.purge(Date.now() - USAGE_KEPT_MS).catch((error: unknown) => onBackgroundError(error, `could not purge usage older than ${USAGE_KEPT_DAYS} days`))
   }, PURGE_EVERY_MS).unref()
 
   return {
@@ -34,7 +34,8 @@ export async function openStore(url: string, { onConnectionError, onBackgroundEr
     apiKeys: guarded(store.apiKeys),
     accounts: guarded(store.accounts),
     usage,
-    webhooks,
+    webhookEndpoints: guarded(store.webhookEndpoints),
+    deliveries,
     idempotency,
     ping: store.ping,
     close: () => {

@@ -6,7 +6,8 @@ import type { IdempotencyStore } from './idempotency-store.js'
 import type { OrdersStore } from './orders-store.js'
 import type { PetsStore } from './pets-store.js'
 import type { UsageStore } from './usage-store.js'
-import type { WebhooksStore } from './webhooks-store.js'
+import type { DeliveryQueue } from './delivery-queue.js'
+import type { WebhookEndpointsStore } from './webhook-endpoints-store.js'
 
 export interface Store {
   dialect: Dialect
@@ -16,8 +17,10 @@ export interface Store {
   accounts: AccountsStore
   /** Requests per key, hour and outcome. */
   usage: UsageStore
-  /** Events (written by triggers with the changes they report), webhook endpoints and deliveries. */
-  webhooks: WebhooksStore
+  /** Webhook endpoints, and the events (written by triggers with the changes they report) an account reads: the webhook service's. */
+  webhookEndpoints: WebhookEndpointsStore
+  /** The deliveries of events to endpoints: the dispatchers'. */
+  deliveries: DeliveryQueue
   /** Idempotency-Key records; requests use them through src/idempotency/. */
   idempotency: IdempotencyStore
   /** Resolves when the database answers a trivial query. */

@@ -3,8 +3,7 @@
 // (api-keys/usage-recorder.ts), never a write per request.
 // Written once for both databases: sql/usage.ts.
 
-export const USAGE_OUTCOMES = ['ok', 'rate_limited', 'banned', 'forbidden', 'error'] as const
-export type UsageOutcome = (typeof USAGE_OUTCOMES)[number]
+import type { UsageOutcome } from '../vocabulary/usage.js'
 
 export interface UsageRow {
   apiKeyId: number

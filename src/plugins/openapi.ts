@@ -6,8 +6,8 @@ import swagger from '@fastify/swagger'
 import type { Config } from '../config.js'
 import { ERROR_STATUS } from '../errors.js'
 import { completeResponses } from './openapi-responses.js'
-import { PLAN_LIMITS, PLANS } from '../api-keys/plans.js'
-import { SCOPE_PRESETS, SCOPES } from '../api-keys/scopes.js'
+import { PLAN_LIMITS, PLANS } from '../vocabulary/plans.js'
+import { SCOPE_PRESETS, SCOPES } from '../vocabulary/scopes.js'
 
 /** The rate-limit table of the description, from the plans themselves (api-keys/plans.ts). */
 function planTable(): string {

@@ -8,9 +8,9 @@
 import fp from 'fastify-plugin'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { AuthResult, Authenticator } from '../api-keys/authenticator.js'
-import { PLAN_LIMITS, type Limits } from '../api-keys/plans.js'
+import { PLAN_LIMITS, type Limits } from '../vocabulary/plans.js'
 import type { ApiKeyRecord } from '../api-keys/api-key-record.js'
-import type { Scope } from '../api-keys/scopes.js'
+import type { Scope } from '../vocabulary/scopes.js'
 import { ApiError } from '../errors.js'
 import type { Caller, RateLimitCount, RateLimitResult, RateLimiter } from '../rate-limit/limiter.js'
 

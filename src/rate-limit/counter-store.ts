@@ -3,7 +3,7 @@
 // redis-store.ts as one Lua script for many instances. The store, not the caller,
 // reads the clock, so that in Redis every instance agrees on the windows.
 
-import type { Limits } from '../api-keys/plans.js'
+import type { Limits } from '../vocabulary/plans.js'
 
 export const MINUTE_MS = 60_000
 export const DAY_MS = 86_400_000

@@ -1,7 +1,7 @@
 // Decision D7 on top of a counter store: which window a response reports, and when
 // a refused caller may retry. It returns results; the /v1 guard turns them into
 // headers and statuses (src/plugins/v1-guard.ts). No HTTP here.
-import type { Limits } from '../api-keys/plans.js'
+import type { Limits } from '../vocabulary/plans.js'
 import { windowEnds, type HitRequest, type HitResult, type LocalCounterStore } from './counter-store.js'
 import type { FailoverCounterStore } from './failover-store.js'
 

@@ -13,7 +13,7 @@
 // one banned, as its run would have found that ban. Only another instance's calls
 // can no longer fall between them, an order they could already have had.
 import { Redis } from 'ioredis'
-import type { Limits } from '../api-keys/plans.js'
+import type { Limits } from '../vocabulary/plans.js'
 import type { Clock } from '../clock.js'
 import type { HitRequest, HitResult, SharedCounterStore } from './counter-store.js'
 

@@ -1,9 +1,9 @@
 // API keys as the admin API shows them, and the usage a key can see of itself:
 // one schema per shape, for validation, serialization, the document and the types.
 import { Type, type Static } from 'typebox'
-import { PLANS } from '../api-keys/plans.js'
-import { SCOPE_PRESETS, SCOPES } from '../api-keys/scopes.js'
-import { USAGE_OUTCOMES } from '../db/usage-store.js'
+import { PLANS } from '../vocabulary/plans.js'
+import { SCOPE_PRESETS, SCOPES } from '../vocabulary/scopes.js'
+import { USAGE_OUTCOMES } from '../vocabulary/usage.js'
 import { idSchema } from './pet.js'
 import { STORABLE_TEXT, STORABLE_TEXT_NOTE } from './text.js'
 

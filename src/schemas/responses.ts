@@ -2,7 +2,7 @@
 // the headers a client can rely on. Every status a route can send is declared.
 import { Type, type TSchema } from 'typebox'
 import type { ErrorCode } from '../errors.js'
-import { PLAN_LIMITS } from '../api-keys/plans.js'
+import { PLAN_LIMITS } from '../vocabulary/plans.js'
 import { ErrorSchema } from './error.js'
 import { ref } from './shared.js'
 

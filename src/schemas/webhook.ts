@@ -1,7 +1,7 @@
 // Events and webhook endpoints: one schema per shape, for validation, serialization,
 // the OpenAPI document and the handlers' types.
 import { Type, type Static } from 'typebox'
-import { EVENT_TYPES, TEST_EVENT } from '../webhooks/events.js'
+import { EVENT_TYPES, TEST_EVENT } from '../vocabulary/event-types.js'
 import { idSchema } from './pet.js'
 import { STORABLE_TEXT, STORABLE_TEXT_NOTE } from './text.js'
 
@@ -72,3 +72,4 @@ export const DeliveryAttempt = Type.Object(
   },
   { $id: 'DeliveryAttempt', additionalProperties: false, description: 'One attempt to deliver an event.' },
 )
+export type DeliveryAttempt = Static<typeof DeliveryAttempt>

@@ -8,7 +8,7 @@
 // had claimed but not started. No request of the API ever waits for any of this.
 import { performance } from 'node:perf_hooks'
 import type { Clock } from '../clock.js'
-import type { AttemptRecord, ClaimedDelivery, WebhooksStore } from '../db/webhooks-store.js'
+import type { AttemptRecord, ClaimedDelivery, DeliveryQueue } from '../db/delivery-queue.js'
 import { createAgents, DELIVERY_TIMEOUT_MS, send, type AttemptResult } from './deliver.js'
 import { eventId, renderEvent } from './events.js'
 import { guardedLookup, literalRefusal, type Cidr } from './outbound.js'
@@ -23,7 +23,7 @@ const BATCH = 20
 const FAN_OUT_BATCH = 500
 
 export interface DispatcherOptions {
-  webhooks: WebhooksStore
+  deliveries: DeliveryQueue
   clock: Clock
   allowed: readonly Cidr[]
   /** How often to look for due deliveries. */
@@ -47,7 +47,7 @@ export interface DispatcherOptions {
   onError?: (error: unknown, what: string) => void
 }
 
-export function startDispatcher({ webhooks, clock, allowed, pollMs = 1_000, schedule = RETRY_SCHEDULE_MS, random = Math.random, listen = true, timeoutMs = DELIVERY_TIMEOUT_MS, leaseMs = 60_000, holdsProcess = false, busy = () => false, onError = () => {} }: DispatcherOptions) {
+export function startDispatcher({ deliveries, clock, allowed, pollMs = 1_000, schedule = RETRY_SCHEDULE_MS, random = Math.random, listen = true, timeoutMs = DELIVERY_TIMEOUT_MS, leaseMs = 60_000, holdsProcess = false, busy = () => false, onError = () => {} }: DispatcherOptions) {
   const agents = createAgents(guardedLookup(allowed))
   const inFlight = new Set<Promise<void>>()
   let closed = false
@@ -107,7 +107,7 @@ export function startDispatcher({ webhooks, clock, allowed, pollMs = 1_000, sche
     const records = await Promise.all(
       claimed.map((delivery) => attempt(delivery).catch((error: unknown) => onError(error, 'a webhook delivery failed unexpectedly; it is retried when its lease ends'))),
     )
-    await webhooks.recordAttempts(records.filter((record) => record !== undefined))
+    await deliveries.recordAttempts(records.filter((record) => record !== undefined))
   }
 
   /** The wait before the next attempt: the schedule's, with jitter, or longer when the receiver asked (Retry-After). */
@@ -123,11 +123,11 @@ export function startDispatcher({ webhooks, clock, allowed, pollMs = 1_000, sche
    */
   async function poll(): Promise<void> {
     polledAt = performance.now()
-    while ((await webhooks.fanOut(clock.now(), FAN_OUT_BATCH)) === FAN_OUT_BATCH && !closed && !busy());
+    while ((await deliveries.fanOut(clock.now(), FAN_OUT_BATCH)) === FAN_OUT_BATCH && !closed && !busy());
     for (;;) {
-      const claimed = await webhooks.claimDue(clock.now(), leaseMs, BATCH)
+      const claimed = await deliveries.claimDue(clock.now(), leaseMs, BATCH)
       if (closed) {
-        for (const delivery of claimed) await webhooks.release(delivery.id, delivery.leaseUntil)
+        for (const delivery of claimed) await deliveries.release(delivery.id, delivery.leaseUntil)
         return
       }
       const running: Promise<void> = deliver(claimed)
@@ -156,7 +156,7 @@ export function startDispatcher({ webhooks, clock, allowed, pollMs = 1_000, sche
   if (!holdsProcess) timer.unref()
   // Woken at once when any process writes an event to fan out (PostgreSQL); the polling is the fallback.
   const stopWatching = listen
-    ? webhooks.watch(tick, (error) => onError(error, 'lost the database notifications of new events; polling every second'))
+    ? deliveries.watch(tick, (error) => onError(error, 'lost the database notifications of new events; polling every second'))
     : Promise.resolve(async () => {})
   stopWatching.catch((error: unknown) => onError(error, 'could not LISTEN for new events; polling every second'))
 

@@ -1,12 +1,8 @@
 // Events as the API and webhooks present them: `{id, type, timestamp, data}`, where
 // `data` is the resource as the API returns it, rendered from the row the trigger
 // stored (migration 2026-11-24-007).
-import type { StoredEvent } from '../db/webhooks-store.js'
+import type { StoredEvent } from '../db/webhook-endpoints-store.js'
 
-/** What an endpoint can subscribe to. */
-export const EVENT_TYPES = ['pet.created', 'pet.updated', 'pet.deleted', 'order.placed', 'order.completed', 'order.cancelled', 'webhook_endpoint.disabled'] as const
-/** Sent to one endpoint when asked (POST …/test), never by subscription. */
-export const TEST_EVENT = 'webhook_endpoint.test'
 
 export interface Event {
   id: string

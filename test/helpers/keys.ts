@@ -3,8 +3,8 @@
 // (server.createKey) and for stores that a server in another process uses (createKeyIn).
 import { newKeyRow } from '../../src/api-keys/issue-key.js'
 import type { KeyEnvironment } from '../../src/api-keys/key-format.js'
-import { checkPlan, type Limits } from '../../src/api-keys/plans.js'
-import type { Scope } from '../../src/api-keys/scopes.js'
+import { checkPlan, type Limits } from '../../src/vocabulary/plans.js'
+import type { Scope } from '../../src/vocabulary/scopes.js'
 import { systemClock, type Clock } from '../../src/clock.js'
 import type { ApiKeysStore } from '../../src/db/api-keys-store.js'
 import { openStore } from '../../src/db/open-store.js'

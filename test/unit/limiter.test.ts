@@ -7,7 +7,7 @@ import { createManualClock } from '../../src/clock.js'
 import { rateLimitHeaders } from '../../src/plugins/v1-guard.js'
 import { createRateLimiter } from '../../src/rate-limit/limiter.js'
 import { createMemoryCounterStore } from '../../src/rate-limit/memory-store.js'
-import type { Limits } from '../../src/api-keys/plans.js'
+import type { Limits } from '../../src/vocabulary/plans.js'
 
 const FREE = { perMinute: 60, perDay: 1000 }
 

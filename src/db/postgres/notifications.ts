@@ -5,7 +5,7 @@
 // most that second.
 import pg from 'pg'
 import { DELIVERIES_CHANNEL } from '../migrations/2026-11-24-007-events-and-webhooks.js'
-import type { Watch } from '../sql/webhooks.js'
+import type { Watch } from '../sql/delivery-queue.js'
 
 const LISTEN = `LISTEN ${DELIVERIES_CHANNEL}`
 const FIRST_RETRY_MS = 100

@@ -3,7 +3,8 @@
 import { migrate, ping } from '../database.js'
 import { createAccountsStore, createApiKeysStore } from '../sql/api-keys.js'
 import { createUsageStore } from '../sql/usage.js'
-import { createWebhooksStore } from '../sql/webhooks.js'
+import { createDeliveryQueue } from '../sql/delivery-queue.js'
+import { createWebhookEndpointsStore } from '../sql/webhook-endpoints.js'
 import { createIdempotencyClaims } from '../sql/idempotency-claims.js'
 import type { Store } from '../store.js'
 import { openPostgres, type PostgresPoolOptions } from './connection.js'
@@ -27,7 +28,8 @@ export async function openPostgresStore(url: string, options: PostgresPoolOption
     apiKeys: createApiKeysStore(db),
     accounts: createAccountsStore(db),
     usage: createUsageStore(db),
-    webhooks: createWebhooksStore(db, 'postgres', listenForDeliveries(url)),
+    webhookEndpoints: createWebhookEndpointsStore(db, 'postgres'),
+    deliveries: createDeliveryQueue(db, 'postgres', listenForDeliveries(url)),
     idempotency: createIdempotencyClaims(db),
     ping: () => ping(db),
     close: () => db.destroy(),

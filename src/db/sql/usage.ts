@@ -2,7 +2,8 @@
 // take INSERT … ON CONFLICT DO UPDATE, so instances add to a count without reading it.
 import type { Kysely } from 'kysely'
 import type { Database } from '../schema.js'
-import type { UsageOutcome, UsageStore } from '../usage-store.js'
+import type { UsageStore } from '../usage-store.js'
+import type { UsageOutcome } from '../../vocabulary/usage.js'
 
 export function createUsageStore(db: Kysely<Database>): UsageStore {
   return {

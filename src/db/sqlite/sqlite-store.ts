@@ -6,7 +6,8 @@ import { createSqliteGroupCommit } from '../batching/group-commit.js'
 import { migrate, ping } from '../database.js'
 import { createAccountsStore, createApiKeysStore } from '../sql/api-keys.js'
 import { createUsageStore } from '../sql/usage.js'
-import { createWebhooksStore } from '../sql/webhooks.js'
+import { createDeliveryQueue } from '../sql/delivery-queue.js'
+import { createWebhookEndpointsStore } from '../sql/webhook-endpoints.js'
 import { createIdempotencyClaims } from '../sql/idempotency-claims.js'
 import type { Store } from '../store.js'
 import { openSqlite } from './connection.js'
@@ -33,7 +34,8 @@ export async function openSqliteStore(path: string): Promise<Store> {
     apiKeys: createApiKeysStore(db),
     accounts: createAccountsStore(db),
     usage: createUsageStore(db),
-    webhooks: createWebhooksStore(db, 'sqlite'),
+    webhookEndpoints: createWebhookEndpointsStore(db, 'sqlite'),
+    deliveries: createDeliveryQueue(db, 'sqlite'),
     idempotency: createIdempotencyClaims(db),
     ping: () => ping(db),
     close: async () => {

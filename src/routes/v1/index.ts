@@ -14,12 +14,13 @@ import { applyOperationScopes } from './scopes.js'
 import { keyRoutes } from './keys.js'
 import { usageRoutes } from './usage.js'
 import { accountRoutes } from './account.js'
-import { webhookRoutes, type WebhookRoutesOptions } from './webhooks.js'
+import { webhookRoutes } from './webhooks.js'
 import type { KeyAdmin } from '../../api-keys/key-admin.js'
 import type { AccountAdmin } from '../../api-keys/account-admin.js'
-import type { UsageRecorder } from '../../api-keys/usage-recorder.js'
-import type { UsageOutcome } from '../../db/usage-store.js'
+import type { UsageRecorder } from '../../usage/recorder.js'
+import type { UsageOutcome } from '../../vocabulary/usage.js'
 import type { Metrics } from '../../plugins/metrics.js'
+import type { WebhookAdmin } from '../../webhooks/webhook-admin.js'
 
 export interface V1Options {
   authenticator: Authenticator
@@ -30,10 +31,10 @@ export interface V1Options {
   accountAdmin: AccountAdmin
   usage: UsageRecorder
   metrics: Metrics
-  webhooks: Omit<WebhookRoutesOptions, 'webhooks' | 'clock'>
+  webhookAdmin: WebhookAdmin
 }
 
-export async function v1Routes(app: FastifyInstance, { authenticator, limiter, store, clock, keyAdmin, accountAdmin, usage, metrics, webhooks }: V1Options) {
+export async function v1Routes(app: FastifyInstance, { authenticator, limiter, store, clock, keyAdmin, accountAdmin, usage, metrics, webhookAdmin }: V1Options) {
   await app.register(v1Guard, { authenticator, limiter })
   applyOperationScopes(app)
   // Every answer to a valid key is counted for its usage history and /metrics, refusals included.
@@ -56,7 +57,7 @@ export async function v1Routes(app: FastifyInstance, { authenticator, limiter, s
   await app.register(keyRoutes, { keyAdmin, usage, idempotency: store.idempotency, clock })
   await app.register(usageRoutes, { keyAdmin, limiter, usage, clock })
   await app.register(accountRoutes, { accountAdmin })
-  await app.register(webhookRoutes, { ...webhooks, webhooks: store.webhooks, clock })
+  await app.register(webhookRoutes, { webhookAdmin })
 
   // Unknown /v1 routes are 404, after authentication.
   app.setNotFoundHandler(answerNotFound)

@@ -6,7 +6,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { durationMs } from '../../api-keys/duration.js'
 import { KeyAdminError, MAX_GRACE_MS, DEFAULT_GRACE_MS, type KeyAdmin } from '../../api-keys/key-admin.js'
-import { parseScopes } from '../../api-keys/scopes.js'
+import { parseScopes } from '../../vocabulary/scopes.js'
 import type { Clock } from '../../clock.js'
 import type { IdempotencyStore } from '../../db/idempotency-store.js'
 import { ApiError } from '../../errors.js'
@@ -20,7 +20,7 @@ import { refuseOtherMethods } from '../method-not-allowed.js'
 import { decodeCursor, pageWithLink } from './cursor.js'
 import { DEFAULT_LIMIT, idempotencyKeyHeaders, MAX_LIMIT, noBodyIsEmptyObject } from './parameters.js'
 import { HistoryQuery, historyOf } from './usage.js'
-import type { UsageRecorder } from '../../api-keys/usage-recorder.js'
+import type { UsageRecorder } from '../../usage/recorder.js'
 
 export interface KeyRoutesOptions {
   keyAdmin: KeyAdmin

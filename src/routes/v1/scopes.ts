@@ -3,7 +3,7 @@
 // its config.scope (checked by plugins/v1-guard.ts), its `security` requirement in
 // the OpenAPI document, and its documented 403.
 import type { FastifyInstance, RouteOptions } from 'fastify'
-import type { Scope } from '../../api-keys/scopes.js'
+import type { Scope } from '../../vocabulary/scopes.js'
 import { INSUFFICIENT_SCOPE } from '../../schemas/responses.js'
 
 export const OPERATION_SCOPES: Readonly<Record<string, Scope | null>> = {

@@ -4,8 +4,10 @@
 import type { FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type, type Static } from 'typebox'
-import { bucketsOf, DAY_MS, HOUR_MS } from '../../api-keys/usage-buckets.js'
-import type { UsageRecorder } from '../../api-keys/usage-recorder.js'
+import type { UsageRecorder } from '../../usage/recorder.js'
+import { usageHistory, UsageRangeError } from '../../usage/history.js'
+import { windowsOf } from '../../usage/windows.js'
+import { USAGE_KEPT_DAYS } from '../../vocabulary/usage.js'
 import type { Clock } from '../../clock.js'
 import { ApiError } from '../../errors.js'
 import type { RateLimiter } from '../../rate-limit/limiter.js'
@@ -17,11 +19,9 @@ import { errorResponse, response, TOO_MANY_REQUESTS, UNAUTHORIZED } from '../../
 import { parametersWithDefaults, ref } from '../../schemas/shared.js'
 import { refuseOtherMethods } from '../method-not-allowed.js'
 
-export const HISTORY_KEPT_MS = 90 * DAY_MS
-
 export const HistoryQuery = parametersWithDefaults(
   Type.Object({
-    from: Type.Optional(Type.String({ format: 'date-time', description: 'Start (RFC 3339), rounded down to the hour or day; default: 24 hours (hour) or 30 days (day) before `to`. History is kept 90 days.' })),
+    from: Type.Optional(Type.String({ format: 'date-time', description: `Start (RFC 3339), rounded down to the hour or day; default: 24 hours (hour) or 30 days (day) before \`to\`. History is kept ${USAGE_KEPT_DAYS} days.` })),
     to: Type.Optional(Type.String({ format: 'date-time', description: 'End, exclusive (RFC 3339); default: now.' })),
     granularity: Type.Unsafe<'hour' | 'day'>({ type: 'string', enum: ['hour', 'day'], default: 'hour', description: 'One bucket per UTC hour or per UTC day.' }),
   }),
@@ -35,17 +35,15 @@ const AccountHistoryQuery = parametersWithDefaults(
   }),
 )
 
-/** The buckets of an account's (or one key's) history the query asks for, oldest first, empty ones left out. */
+/** The history the query asks for, from this instance's recorder; a range it cannot answer is a 400. */
 export async function historyOf(usage: UsageRecorder, scope: UsageScope, query: HistoryQuery, now: number): Promise<UsageBucket[]> {
-  const size = query.granularity === 'day' ? DAY_MS : HOUR_MS
-  const to = query.to === undefined ? now : Date.parse(query.to)
-  const fromRaw = query.from === undefined ? to - (query.granularity === 'day' ? 30 * DAY_MS : DAY_MS) : Date.parse(query.from)
-  const from = fromRaw - (fromRaw % size)
-  if (from >= to) throw new ApiError('invalid_parameter', 'parameter "from" must be before "to".', { details: [{ field: 'from', message: 'must be before to' }] })
-  if (to - from > HISTORY_KEPT_MS + DAY_MS) {
-    throw new ApiError('invalid_parameter', 'The range from "from" to "to" is at most 90 days: history is kept 90 days.', { details: [{ field: 'from', message: 'at most 90 days before to' }] })
+  const range = { granularity: query.granularity, from: query.from === undefined ? undefined : Date.parse(query.from), to: query.to === undefined ? undefined : Date.parse(query.to) }
+  try {
+    return await usageHistory(usage.history, scope, range, now)
+  } catch (error) {
+    if (error instanceof UsageRangeError) throw new ApiError('invalid_parameter', error.message, { details: [{ field: error.field, message: error.reason }] })
+    throw error
   }
-  return bucketsOf(await usage.history(scope, from, to), size)
 }
 
 export interface UsageRoutesOptions {
@@ -72,21 +70,7 @@ export async function usageRoutes(app: FastifyInstance, { keyAdmin, limiter, usa
         response: { 200: response('The windows.', ref(Usage)), 401: UNAUTHORIZED, 429: TOO_MANY_REQUESTS },
       },
     },
-    async (request) => {
-      const key = request.apiKey!
-      const windows = await limiter.peek(key, key.limits)
-      const window = (state: typeof windows.minute) => ({
-        limit: state.limit,
-        remaining: windows.bannedUntil === undefined ? state.remaining : 0,
-        reset: Math.ceil(state.resetsAt / 1000),
-        used: state.limit - state.remaining,
-      })
-      return {
-        minute: window(windows.minute),
-        day: window(windows.day),
-        bannedUntil: windows.bannedUntil === undefined ? null : new Date(windows.bannedUntil).toISOString(),
-      }
-    },
+    async (request) => windowsOf(limiter, request.apiKey!, request.apiKey!.limits),
   )
 
   v1.get(
@@ -97,7 +81,7 @@ export async function usageRoutes(app: FastifyInstance, { keyAdmin, limiter, usa
         tags: ['usage'],
         summary: 'Your account\'s usage history',
         description:
-          'The requests of the caller\'s account (all its keys, or one with `keyId`) per UTC hour or day and outcome, for up to 90 days. Counts reach the store every few seconds (a crash may lose the last few seconds of them); this instance\'s latest counts are included.',
+          `The requests of the caller's account (all its keys, or one with \`keyId\`) per UTC hour or day and outcome, for up to ${USAGE_KEPT_DAYS} days. Counts reach the store every few seconds (a crash may lose the last few seconds of them); this instance's latest counts are included.`,
         querystring: AccountHistoryQuery,
         response: {
           200: response('The buckets, oldest first; hours or days without requests are left out.', Type.Array(ref(UsageBucket))),

@@ -1,16 +1,12 @@
-// Events and webhook endpoints. An endpoint belongs to the account whose key made it,
-// as orders do: another account's is a 404. Events are written by the database with the
-// changes they report (the outbox, migration 2026-11-24-007); deliveries are the
-// dispatchers' (webhooks/dispatcher.ts), never a request's.
+// Events and webhook endpoints over HTTP: a schema and a thin handler per operation
+// over the webhook service (webhooks/webhook-admin.ts), which decides. What the service
+// answers as missing (another account's endpoint or event included) is a 404 here.
 import type { FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
-import type { Clock } from '../../clock.js'
-import type { StoredEndpoint, WebhooksStore } from '../../db/webhooks-store.js'
 import { ApiError } from '../../errors.js'
-import { EVENT_TYPES, parseEventId, renderEvent, TEST_EVENT } from '../../webhooks/events.js'
-import { checkUrl, OutboundRefused, type Cidr } from '../../webhooks/outbound.js'
-import { newSecret } from '../../webhooks/signature.js'
+import { EVENT_TYPES, TEST_EVENT } from '../../vocabulary/event-types.js'
+import { ATTEMPTS_SHOWN, DEFAULT_SECRET_GRACE_S, MAX_SECRET_GRACE_S, WebhookAdminError, type WebhookAdmin } from '../../webhooks/webhook-admin.js'
 import { DeliveryAttempt, EventSchema, NewWebhookEndpoint, WebhookEndpoint, WebhookEndpointPatch } from '../../schemas/webhook.js'
 import { idSchema } from '../../schemas/pet.js'
 import { errorResponse, header, optionalHeader, response, TOO_MANY_REQUESTS, UNAUTHORIZED } from '../../schemas/responses.js'
@@ -20,16 +16,9 @@ import { decodeCursor, encodeCursor } from './cursor.js'
 import { DEFAULT_LIMIT, MAX_LIMIT, noBodyIsEmptyObject } from './parameters.js'
 
 export interface WebhookRoutesOptions {
-  webhooks: WebhooksStore
-  clock: Clock
-  /** http:// URLs are accepted outside production. */
-  allowHttp: boolean
-  allowed: readonly Cidr[]
-  /** Wakes this instance's dispatcher (a test event, a redelivery): sent now rather than at the next poll. */
-  wake: () => void
+  webhookAdmin: WebhookAdmin
 }
 
-const MAX_GRACE_S = 7 * 86_400
 const EndpointParams = Type.Object({ endpointId: idSchema('Identifier of the endpoint.') })
 const EventParams = Type.Object({ eventId: Type.String({ pattern: '^evt_[0-9]{1,16}$', description: 'The event id, `evt_…`.', examples: ['evt_1'] }) })
 const EventsQuery = parametersWithDefaults(
@@ -40,7 +29,7 @@ const EventsQuery = parametersWithDefaults(
   }),
 )
 const RotateBody = Type.Object(
-  { grace: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_GRACE_S, default: 86_400, description: 'Seconds the old secret keeps signing beside the new one: default 24 hours, at most 7 days.' })) },
+  { grace: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_SECRET_GRACE_S, default: DEFAULT_SECRET_GRACE_S, description: 'Seconds the old secret keeps signing beside the new one: default 24 hours, at most 7 days.' })) },
   { additionalProperties: false },
 )
 
@@ -48,38 +37,17 @@ const NO_ENDPOINT = errorResponse('There is no endpoint with this id of this acc
 const BAD_ID = errorResponse('endpointId is not a positive integer.', ['invalid_parameter'])
 const BAD_ENDPOINT = errorResponse('The body is not a JSON object of the documented fields, or the URL is refused (not https, or not a public address).', ['invalid_body', 'invalid_field'])
 
-function view(endpoint: StoredEndpoint, secret?: string): WebhookEndpoint {
-  return {
-    id: endpoint.id,
-    url: endpoint.url,
-    description: endpoint.description,
-    enabledEvents: endpoint.enabledEvents.split(' '),
-    status: endpoint.disabledAt === null ? 'enabled' : 'disabled',
-    disabledAt: endpoint.disabledAt === null ? null : new Date(endpoint.disabledAt).toISOString(),
-    createdAt: new Date(endpoint.createdAt).toISOString(),
-    ...(secret === undefined ? {} : { secret }),
-  }
-}
-
-export async function webhookRoutes(app: FastifyInstance, { webhooks, clock, allowHttp, allowed, wake }: WebhookRoutesOptions) {
+export async function webhookRoutes(app: FastifyInstance, { webhookAdmin }: WebhookRoutesOptions) {
   const v1 = app.withTypeProvider<TypeBoxTypeProvider>()
   const noEndpoint = (id: number) => new ApiError('not_found', `There is no webhook endpoint with id ${id} of this account.`)
-  /** The caller's account's endpoint, or the 404 another account's gets too. */
-  async function ownEndpoint(accountId: number, id: number): Promise<StoredEndpoint> {
-    const endpoint = await webhooks.endpoint(accountId, id)
-    if (!endpoint) throw noEndpoint(id)
-    return endpoint
+  const found = <T>(id: number, answer: T | undefined): T => {
+    if (answer === undefined) throw noEndpoint(id)
+    return answer
   }
-
-  async function checked(url: string): Promise<string> {
-    try {
-      return (await checkUrl(url, { allowHttp, allowed })).href
-    } catch (error) {
-      if (error instanceof OutboundRefused) throw new ApiError('invalid_field', `${error.message}.`, { details: [{ field: 'url', message: error.message }] })
-      throw error
-    }
+  const refused = (error: unknown): never => {
+    if (error instanceof WebhookAdminError) throw new ApiError('invalid_field', `${error.message}.`, { details: [{ field: error.field, message: error.message }] })
+    throw error
   }
-  const eventsList = (events: readonly string[]) => (events.includes('*') ? '*' : [...events].sort().join(' '))
 
   v1.get(
     '/events',
@@ -101,11 +69,12 @@ export async function webhookRoutes(app: FastifyInstance, { webhooks, clock, all
     },
     async (request, reply) => {
       const { limit, type, cursor } = request.query
-      const events = await webhooks.events({ accountId: request.apiKey!.accountId, type, beforeId: cursor === undefined ? undefined : decodeCursor(cursor), limit: limit + 1 })
-      if (events.length > limit) {
-        reply.header('link', `</v1/events?limit=${limit}${type ? `&type=${type}` : ''}&cursor=${encodeCursor(events[limit - 1]!.id)}>; rel="next"`)
+      const page = await webhookAdmin.events(request.apiKey!.accountId, { type, beforeId: cursor === undefined ? undefined : decodeCursor(cursor), limit })
+      if (page.more) {
+        const last = Number(page.events.at(-1)!.id.slice('evt_'.length))
+        reply.header('link', `</v1/events?limit=${limit}${type ? `&type=${type}` : ''}&cursor=${encodeCursor(last)}>; rel="next"`)
       }
-      return events.slice(0, limit).map(renderEvent)
+      return page.events
     },
   )
 
@@ -128,16 +97,9 @@ export async function webhookRoutes(app: FastifyInstance, { webhooks, clock, all
       },
     },
     async (request, reply) => {
-      const accountId = request.apiKey!.accountId
-      const id = parseEventId(request.params.eventId)
-      const event = id === undefined ? undefined : await webhooks.event(id)
-      if (!event || (event.accountId !== null && event.accountId !== accountId)) throw new ApiError('not_found', `There is no event ${request.params.eventId} for this account.`)
-      const targets = (await webhooks.endpoints(accountId)).filter(
-        (endpoint) => endpoint.disabledAt === null && (endpoint.enabledEvents === '*' || endpoint.enabledEvents.split(' ').includes(event.type)),
-      )
-      for (const endpoint of targets) await webhooks.enqueue(endpoint.id, event.id, clock.now())
-      wake()
-      return reply.code(202).send({ deliveries: targets.length })
+      const deliveries = await webhookAdmin.redeliver(request.apiKey!.accountId, request.params.eventId)
+      if (deliveries === undefined) throw new ApiError('not_found', `There is no event ${request.params.eventId} for this account.`)
+      return reply.code(202).send({ deliveries })
     },
   )
 
@@ -162,10 +124,8 @@ export async function webhookRoutes(app: FastifyInstance, { webhooks, clock, all
       },
     },
     async (request, reply) => {
-      const { url, enabledEvents, description = '' } = request.body
-      const secret = newSecret()
-      const endpoint = await webhooks.insertEndpoint({ accountId: request.apiKey!.accountId, url: await checked(url), description, enabledEvents: eventsList(enabledEvents), secret }, clock.now())
-      return reply.code(201).header('location', `/v1/webhook-endpoints/${endpoint.id}`).send(view(endpoint, secret))
+      const endpoint = await webhookAdmin.create(request.apiKey!.accountId, request.body).catch(refused)
+      return reply.code(201).header('location', `/v1/webhook-endpoints/${endpoint.id}`).send(endpoint)
     },
   )
 
@@ -180,7 +140,7 @@ export async function webhookRoutes(app: FastifyInstance, { webhooks, clock, all
         response: { 200: response('The endpoints.', Type.Array(ref(WebhookEndpoint))), 401: UNAUTHORIZED, 429: TOO_MANY_REQUESTS },
       },
     },
-    async (request) => (await webhooks.endpoints(request.apiKey!.accountId)).map((endpoint) => view(endpoint)),
+    async (request) => webhookAdmin.list(request.apiKey!.accountId),
   )
 
   v1.get(
@@ -195,10 +155,7 @@ export async function webhookRoutes(app: FastifyInstance, { webhooks, clock, all
         response: { 200: response('The endpoint.', ref(WebhookEndpoint)), 400: BAD_ID, 401: UNAUTHORIZED, 404: NO_ENDPOINT, 429: TOO_MANY_REQUESTS },
       },
     },
-    async (request) => {
-      const endpoint = await ownEndpoint(request.apiKey!.accountId, request.params.endpointId)
-      return view(endpoint)
-    },
+    async (request) => found(request.params.endpointId, await webhookAdmin.get(request.apiKey!.accountId, request.params.endpointId)),
   )
 
   v1.patch(
@@ -222,17 +179,7 @@ export async function webhookRoutes(app: FastifyInstance, { webhooks, clock, all
         },
       },
     },
-    async (request) => {
-      const { url, enabledEvents, description, enabled } = request.body
-      const changed = await webhooks.updateEndpoint(request.apiKey!.accountId, request.params.endpointId, {
-        ...(url === undefined ? {} : { url: await checked(url) }),
-        ...(enabledEvents === undefined ? {} : { enabledEvents: eventsList(enabledEvents) }),
-        ...(description === undefined ? {} : { description }),
-        ...(enabled === undefined ? {} : { disabledAt: enabled ? null : clock.now() }),
-      })
-      if (!changed) throw noEndpoint(request.params.endpointId)
-      return view(changed)
-    },
+    async (request) => found(request.params.endpointId, await webhookAdmin.update(request.apiKey!.accountId, request.params.endpointId, request.body).catch(refused)),
   )
 
   v1.delete(
@@ -248,7 +195,7 @@ export async function webhookRoutes(app: FastifyInstance, { webhooks, clock, all
       },
     },
     async (request, reply) => {
-      if (!(await webhooks.deleteEndpoint(request.apiKey!.accountId, request.params.endpointId))) throw noEndpoint(request.params.endpointId)
+      if (!(await webhookAdmin.delete(request.apiKey!.accountId, request.params.endpointId))) throw noEndpoint(request.params.endpointId)
       return reply.code(204).send(null)
     },
   )
@@ -275,13 +222,7 @@ export async function webhookRoutes(app: FastifyInstance, { webhooks, clock, all
         },
       },
     },
-    async (request) => {
-      const secret = newSecret()
-      const grace = request.body.grace ?? 86_400
-      const rotated = await webhooks.rotateSecret(request.apiKey!.accountId, request.params.endpointId, secret, clock.now() + grace * 1000)
-      if (!rotated) throw noEndpoint(request.params.endpointId)
-      return view(rotated, secret)
-    },
+    async (request) => found(request.params.endpointId, await webhookAdmin.rotateSecret(request.apiKey!.accountId, request.params.endpointId, request.body.grace)),
   )
 
   v1.post(
@@ -303,11 +244,8 @@ export async function webhookRoutes(app: FastifyInstance, { webhooks, clock, all
       },
     },
     async (request, reply) => {
-      const endpoint = await ownEndpoint(request.apiKey!.accountId, request.params.endpointId)
-      const data = JSON.stringify(view(endpoint))
-      const event = await webhooks.insertEvent({ type: TEST_EVENT, accountId: endpoint.accountId, data }, [endpoint.id], clock.now())
-      wake()
-      return reply.code(202).send(renderEvent(event))
+      const event = found(request.params.endpointId, await webhookAdmin.test(request.apiKey!.accountId, request.params.endpointId))
+      return reply.code(202).send(event)
     },
   )
 
@@ -318,22 +256,12 @@ export async function webhookRoutes(app: FastifyInstance, { webhooks, clock, all
         operationId: 'listWebhookDeliveries',
         tags: ['webhooks'],
         summary: 'List delivery attempts',
-        description: 'The endpoint\'s last 100 attempts, newest first: the event, the receiver\'s status or why there was none, how long it took, when.',
+        description: `The endpoint's last ${ATTEMPTS_SHOWN} attempts, newest first: the event, the receiver's status or why there was none, how long it took, when.`,
         params: EndpointParams,
         response: { 200: response('The attempts.', Type.Array(ref(DeliveryAttempt))), 400: BAD_ID, 401: UNAUTHORIZED, 404: NO_ENDPOINT, 429: TOO_MANY_REQUESTS },
       },
     },
-    async (request) => {
-      const endpoint = await ownEndpoint(request.apiKey!.accountId, request.params.endpointId)
-      return (await webhooks.attempts(endpoint.id, 100)).map((attempt) => ({
-        eventId: `evt_${attempt.eventId}`,
-        trigger: attempt.trigger,
-        at: new Date(attempt.at).toISOString(),
-        durationMs: attempt.durationMs,
-        responseStatus: attempt.responseStatus,
-        error: attempt.error,
-      }))
-    },
+    async (request) => found(request.params.endpointId, await webhookAdmin.deliveries(request.apiKey!.accountId, request.params.endpointId)),
   )
 
   refuseOtherMethods(app, '/events', ['GET'])

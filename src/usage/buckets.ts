@@ -1,7 +1,8 @@
 // A key's usage rows (per hour and outcome, as stored) gathered into buckets of an
 // hour or a UTC day: what GET /v1/usage/history answers and `petstore keys usage`
 // prints.
-import { USAGE_OUTCOMES, type UsageOutcome, type UsageCount } from '../db/usage-store.js'
+import type { UsageCount } from '../db/usage-store.js'
+import { USAGE_OUTCOMES, type UsageOutcome } from '../vocabulary/usage.js'
 
 export const HOUR_MS = 3_600_000
 export const DAY_MS = 24 * HOUR_MS

@@ -1,16 +1,18 @@
-// The webhooks store (webhooks-store.ts), written once in Kysely for both databases.
+// The delivery queue (delivery-queue.ts), written once in Kysely for both databases.
 // Only the claims differ: PostgreSQL's dispatchers skip the rows another one has
 // locked (FOR UPDATE SKIP LOCKED); SQLite has one writer, so its write is the claim.
-import { sql, type Kysely, type Selectable, type Transaction } from 'kysely'
+import { sql, type Kysely, type Transaction } from 'kysely'
+import type { AttemptRecord, DeliveryQueue } from '../delivery-queue.js'
 import type { Dialect } from '../dialect.js'
-import type { Database, EventsTable, WebhookAttemptsTable, WebhookEndpointsTable } from '../schema.js'
-import type { AttemptRecord, StoredAttempt, StoredEndpoint, StoredEvent, WebhooksStore } from '../webhooks-store.js'
+import type { Database } from '../schema.js'
+import type { StoredEndpoint, StoredEvent } from '../webhook-endpoints-store.js'
+import { takes, toEndpoint, toEvent } from './webhook-rows.js'
 
 /** `watch`, for a backend that has a way to be told (postgres/notifications.ts). */
-export type Watch = WebhooksStore['watch']
+export type Watch = DeliveryQueue['watch']
 const pollOnly: Watch = async () => async () => {}
 
-export function createWebhooksStore(db: Kysely<Database>, dialect: Dialect, watch: Watch = pollOnly): WebhooksStore {
+export function createDeliveryQueue(db: Kysely<Database>, dialect: Dialect, watch: Watch = pollOnly): DeliveryQueue {
   async function endpointsByIds(ids: readonly number[]): Promise<Map<number, StoredEndpoint>> {
     if (ids.length === 0) return new Map()
     const rows = await db.selectFrom('webhook_endpoints').selectAll().where('id', 'in', [...new Set(ids)]).execute()
@@ -24,91 +26,10 @@ export function createWebhooksStore(db: Kysely<Database>, dialect: Dialect, watc
   }
 
   return {
-    async events({ accountId, type, beforeId, limit }) {
-      let query = db
-        .selectFrom('events')
-        .selectAll()
-        .where((eb) => eb.or([eb('account_id', '=', accountId), eb('account_id', 'is', null)]))
-      if (type !== undefined) query = query.where('type', '=', type)
-      if (beforeId !== undefined) query = query.where('id', '<', beforeId)
-      return (await query.orderBy('id', 'desc').limit(limit).execute()).map(toEvent)
-    },
-
-    async event(id) {
-      const row = await db.selectFrom('events').selectAll().where('id', '=', id).executeTakeFirst()
-      return row && toEvent(row)
-    },
-
-    async insertEndpoint(endpoint, now) {
-      const row = await db
-        .insertInto('webhook_endpoints')
-        .values({
-          account_id: endpoint.accountId,
-          url: endpoint.url,
-          description: endpoint.description,
-          enabled_events: endpoint.enabledEvents,
-          secret: endpoint.secret,
-          created_at: now,
-        })
-        .returningAll()
-        .executeTakeFirstOrThrow()
-      return toEndpoint(row)
-    },
-
-    async endpoints(accountId) {
-      return (await db.selectFrom('webhook_endpoints').selectAll().where('account_id', '=', accountId).orderBy('id').execute()).map(toEndpoint)
-    },
-
-    async endpoint(accountId, id) {
-      const row = await db.selectFrom('webhook_endpoints').selectAll().where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst()
-      return row && toEndpoint(row)
-    },
-
-    async updateEndpoint(accountId, id, changes) {
-      const row = await db
-        .updateTable('webhook_endpoints')
-        .set({
-          ...(changes.url === undefined ? {} : { url: changes.url }),
-          ...(changes.description === undefined ? {} : { description: changes.description }),
-          ...(changes.enabledEvents === undefined ? {} : { enabled_events: changes.enabledEvents }),
-          ...(changes.disabledAt === undefined ? {} : { disabled_at: changes.disabledAt, failing_since: null }),
-        })
-        .where('account_id', '=', accountId)
-        .where('id', '=', id)
-        .returningAll()
-        .executeTakeFirst()
-      return row && toEndpoint(row)
-    },
-
-    async rotateSecret(accountId, id, secret, previousUntil) {
-      const row = await db
-        .updateTable('webhook_endpoints')
-        .set((eb) => ({ previous_secret: eb.ref('secret'), previous_secret_until: previousUntil, secret }))
-        .where('account_id', '=', accountId)
-        .where('id', '=', id)
-        .returningAll()
-        .executeTakeFirst()
-      return row && toEndpoint(row)
-    },
-
-    async deleteEndpoint(accountId, id) {
-      return db.transaction().execute(async (trx) => {
-        const deleted = await trx.deleteFrom('webhook_endpoints').where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst()
-        if (deleted.numDeletedRows === 0n) return false
-        await trx.deleteFrom('webhook_deliveries').where('endpoint_id', '=', id).where('status', '=', 'pending').execute()
-        return true
-      })
-    },
-
     async fanOut(now, limit) {
-      // The endpoints that take event `t` now: enabled, subscribed to its type, and its account's when it has an owner.
-      const position = dialect === 'postgres' ? sql.raw('strpos') : sql.raw('instr')
-      const takes = sql`e.disabled_at is null
-        and (e.enabled_events = '*' or ${position}(' ' || e.enabled_events || ' ', ' ' || t.type || ' ') > 0)
-        and (t.account_id is null or e.account_id = t.account_id)`
       const deliveries = (taken: ReturnType<typeof sql>) => sql`
         insert into webhook_deliveries (endpoint_id, event_id, status, attempts, next_attempt_at, created_at)
-        select e.id, t.id, 'pending', 0, ${now}, ${now} from ${taken} t join webhook_endpoints e on ${takes}`
+        select e.id, t.id, 'pending', 0, ${now}, ${now} from ${taken} t join webhook_endpoints e on ${takes(dialect)}`
       if (dialect === 'postgres') {
         const result = await sql`
           with taken as (select id, type, account_id from events where fan_out_pending = 1 order by id limit ${limit} for update skip locked),
@@ -151,15 +72,6 @@ export function createWebhooksStore(db: Kysely<Database>, dialect: Dialect, watc
       })
     },
 
-    async enqueue(endpointId, eventId, now) {
-      const row = await db
-        .insertInto('webhook_deliveries')
-        .values({ endpoint_id: endpointId, event_id: eventId, status: 'pending', attempts: 0, next_attempt_at: now, trigger: 'manual', created_at: now })
-        .returning('id')
-        .executeTakeFirstOrThrow()
-      return row.id
-    },
-
     async recordAttempts(attempts) {
       if (attempts.length === 0) return []
       return db.transaction().execute(async (trx) => {
@@ -171,28 +83,6 @@ export function createWebhooksStore(db: Kysely<Database>, dialect: Dialect, watc
 
     async release(deliveryId, leaseUntil) {
       await db.updateTable('webhook_deliveries').set({ lease_until: null }).where('id', '=', deliveryId).where('lease_until', '=', leaseUntil).execute()
-    },
-
-    async attempts(endpointId, limit) {
-      const rows = await db.selectFrom('webhook_attempts').selectAll().where('endpoint_id', '=', endpointId).orderBy('id', 'desc').limit(limit).execute()
-      return rows.map(toAttempt)
-    },
-
-    async insertEvent(event, endpointIds, now) {
-      return db.transaction().execute(async (trx) => {
-        const row = await trx
-          .insertInto('events')
-          .values({ type: event.type, account_id: event.accountId, data: event.data, created_at: now })
-          .returningAll()
-          .executeTakeFirstOrThrow()
-        if (endpointIds.length > 0) {
-          await trx
-            .insertInto('webhook_deliveries')
-            .values(endpointIds.map((endpointId) => ({ endpoint_id: endpointId, event_id: row.id, status: 'pending', attempts: 0, next_attempt_at: now, trigger: 'manual', created_at: now })))
-            .execute()
-        }
-        return toEvent(row)
-      })
     },
 
     watch,
@@ -213,10 +103,6 @@ export function createWebhooksStore(db: Kysely<Database>, dialect: Dialect, watc
       })
     },
   }
-}
-
-function toEvent(row: Selectable<EventsTable>): StoredEvent {
-  return { id: row.id, type: row.type, accountId: row.account_id, data: row.data, createdAt: row.created_at }
 }
 
 /** Records one attempt inside the caller's transaction; false when its lease was lost. */
@@ -271,33 +157,4 @@ async function recordIn(trx: Transaction<Database>, attempt: AttemptRecord): Pro
     }
   }
   return true
-}
-
-function toEndpoint(row: Selectable<WebhookEndpointsTable>): StoredEndpoint {
-  return {
-    id: row.id,
-    accountId: row.account_id,
-    url: row.url,
-    description: row.description,
-    enabledEvents: row.enabled_events,
-    secret: row.secret,
-    previousSecret: row.previous_secret,
-    previousSecretUntil: row.previous_secret_until,
-    disabledAt: row.disabled_at,
-    failingSince: row.failing_since,
-    createdAt: row.created_at,
-  }
-}
-
-function toAttempt(row: Selectable<WebhookAttemptsTable>): StoredAttempt {
-  return {
-    id: row.id,
-    deliveryId: row.delivery_id,
-    eventId: row.event_id,
-    trigger: row.trigger as StoredAttempt['trigger'],
-    at: row.at,
-    durationMs: row.duration_ms,
-    responseStatus: row.response_status,
-    error: row.error,
-  }
 }

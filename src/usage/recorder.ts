@@ -3,8 +3,9 @@
 // every few seconds, added to what other instances wrote. A crash loses at most the
 // counts of the last interval; a failed write keeps them for the next one.
 import type { Clock } from '../clock.js'
-import { HOUR_MS } from './usage-buckets.js'
-import { USAGE_OUTCOMES, type UsageCount, type UsageOutcome, type UsageRow, type UsageScope, type UsageStore } from '../db/usage-store.js'
+import { HOUR_MS } from './buckets.js'
+import type { UsageCount, UsageRow, UsageScope, UsageStore } from '../db/usage-store.js'
+import { USAGE_OUTCOMES, type UsageOutcome } from '../vocabulary/usage.js'
 
 export const FLUSH_EVERY_MS = 5_000
 

@@ -1,0 +1,61 @@
+// The queue of webhook deliveries the dispatchers work (webhooks/dispatcher.ts): fan
+// events out into deliveries, claim the due ones, record what was done. The API's side,
+// the endpoints, is webhook-endpoints-store.ts. Written once for both databases
+// (sql/delivery-queue.ts); the dialects differ only in PostgreSQL's SKIP LOCKED.
+import type { StoredEndpoint, StoredEvent } from './webhook-endpoints-store.js'
+
+/** A delivery a dispatcher holds until `leaseUntil`: the event and where it goes. */
+export interface ClaimedDelivery {
+  id: number
+  attempts: number
+  /** `manual`: a test event or a redelivery. */
+  trigger: 'scheduled' | 'manual'
+  leaseUntil: number
+  event: StoredEvent
+  endpoint: StoredEndpoint
+}
+
+export interface AttemptRecord {
+  deliveryId: number
+  /** The lease it was claimed with: an attempt whose lease was taken over is not recorded. */
+  leaseUntil: number
+  trigger: 'scheduled' | 'manual'
+  at: number
+  durationMs: number
+  responseStatus: number | null
+  error: string | null
+  /** What becomes of the delivery: delivered, failed for good, or another attempt at `nextAttemptAt`. */
+  outcome: { status: 'delivered' } | { status: 'failed' } | { status: 'pending'; nextAttemptAt: number }
+  /**
+   * Disable the endpoint at `at` (it answered 410, or failed for 5 days), and, in the same
+   * transaction, write a `webhook_endpoint.disabled` event saying why, for the key's
+   * other endpoints: once, however many attempts or dispatchers find it so.
+   */
+  disableBecause?: string
+}
+
+export interface DeliveryQueue {
+  /**
+   * Makes the deliveries of up to `limit` events still to fan out (one per enabled
+   * endpoint that takes the event, due at `now`) and clears their mark, in one
+   * transaction; answers how many events it took. Concurrent callers take different events.
+   */
+  fanOut(now: number, limit: number): Promise<number>
+  /** Takes up to `limit` due deliveries (pending, next attempt due, no live lease) for `leaseMs`: no other dispatcher gets them meanwhile. */
+  claimDue(now: number, leaseMs: number, limit: number): Promise<ClaimedDelivery[]>
+  /**
+   * Records attempts and their outcomes in one transaction, in order; for each, false
+   * when its lease was lost (another dispatcher took the delivery over) and nothing of it was written.
+   */
+  recordAttempts(attempts: readonly AttemptRecord[]): Promise<boolean[]>
+  /** Gives a claimed delivery back, due now (a dispatcher stopping). */
+  release(deliveryId: number, leaseUntil: number): Promise<void>
+  /**
+   * Calls `listener` when any process wrote an event to fan out (PostgreSQL: LISTEN on
+   * the triggers' NOTIFY); resolves with a function that stops. SQLite has no such
+   * signal: its dispatchers poll alone.
+   */
+  watch(listener: () => void, onError: (error: unknown) => void): Promise<() => Promise<void>>
+  /** Deletes events older than `before`, with their finished deliveries and attempts. */
+  purge(before: number): Promise<void>
+}

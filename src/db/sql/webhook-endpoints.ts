@@ -1,0 +1,129 @@
+// The webhook endpoints store (webhook-endpoints-store.ts), written once in Kysely for
+// both databases.
+import { sql, type Kysely, type Selectable } from 'kysely'
+import type { Dialect } from '../dialect.js'
+import type { Database, WebhookAttemptsTable } from '../schema.js'
+import type { StoredAttempt, WebhookEndpointsStore } from '../webhook-endpoints-store.js'
+import { takes, toEndpoint, toEvent } from './webhook-rows.js'
+
+export function createWebhookEndpointsStore(db: Kysely<Database>, dialect: Dialect): WebhookEndpointsStore {
+  return {
+    async events({ accountId, type, beforeId, limit }) {
+      let query = db
+        .selectFrom('events')
+        .selectAll()
+        .where((eb) => eb.or([eb('account_id', '=', accountId), eb('account_id', 'is', null)]))
+      if (type !== undefined) query = query.where('type', '=', type)
+      if (beforeId !== undefined) query = query.where('id', '<', beforeId)
+      return (await query.orderBy('id', 'desc').limit(limit).execute()).map(toEvent)
+    },
+
+    async insertEndpoint(endpoint, now) {
+      const row = await db
+        .insertInto('webhook_endpoints')
+        .values({
+          account_id: endpoint.accountId,
+          url: endpoint.url,
+          description: endpoint.description,
+          enabled_events: endpoint.enabledEvents,
+          secret: endpoint.secret,
+          created_at: now,
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow()
+      return toEndpoint(row)
+    },
+
+    async endpoints(accountId) {
+      return (await db.selectFrom('webhook_endpoints').selectAll().where('account_id', '=', accountId).orderBy('id').execute()).map(toEndpoint)
+    },
+
+    async endpoint(accountId, id) {
+      const row = await db.selectFrom('webhook_endpoints').selectAll().where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst()
+      return row && toEndpoint(row)
+    },
+
+    async updateEndpoint(accountId, id, changes) {
+      const row = await db
+        .updateTable('webhook_endpoints')
+        .set({
+          ...(changes.url === undefined ? {} : { url: changes.url }),
+          ...(changes.description === undefined ? {} : { description: changes.description }),
+          ...(changes.enabledEvents === undefined ? {} : { enabled_events: changes.enabledEvents }),
+          ...(changes.disabledAt === undefined ? {} : { disabled_at: changes.disabledAt, failing_since: null }),
+        })
+        .where('account_id', '=', accountId)
+        .where('id', '=', id)
+        .returningAll()
+        .executeTakeFirst()
+      return row && toEndpoint(row)
+    },
+
+    async rotateSecret(accountId, id, secret, previousUntil) {
+      const row = await db
+        .updateTable('webhook_endpoints')
+        .set((eb) => ({ previous_secret: eb.ref('secret'), previous_secret_until: previousUntil, secret }))
+        .where('account_id', '=', accountId)
+        .where('id', '=', id)
+        .returningAll()
+        .executeTakeFirst()
+      return row && toEndpoint(row)
+    },
+
+    async deleteEndpoint(accountId, id) {
+      return db.transaction().execute(async (trx) => {
+        const deleted = await trx.deleteFrom('webhook_endpoints').where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst()
+        if (deleted.numDeletedRows === 0n) return false
+        await trx.deleteFrom('webhook_deliveries').where('endpoint_id', '=', id).where('status', '=', 'pending').execute()
+        return true
+      })
+    },
+
+    async redeliver(accountId, eventId, now) {
+      return db.transaction().execute(async (trx) => {
+        const visible = await trx
+          .selectFrom('events')
+          .select('id')
+          .where('id', '=', eventId)
+          .where((eb) => eb.or([eb('account_id', '=', accountId), eb('account_id', 'is', null)]))
+          .executeTakeFirst()
+        if (!visible) return undefined
+        const queued = await sql`
+          insert into webhook_deliveries (endpoint_id, event_id, status, attempts, next_attempt_at, trigger, created_at)
+          select e.id, t.id, 'pending', 0, ${now}, 'manual', ${now}
+          from events t join webhook_endpoints e on ${takes(dialect)}
+          where t.id = ${eventId} and e.account_id = ${accountId}`.execute(trx)
+        return Number(queued.numAffectedRows ?? 0n)
+      })
+    },
+
+    async insertTestEvent(endpoint, type, data, now) {
+      return db.transaction().execute(async (trx) => {
+        const row = await trx.insertInto('events').values({ type, account_id: endpoint.accountId, data, created_at: now }).returningAll().executeTakeFirstOrThrow()
+        await trx
+          .insertInto('webhook_deliveries')
+          .values({ endpoint_id: endpoint.id, event_id: row.id, status: 'pending', attempts: 0, next_attempt_at: now, trigger: 'manual', created_at: now })
+          .execute()
+        return toEvent(row)
+      })
+    },
+
+    async attempts(endpointId, limit) {
+      const rows = await db.selectFrom('webhook_attempts').selectAll().where('endpoint_id', '=', endpointId).orderBy('id', 'desc').limit(limit).execute()
+      return rows.map(toAttempt)
+    },
+  }
+}
+
+function toAttempt(row: Selectable<WebhookAttemptsTable>): StoredAttempt {
+  return {
+    id: row.id,
+    deliveryId: row.delivery_id,
+    eventId: row.event_id,
+    trigger: row.trigger as StoredAttempt['trigger'],
+    at: row.at,
+    durationMs: row.duration_ms,
+    responseStatus: row.response_status,
+    error: row.error,
+  }
+}

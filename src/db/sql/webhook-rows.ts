@@ -1,0 +1,39 @@
+// What the webhook endpoints and the delivery queue both need: the subscription rule
+// and the rows as the contracts see them.
+import { sql, type RawBuilder, type Selectable } from 'kysely'
+import type { Dialect } from '../dialect.js'
+import type { EventsTable, WebhookEndpointsTable } from '../schema.js'
+import type { StoredEndpoint, StoredEvent } from '../webhook-endpoints-store.js'
+
+/**
+ * Whether endpoint `e` takes event `t`: enabled, subscribed to its type (or to `*`), and
+ * of the event's account when it has one. The fan-out and a redelivery both join on it;
+ * the event triggers' mark for fan-out (migration 2026-11-24-007) asks only whether any
+ * endpoint might.
+ */
+export function takes(dialect: Dialect): RawBuilder<unknown> {
+  const position = dialect === 'postgres' ? sql.raw('strpos') : sql.raw('instr')
+  return sql`e.disabled_at is null
+        and (e.enabled_events = '*' or ${position}(' ' || e.enabled_events || ' ', ' ' || t.type || ' ') > 0)
+        and (t.account_id is null or e.account_id = t.account_id)`
+}
+
+export function toEvent(row: Selectable<EventsTable>): StoredEvent {
+  return { id: row.id, type: row.type, accountId: row.account_id, data: row.data, createdAt: row.created_at }
+}
+
+export function toEndpoint(row: Selectable<WebhookEndpointsTable>): StoredEndpoint {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    url: row.url,
+    description: row.description,
+    enabledEvents: row.enabled_events,
+    secret: row.secret,
+    previousSecret: row.previous_secret,
+    previousSecretUntil: row.previous_secret_until,
+    disabledAt: row.disabled_at,
+    failingSince: row.failing_since,
+    createdAt: row.created_at,
+  }
+}

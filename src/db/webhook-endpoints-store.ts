@@ -1,0 +1,92 @@
+// Webhook endpoints as the API manages them, and the events and attempts an account
+// reads: the door of the webhook service (webhooks/webhook-admin.ts). The dispatchers'
+// side, the queue of deliveries, is delivery-queue.ts. Events are written by triggers
+// in the transaction of the change they report (migration 2026-11-24-007). Written
+// once for both databases (sql/webhook-endpoints.ts).
+
+export interface StoredEvent {
+  id: number
+  type: string
+  /** The account an order or endpoint event concerns; null for pet events, which every account sees. */
+  accountId: number | null
+  /** The row as written (column names, times in ms), JSON. */
+  data: string
+  createdAt: number
+}
+
+export interface StoredEndpoint {
+  id: number
+  accountId: number
+  url: string
+  description: string
+  /** Event types, space-separated, or `*`. */
+  enabledEvents: string
+  secret: string
+  /** The secret before the last rotation, still signing until `previousSecretUntil`. */
+  previousSecret: string | null
+  previousSecretUntil: number | null
+  disabledAt: number | null
+  /** Since when every attempt has failed; null after a success. */
+  failingSince: number | null
+  createdAt: number
+}
+
+export interface NewStoredEndpoint {
+  accountId: number
+  url: string
+  description: string
+  enabledEvents: string
+  secret: string
+}
+
+export interface EndpointChanges {
+  url?: string
+  description?: string
+  enabledEvents?: string
+  /** Null enables it again (and forgets its failures). */
+  disabledAt?: number | null
+}
+
+export interface StoredAttempt {
+  id: number
+  deliveryId: number
+  eventId: number
+  trigger: 'scheduled' | 'manual'
+  at: number
+  durationMs: number
+  responseStatus: number | null
+  error: string | null
+}
+
+export interface EventQuery {
+  accountId: number
+  type?: string | undefined
+  /** Newest first: events with ids below this one. */
+  beforeId?: number | undefined
+  limit: number
+}
+
+export interface WebhookEndpointsStore {
+  /** The account's events and every pet event, newest first. */
+  events(query: EventQuery): Promise<StoredEvent[]>
+  insertEndpoint(endpoint: NewStoredEndpoint, now: number): Promise<StoredEndpoint>
+  /** The account's endpoints, by id. */
+  endpoints(accountId: number): Promise<StoredEndpoint[]>
+  /** The endpoint, when it is this account's. */
+  endpoint(accountId: number, id: number): Promise<StoredEndpoint | undefined>
+  updateEndpoint(accountId: number, id: number, changes: EndpointChanges): Promise<StoredEndpoint | undefined>
+  /** Makes `secret` the signing secret; the current one keeps signing until `previousUntil`. */
+  rotateSecret(accountId: number, id: number, secret: string, previousUntil: number): Promise<StoredEndpoint | undefined>
+  /** Deletes the endpoint and its pending deliveries. */
+  deleteEndpoint(accountId: number, id: number): Promise<boolean>
+  /**
+   * Queues a manual delivery of the event, due now, to each of the account's endpoints
+   * that takes it (the fan-out's own rule); answers how many, or undefined when the
+   * account may not see the event.
+   */
+  redeliver(accountId: number, eventId: number, now: number): Promise<number | undefined>
+  /** Inserts a test event of the endpoint's account and a manual delivery of it to the endpoint alone. */
+  insertTestEvent(endpoint: StoredEndpoint, type: string, data: string, now: number): Promise<StoredEvent>
+  /** The endpoint's attempts, newest first. */
+  attempts(endpointId: number, limit: number): Promise<StoredAttempt[]>
+}

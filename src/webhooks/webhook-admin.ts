@@ -1,0 +1,160 @@
+// Managing webhooks: an account's endpoints (create, read, change, delete, rotate the
+// secret, send a test event, read the attempts) and its events (list, redeliver). The
+// one service under routes/v1/webhooks.ts, as key-admin.ts is under the keys routes:
+// the route parses and shapes HTTP, this decides.
+//
+// An endpoint belongs to the account whose key made it, and everything here is asked
+// for an account: another account's endpoint or event is answered as a missing one
+// (undefined), never told apart. Deliveries are the dispatchers' (dispatcher.ts), never
+// a request's: a test event or a redelivery is queued, and the dispatcher woken.
+import type { Clock } from '../clock.js'
+import type { EndpointChanges, StoredAttempt, StoredEndpoint, WebhookEndpointsStore } from '../db/webhook-endpoints-store.js'
+import type { DeliveryAttempt, NewWebhookEndpoint, WebhookEndpoint, WebhookEndpointPatch } from '../schemas/webhook.js'
+import { TEST_EVENT } from '../vocabulary/event-types.js'
+import { parseEventId, renderEvent, type Event } from './events.js'
+import { checkUrl, OutboundRefused, type Cidr } from './outbound.js'
+import { newSecret } from './signature.js'
+
+export const DEFAULT_SECRET_GRACE_S = 86_400
+export const MAX_SECRET_GRACE_S = 7 * 86_400
+/** How many attempts an endpoint's deliveries list shows. */
+export const ATTEMPTS_SHOWN = 100
+
+/** A value the service refuses (a URL it will not send to); `field` names it. */
+export class WebhookAdminError extends Error {
+  override name = 'WebhookAdminError'
+  constructor(
+    message: string,
+    readonly field: string,
+  ) {
+    super(message)
+  }
+}
+
+export interface WebhookAdminOptions {
+  endpoints: WebhookEndpointsStore
+  clock: Clock
+  /** http:// URLs are accepted outside production. */
+  allowHttp: boolean
+  /** Private ranges an endpoint may point at nonetheless (tests, a private network). */
+  allowed: readonly Cidr[]
+  /** Wakes this instance's dispatcher (a test event, a redelivery): sent now rather than at the next poll. */
+  wake: () => void
+}
+
+export interface EventsQuery {
+  type?: string | undefined
+  /** Older than this event (the store's id). */
+  beforeId?: number | undefined
+  limit: number
+}
+
+function view(endpoint: StoredEndpoint, secret?: string): WebhookEndpoint {
+  return {
+    id: endpoint.id,
+    url: endpoint.url,
+    description: endpoint.description,
+    enabledEvents: endpoint.enabledEvents.split(' '),
+    status: endpoint.disabledAt === null ? 'enabled' : 'disabled',
+    disabledAt: endpoint.disabledAt === null ? null : new Date(endpoint.disabledAt).toISOString(),
+    createdAt: new Date(endpoint.createdAt).toISOString(),
+    ...(secret === undefined ? {} : { secret }),
+  }
+}
+
+function attemptView(attempt: StoredAttempt): DeliveryAttempt {
+  return {
+    eventId: `evt_${attempt.eventId}`,
+    trigger: attempt.trigger,
+    at: new Date(attempt.at).toISOString(),
+    durationMs: attempt.durationMs,
+    responseStatus: attempt.responseStatus,
+    error: attempt.error,
+  }
+}
+
+/** Event types as stored: space-separated and sorted, or `*` for all. */
+const eventsList = (events: readonly string[]) => (events.includes('*') ? '*' : [...events].sort().join(' '))
+
+export function createWebhookAdmin({ endpoints, clock, allowHttp, allowed, wake }: WebhookAdminOptions) {
+  async function checked(url: string): Promise<string> {
+    try {
+      return (await checkUrl(url, { allowHttp, allowed })).href
+    } catch (error) {
+      if (error instanceof OutboundRefused) throw new WebhookAdminError(error.message, 'url')
+      throw error
+    }
+  }
+
+  return {
+    /** A page of the account's events and every pet event, newest first; `more` when older ones match. */
+    async events(accountId: number, { type, beforeId, limit }: EventsQuery): Promise<{ events: Event[]; more: boolean }> {
+      const rows = await endpoints.events({ accountId, type, beforeId, limit: limit + 1 })
+      return { events: rows.slice(0, limit).map(renderEvent), more: rows.length > limit }
+    },
+
+    /** Queues `evt_…` again for the account's endpoints that take it: how many, or undefined when the account may not see it. */
+    async redeliver(accountId: number, eventId: string): Promise<number | undefined> {
+      const id = parseEventId(eventId)
+      if (id === undefined) return undefined
+      const queued = await endpoints.redeliver(accountId, id, clock.now())
+      if (queued) wake()
+      return queued
+    },
+
+    /** A new endpoint, with its secret (shown this once). */
+    async create(accountId: number, { url, enabledEvents, description = '' }: NewWebhookEndpoint): Promise<WebhookEndpoint> {
+      const secret = newSecret()
+      const endpoint = await endpoints.insertEndpoint({ accountId, url: await checked(url), description, enabledEvents: eventsList(enabledEvents), secret }, clock.now())
+      return view(endpoint, secret)
+    },
+
+    async list(accountId: number): Promise<WebhookEndpoint[]> {
+      return (await endpoints.endpoints(accountId)).map((endpoint) => view(endpoint))
+    },
+
+    async get(accountId: number, id: number): Promise<WebhookEndpoint | undefined> {
+      const endpoint = await endpoints.endpoint(accountId, id)
+      return endpoint && view(endpoint)
+    },
+
+    async update(accountId: number, id: number, { url, enabledEvents, description, enabled }: WebhookEndpointPatch): Promise<WebhookEndpoint | undefined> {
+      const changes: EndpointChanges = {
+        ...(url === undefined ? {} : { url: await checked(url) }),
+        ...(enabledEvents === undefined ? {} : { enabledEvents: eventsList(enabledEvents) }),
+        ...(description === undefined ? {} : { description }),
+        ...(enabled === undefined ? {} : { disabledAt: enabled ? null : clock.now() }),
+      }
+      const changed = await endpoints.updateEndpoint(accountId, id, changes)
+      return changed && view(changed)
+    },
+
+    async delete(accountId: number, id: number): Promise<boolean> {
+      return endpoints.deleteEndpoint(accountId, id)
+    },
+
+    /** A new signing secret (shown this once); the old one keeps signing beside it for `graceS` seconds. */
+    async rotateSecret(accountId: number, id: number, graceS = DEFAULT_SECRET_GRACE_S): Promise<WebhookEndpoint | undefined> {
+      const secret = newSecret()
+      const rotated = await endpoints.rotateSecret(accountId, id, secret, clock.now() + graceS * 1000)
+      return rotated && view(rotated, secret)
+    },
+
+    /** Queues a test event for this endpoint alone, whatever it subscribes to. */
+    async test(accountId: number, id: number): Promise<Event | undefined> {
+      const endpoint = await endpoints.endpoint(accountId, id)
+      if (!endpoint) return undefined
+      const event = await endpoints.insertTestEvent(endpoint, TEST_EVENT, JSON.stringify(view(endpoint)), clock.now())
+      wake()
+      return renderEvent(event)
+    },
+
+    /** The endpoint's latest attempts, newest first. */
+    async deliveries(accountId: number, id: number): Promise<DeliveryAttempt[] | undefined> {
+      const endpoint = await endpoints.endpoint(accountId, id)
+      return endpoint && (await endpoints.attempts(endpoint.id, ATTEMPTS_SHOWN)).map(attemptView)
+    },
+  }
+}
+
+export type WebhookAdmin = ReturnType<typeof createWebhookAdmin>
