@@ -196,6 +196,46 @@ for (const store of STORES) {
       await server.request(`/v1/webhook-endpoints/${id}`, { method: 'DELETE', key })
     })
 
+    it('sends nothing more from the queue to an endpoint disabled after the fan-out, and says why in its attempts', async () => {
+      const { id } = await endpoint(['pet.created'])
+      receiver.answerWith(() => ({ status: 503 }))
+      await newPet()
+      await dispatcher.pollNow()
+      assert.equal(receiver.received.length, 1)
+      await server.request(`/v1/webhook-endpoints/${id}`, { method: 'PATCH', key, json: { enabled: false } })
+      clock.advance(6_000)
+      await dispatcher.pollNow()
+      assert.equal(receiver.received.length, 1, 'the retry due after the endpoint was disabled is not sent')
+      const attempts = (await server.request<{ responseStatus: number | null; error: string | null }[]>(`/v1/webhook-endpoints/${id}/deliveries`, { key })).body
+      assert.deepEqual(attempts.map((a) => [a.responseStatus, a.error]), [[null, 'not sent: the endpoint is disabled'], [503, null]])
+      await server.request(`/v1/webhook-endpoints/${id}`, { method: 'PATCH', key, json: { enabled: true } })
+      clock.advance(120_000)
+      await dispatcher.pollNow()
+      assert.equal(receiver.received.length, 1, 'enabled again, it gets new events, not the ones refused while disabled')
+      await server.request(`/v1/webhook-endpoints/${id}`, { method: 'DELETE', key })
+    })
+
+    it('sends nothing to the endpoints of a disabled account, queued or new', async () => {
+      const { id } = await endpoint(['pet.created'])
+      receiver.answerWith(() => ({ status: 503 }))
+      await newPet()
+      await dispatcher.pollNow()
+      assert.equal(receiver.received.length, 1)
+      const accountId = await server.accountId(key)
+      await server.store.accounts.update(accountId, { disabledAt: clock.now() })
+      try {
+        await post('/v1/pets', { name: 'Unheard', categoryId: 1 }, other)
+        clock.advance(6_000)
+        await dispatcher.pollNow()
+        assert.equal(receiver.received.length, 1, 'neither the queued retry nor a new pet event')
+        const attempts = await server.store.webhookEndpoints.attempts(id, 10)
+        assert.deepEqual(attempts.map((a) => a.error), ['not sent: its account is disabled', null])
+      } finally {
+        await server.store.accounts.update(accountId, { disabledAt: null })
+      }
+      await server.request(`/v1/webhook-endpoints/${id}`, { method: 'DELETE', key })
+    })
+
     it('follows no redirect, and gives up after the schedule', async () => {
       const { id } = await endpoint(['pet.created'])
       receiver.answerWith(() => ({ status: 302, headers: { location: 'http://127.0.0.1:1/elsewhere' } }))

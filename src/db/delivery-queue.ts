@@ -13,6 +13,8 @@ export interface ClaimedDelivery {
   leaseUntil: number
   event: StoredEvent
   endpoint: StoredEndpoint
+  /** The endpoint's account is disabled: like a disabled endpoint, it is sent nothing. */
+  accountDisabled: boolean
 }
 
 export interface AttemptRecord {

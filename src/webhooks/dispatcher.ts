@@ -64,7 +64,10 @@ export function startDispatcher({ deliveries, clock, allowed, pollMs = 1_000, sc
     let result: AttemptResult
     const url = new URL(endpoint.url)
     const literalRefused = literalRefusal(url, allowed)
-    if (literalRefused) result = { status: undefined, durationMs: 0, retryAfter: undefined, error: `refused: ${literalRefused}` }
+    // The subscription rule again at the claim: an endpoint (or account) disabled since the fan-out is sent nothing more.
+    const notSent = endpoint.disabledAt !== null ? 'the endpoint is disabled' : delivery.accountDisabled ? 'its account is disabled' : undefined
+    if (notSent) result = { status: undefined, durationMs: 0, retryAfter: undefined, error: `not sent: ${notSent}` }
+    else if (literalRefused) result = { status: undefined, durationMs: 0, retryAfter: undefined, error: `refused: ${literalRefused}` }
     else {
       const headers = {
         'webhook-id': eventId(stored.id),
@@ -80,10 +83,10 @@ export function startDispatcher({ deliveries, clock, allowed, pollMs = 1_000, sc
     const failingFor = at - (endpoint.failingSince ?? at)
     const outcome = ok
       ? ({ status: 'delivered' } as const)
-      : gone || attempts > schedule.length
+      : gone || notSent || attempts > schedule.length
         ? ({ status: 'failed' } as const)
         : ({ status: 'pending', nextAttemptAt: at + wait(schedule[attempts - 1]!, result.retryAfter) } as const)
-    const disable = gone || (!ok && failingFor >= DISABLE_AFTER_MS)
+    const disable = !notSent && (gone || (!ok && failingFor >= DISABLE_AFTER_MS))
     return {
       deliveryId: delivery.id,
       leaseUntil: delivery.leaseUntil,

@@ -13,10 +13,17 @@ export type Watch = DeliveryQueue['watch']
 const pollOnly: Watch = async () => async () => {}
 
 export function createDeliveryQueue(db: Kysely<Database>, dialect: Dialect, watch: Watch = pollOnly): DeliveryQueue {
-  async function endpointsByIds(ids: readonly number[]): Promise<Map<number, StoredEndpoint>> {
+  /** The endpoints, each with whether its account is disabled. */
+  async function endpointsByIds(ids: readonly number[]): Promise<Map<number, { endpoint: StoredEndpoint; accountDisabled: boolean }>> {
     if (ids.length === 0) return new Map()
-    const rows = await db.selectFrom('webhook_endpoints').selectAll().where('id', 'in', [...new Set(ids)]).execute()
-    return new Map(rows.map((row) => [row.id, toEndpoint(row)]))
+    const rows = await db
+      .selectFrom('webhook_endpoints as e')
+      .innerJoin('accounts as a', 'a.id', 'e.account_id')
+      .selectAll('e')
+      .select('a.disabled_at as account_disabled_at')
+      .where('e.id', 'in', [...new Set(ids)])
+      .execute()
+    return new Map(rows.map(({ account_disabled_at, ...row }) => [row.id, { endpoint: toEndpoint(row), accountDisabled: account_disabled_at !== null }]))
   }
 
   async function eventsByIds(ids: readonly number[]): Promise<Map<number, StoredEvent>> {
@@ -67,8 +74,8 @@ export function createDeliveryQueue(db: Kysely<Database>, dialect: Dialect, watc
       const [events, endpoints] = await Promise.all([eventsByIds(claimed.map((row) => row.event_id)), endpointsByIds(claimed.map((row) => row.endpoint_id))])
       return claimed.flatMap((row) => {
         const event = events.get(row.event_id)
-        const endpoint = endpoints.get(row.endpoint_id)
-        return event && endpoint ? [{ id: row.id, attempts: row.attempts, trigger: row.trigger as 'scheduled' | 'manual', leaseUntil, event, endpoint }] : []
+        const target = endpoints.get(row.endpoint_id)
+        return event && target ? [{ id: row.id, attempts: row.attempts, trigger: row.trigger as 'scheduled' | 'manual', leaseUntil, event, ...target }] : []
       })
     },
 

@@ -6,8 +6,8 @@ import type { EventsTable, WebhookEndpointsTable } from '../schema.js'
 import type { StoredEndpoint, StoredEvent } from '../webhook-endpoints-store.js'
 
 /**
- * Whether endpoint `e` takes event `t`: enabled, subscribed to its type (or to `*`), and
- * of the event's account when it has one. The fan-out and a redelivery both join on it;
+ * Whether endpoint `e` takes event `t`: enabled, of an account not disabled, subscribed
+ * to its type (or to `*`), and of the event's account when it has one. The fan-out and a redelivery both join on it;
  * the event triggers' mark for fan-out (migration 2026-11-24-007) asks only whether any
  * endpoint might.
  */
@@ -15,7 +15,8 @@ export function takes(dialect: Dialect): RawBuilder<unknown> {
   const position = dialect === 'postgres' ? sql.raw('strpos') : sql.raw('instr')
   return sql`e.disabled_at is null
         and (e.enabled_events = '*' or ${position}(' ' || e.enabled_events || ' ', ' ' || t.type || ' ') > 0)
-        and (t.account_id is null or e.account_id = t.account_id)`
+        and (t.account_id is null or e.account_id = t.account_id)
+        and not exists (select 1 from accounts a where a.id = e.account_id and a.disabled_at is not null)`
 }
 
 export function toEvent(row: Selectable<EventsTable>): StoredEvent {

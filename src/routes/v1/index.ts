@@ -10,6 +10,7 @@ import { answerNotFound } from '../../plugins/error-handler.js'
 import { refuseOtherMethods } from '../method-not-allowed.js'
 import { petRoutes } from './pets.js'
 import { orderRoutes } from './orders.js'
+import type { OrderService } from '../../orders/order-service.js'
 import { applyOperationScopes } from './scopes.js'
 import { keyRoutes } from './keys.js'
 import { usageRoutes } from './usage.js'
@@ -31,10 +32,11 @@ export interface V1Options {
   accountAdmin: AccountAdmin
   usage: UsageRecorder
   metrics: Metrics
+  orderService: OrderService
   webhookAdmin: WebhookAdmin
 }
 
-export async function v1Routes(app: FastifyInstance, { authenticator, limiter, store, clock, keyAdmin, accountAdmin, usage, metrics, webhookAdmin }: V1Options) {
+export async function v1Routes(app: FastifyInstance, { authenticator, limiter, store, clock, keyAdmin, accountAdmin, usage, metrics, orderService, webhookAdmin }: V1Options) {
   await app.register(v1Guard, { authenticator, limiter })
   applyOperationScopes(app)
   // Every answer to a valid key is counted for its usage history and /metrics, refusals included.
@@ -53,7 +55,7 @@ export async function v1Routes(app: FastifyInstance, { authenticator, limiter, s
   await app.register(petRoutes, { store, clock })
   refuseOtherMethods(app, '/pets', ['GET', 'POST'])
   refuseOtherMethods(app, '/pets/:petId', ['GET', 'PATCH', 'DELETE'])
-  await app.register(orderRoutes, { store, clock })
+  await app.register(orderRoutes, { orderService, idempotencyRecords: store.idempotency, clock })
   await app.register(keyRoutes, { keyAdmin, usage, idempotency: store.idempotency, clock })
   await app.register(usageRoutes, { keyAdmin, limiter, usage, clock })
   await app.register(accountRoutes, { accountAdmin })

@@ -1,17 +1,15 @@
-// The store operations (decision D10): place, read, list, complete and cancel
-// orders, and the inventory. An order belongs to the account whose key placed it
-// (decision D11): every key of the account sees it, any other gets the 404 a missing
-// order gets. State changes are conditional
-// updates in one transaction with the pet's status (db/orders-store.ts).
+// The store operations (decision D10) over HTTP: a schema and a thin handler per
+// operation over the order service (orders/order-service.ts). Another account's order
+// is the 404 a missing order gets.
 import type { FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import type { Clock } from '../../clock.js'
-import type { PlaceResult } from '../../db/orders-store.js'
-import type { Store } from '../../db/store.js'
+import type { IdempotencyStore } from '../../db/idempotency-store.js'
 import { ApiError } from '../../errors.js'
 import { createIdempotency } from '../../idempotency/idempotency.js'
 import { fingerprintOf } from '../../idempotency/idempotency-key.js'
+import type { OrderService, PlaceResult } from '../../orders/order-service.js'
 import { Inventory, NewOrder, Order, OrderStatusSchema } from '../../schemas/order.js'
 import { idSchema } from '../../schemas/pet.js'
 import { errorResponse, header, optionalHeader, response, TOO_MANY_REQUESTS, UNAUTHORIZED } from '../../schemas/responses.js'
@@ -21,7 +19,9 @@ import { decodeCursor, pageWithLink } from './cursor.js'
 import { idempotencyKeyHeaders, listQuery } from './parameters.js'
 
 export interface OrderRoutesOptions {
-  store: Pick<Store, 'pets' | 'orders' | 'idempotency'>
+  orderService: OrderService
+  /** Where an Idempotency-Key's answer is kept, in the reservation's own transaction. */
+  idempotencyRecords: IdempotencyStore
   clock: Clock
 }
 
@@ -41,10 +41,9 @@ const orderLocation = { Location: header('`/v1/store/orders/{id}`: where the ord
 const NOT_YOURS = errorResponse('There is no order with this id of the caller\'s account (another account\'s order is answered the same way).', ['not_found'])
 const BAD_ORDER_ID = errorResponse('orderId is not a positive integer.', ['invalid_parameter'])
 
-export async function orderRoutes(app: FastifyInstance, { store, clock }: OrderRoutesOptions) {
+export async function orderRoutes(app: FastifyInstance, { orderService, idempotencyRecords, clock }: OrderRoutesOptions) {
   const v1 = app.withTypeProvider<TypeBoxTypeProvider>()
-  const { orders } = store
-  const idempotency = createIdempotency({ records: store.idempotency, clock })
+  const idempotency = createIdempotency({ records: idempotencyRecords, clock })
   const noSuchOrder = (orderId: number) => new ApiError('not_found', `There is no order with id ${orderId} of this account.`)
 
   v1.post(
@@ -83,7 +82,7 @@ export async function orderRoutes(app: FastifyInstance, { store, clock }: OrderR
       const accountId = request.apiKey!.accountId
       const answer = await idempotency.run(request, {
         fingerprint: () => fingerprintOf('placeOrder', { petId }),
-        write: (completion) => orders.place(petId, accountId, clock.now(), completion),
+        write: (completion) => orderService.place(accountId, petId, completion),
         completed: (placed) => placed.outcome === 'placed',
       })
       if (answer.replayed) reply.header('idempotent-replayed', 'true')
@@ -116,7 +115,7 @@ export async function orderRoutes(app: FastifyInstance, { store, clock }: OrderR
       const { limit, status, cursor } = request.query
       const afterId = cursor === undefined ? 0 : decodeCursor(cursor)
       // One more than asked tells whether a next page exists without counting.
-      const page = await orders.list({ accountId: request.apiKey!.accountId, status, afterId, limit: limit + 1 })
+      const page = await orderService.page(request.apiKey!.accountId, { status, afterId, limit: limit + 1 })
       const { items, link } = pageWithLink(page, { path: '/v1/store/orders', status, limit })
       if (link !== undefined) reply.header('link', link)
       return items as Order[]
@@ -136,7 +135,7 @@ export async function orderRoutes(app: FastifyInstance, { store, clock }: OrderR
       },
     },
     async (request) => {
-      const order = await orders.find(request.params.orderId, request.apiKey!.accountId)
+      const order = await orderService.get(request.apiKey!.accountId, request.params.orderId)
       if (!order) throw noSuchOrder(request.params.orderId)
       return order
     },
@@ -167,7 +166,7 @@ export async function orderRoutes(app: FastifyInstance, { store, clock }: OrderR
       },
       async (request) => {
         const { orderId } = request.params
-        const closed = await orders.close(orderId, request.apiKey!.accountId, to, clock.now())
+        const closed = await orderService.close(request.apiKey!.accountId, orderId, to)
         if (closed.outcome === 'no_such_order') throw noSuchOrder(orderId)
         if (closed.outcome === 'order_closed') throw new ApiError('order_closed', `Order ${orderId} was already ${closed.status}; only a placed order can be ${to}.`)
         return closed.order
@@ -186,7 +185,7 @@ export async function orderRoutes(app: FastifyInstance, { store, clock }: OrderR
         response: { 200: response('The counts.', ref(Inventory)), 401: UNAUTHORIZED, 429: TOO_MANY_REQUESTS },
       },
     },
-    async () => store.pets.inventory(),
+    async () => orderService.inventory(),
   )
 
   refuseOtherMethods(app, '/store/orders', ['GET', 'POST'])
