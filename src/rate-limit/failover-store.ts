@@ -1,11 +1,13 @@
 // Shared counters first; while they cannot be reached, either count on this
 // instance's own (fail open, the default) or answer that the limiter is unavailable
-// (fail closed: the caller refuses the request). A down Redis costs no wait: its
-// client refuses at once while disconnected.
+// (fail closed: the caller refuses the request).
 //
-// The way back does not wait for a request: the Redis client's 'ready' event, or a
-// probe every second while degraded, returns to the shared counters. An instance
-// that a load balancer took out of rotation gets no requests, and must still recover.
+// A circuit breaker: once a call fails (refused, reset, or timed out on a silent
+// Redis), the store is degraded and no request asks Redis again, so a silent Redis
+// costs one command timeout, not one per request. The way back does not wait for a
+// request either: the Redis client's 'ready' event, or a probe every half second
+// while degraded, returns to the shared counters. An instance that a load balancer
+// took out of rotation gets no requests, and must still recover.
 import type { CounterStore, HitRequest, HitResult, PeekResult, SharedCounterStore } from './counter-store.js'
 
 export type RedisFailureMode = 'open' | 'closed'
@@ -22,7 +24,7 @@ export interface FailoverOptions {
   mode: RedisFailureMode
   /** Called once per change: true when falling back, false when the shared counters answer again. */
   onTransition: (degraded: boolean, error?: unknown) => void
-  /** How often a degraded store asks the shared one whether it answers again. */
+  /** How often a degraded store asks the shared one whether it answers again (500 ms). */
   probeEveryMs?: number
 }
 
@@ -45,7 +47,7 @@ export interface FailoverCounterStore {
 
 const reasonOf = (error: unknown) => (error instanceof Error && error.message ? error.message : String(error ?? 'connection lost'))
 
-export function createFailoverCounterStore({ primary, fallback, mode, onTransition, probeEveryMs = 1_000 }: FailoverOptions): FailoverCounterStore {
+export function createFailoverCounterStore({ primary, fallback, mode, onTransition, probeEveryMs = 500 }: FailoverOptions): FailoverCounterStore {
   let degraded = false
   let fallbacks = 0
   let closed = false
@@ -72,19 +74,25 @@ export function createFailoverCounterStore({ primary, fallback, mode, onTransiti
 
   primary.onConnectionChange((up) => setDegraded(!up, up ? undefined : new Error('connection to Redis lost')))
 
+  /** Degraded: straight to the fallback (open) or the refusal (closed), without asking Redis. */
+  function withoutRedis(request: HitRequest, reason: string): Promise<HitResult | Unavailable> | Unavailable {
+    return mode === 'closed' ? { outcome: 'unavailable', reason } : fallback.hit(request)
+  }
+
   return {
     async hit(request) {
+      if (degraded) return withoutRedis(request, 'the shared rate-limit counters cannot be reached')
       try {
         const result = await primary.hit(request)
         setDegraded(false)
         return result
       } catch (error) {
         setDegraded(true, error)
-        if (mode === 'closed') return { outcome: 'unavailable', reason: reasonOf(error) }
-        return fallback.hit(request)
+        return withoutRedis(request, reasonOf(error))
       }
     },
     async peek(identity, banIdentity) {
+      if (degraded) return fallback.peek(identity, banIdentity)
       try {
         return await primary.peek(identity, banIdentity)
       } catch (error) {

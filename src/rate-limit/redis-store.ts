@@ -12,6 +12,7 @@
 // counted one by one until the one past ban_after starts the ban, and every later
 // one banned, as its run would have found that ban. Only another instance's calls
 // can no longer fall between them, an order they could already have had.
+import type { Socket } from 'node:net'
 import { Redis } from 'ioredis'
 import type { Limits } from '../vocabulary/plans.js'
 import type { Clock } from '../clock.js'
@@ -141,8 +142,8 @@ export function createRedisCounterStore({
     // Fail at once while disconnected instead of queueing: the caller falls back.
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
-    // Keep reconnecting in the background, at most every 2 s.
-    retryStrategy: (times) => Math.min(times * 100, 2_000),
+    // Keep reconnecting in the background, at most every second: back within 2 s of a heal.
+    retryStrategy: (times) => Math.min(times * 100, 1_000),
     lazyConnect: false,
     // One script call per identity per turn, and the calls of one turn (one per
     // identity) go out in one write (a pipeline) instead of one write each. Order
@@ -151,6 +152,15 @@ export function createRedisCounterStore({
   }) as WithHit
   // Connection errors surface as failed commands; the 'error' event alone must not crash the process.
   redis.on('error', () => {})
+  // A command that timed out may still be in the connection, held by a partition: if
+  // the connection lived on, it would reach Redis when the partition heals and charge
+  // a request that was answered without it (a 503, or a count on this instance alone).
+  // So the connection goes, with an RST, which drops what the kernel still holds to
+  // send (a polite close would deliver it); ioredis connects anew.
+  const resetOnTimeout = (error: unknown): never => {
+    if (error instanceof Error && error.message === 'Command timed out') (redis as Redis & { stream?: Socket }).stream?.resetAndDestroy()
+    throw error
+  }
   redis.defineCommand('petstoreHit', { numberOfKeys: 2, lua: HIT_SCRIPT })
   redis.defineCommand('petstorePeek', { numberOfKeys: 2, lua: PEEK_SCRIPT })
   const baseKey = (identity: string) => `${prefix}:rl:{${identity}}`
@@ -182,7 +192,7 @@ export function createRedisCounterStore({
       // it, as each run of its own would have, and the failover store falls back.
       reply: new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
         if (gathering.get(ban) === batch) gathering.delete(ban)
-        return redis.petstoreHit(key, ban, ...args, batch.n)
+        return redis.petstoreHit(key, ban, ...args, batch.n).catch(resetOnTimeout)
       }),
     }
     gathering.set(ban, batch)
@@ -192,12 +202,12 @@ export function createRedisCounterStore({
   return {
     redis,
     async peek(identity, banIdentity) {
-      const [now, minuteCount, dayCount, bannedUntil] = await redis.petstorePeek(baseKey(identity), banKey(identity, banIdentity), clock ? clock.now() : '')
+      const [now, minuteCount, dayCount, bannedUntil] = await redis.petstorePeek(baseKey(identity), banKey(identity, banIdentity), clock ? clock.now() : '').catch(resetOnTimeout)
       return { now, minuteCount, dayCount, bannedUntil }
     },
     async unban(identity, banIdentity) {
       // A ban cleared the refusal count when it started, so the ban key is all there is.
-      return (await redis.del(`${banKey(identity, banIdentity)}:ban`)) > 0
+      return (await redis.del(`${banKey(identity, banIdentity)}:ban`).catch(resetOnTimeout)) > 0
     },
     hit({ identity, banIdentity, limits, banAfter, banMs }: HitRequest): Promise<HitResult> {
       const key = baseKey(identity)
@@ -212,7 +222,7 @@ export function createRedisCounterStore({
       return batch.reply.then((reply) => nthResult(reply, i))
     },
     async ping() {
-      await redis.ping()
+      await redis.ping().catch(resetOnTimeout)
     },
     onConnectionChange(listener) {
       redis.on('ready', () => listener(true))

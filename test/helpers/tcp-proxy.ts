@@ -8,6 +8,11 @@
 //   uses the connection again, and one waiting for an answer never does. Optionally
 //   after a silence, during which what the client sends is lost unanswered (a
 //   network partition), so that every connection in use is caught waiting.
+// And a partition that heals: silence() holds every byte of every connection, open or
+// new, until heal() lets them through, as TCP retransmits what was not acknowledged.
+// A side that resets its connection meanwhile takes its held bytes with it (as an RST
+// discards a socket's unsent data); one that closes politely does not (its kernel
+// would still deliver them).
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net'
 
 export interface TcpProxy {
@@ -19,6 +24,10 @@ export interface TcpProxy {
   close(): number
   /** Drops every upstream now and answers each client's next bytes with an RST, or the first after `silentMs`; returns how many. */
   forget(silentMs?: number): number
+  /** Holds every byte both ways, on connections open now and new ones, until heal(). */
+  silence(): void
+  /** Delivers what was held, and passes bytes through again. */
+  heal(): void
   /** Stops listening and destroys every connection. */
   stop(): Promise<void>
 }
@@ -26,6 +35,8 @@ export interface TcpProxy {
 interface Pair {
   client: Socket
   upstream: Socket
+  /** While silent: what each side sent, not yet delivered to the other. */
+  held?: { toUpstream: Buffer[]; toClient: Buffer[]; clientEnded: boolean; stop(): void }
 }
 
 export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
@@ -33,12 +44,13 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
   /** Connections cut by forget() whose client has not sent anything since. */
   const forgotten = new Set<Socket>()
 
+  let silent = false
   const server = createServer((client) => {
     const upstream = connect(target.port, target.host)
-    const pair = { client, upstream }
+    const pair: Pair = { client, upstream }
     pairs.add(pair)
-    client.pipe(upstream)
-    upstream.pipe(client)
+    if (silent) holdBoth(pair)
+    else pipeBoth(pair)
     // Either side failing takes the other down with it, as a real path would; an
     // error left unheard here would end the test process instead.
     const drop = () => {
@@ -46,7 +58,12 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
       client.destroy()
       upstream.destroy()
     }
-    client.on('error', drop).on('close', drop)
+    // A client that resets takes what was held with it; one that closes politely
+    // while silent has its bytes (and its FIN) delivered at the heal.
+    client.on('error', drop).on('close', () => {
+      if (pair.held && !client.errored) pair.held.clientEnded = true
+      else drop()
+    })
     upstream.on('error', drop).on('close', drop)
   })
   await new Promise<void>((resolve, reject) => {
@@ -54,13 +71,59 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     server.listen(0, '127.0.0.1', () => resolve())
   })
 
+  /** Bytes flow both ways. */
+  function pipeBoth({ client, upstream }: Pair) {
+    client.pipe(upstream)
+    upstream.pipe(client)
+  }
+
+  /** Bytes stop, and wait here: read (so that a reset is noticed at once), and held. */
+  function holdBoth(pair: Pair) {
+    const { client, upstream } = pair
+    client.unpipe(upstream)
+    upstream.unpipe(client)
+    const toUpstream: Buffer[] = []
+    const toClient: Buffer[] = []
+    const fromClient = (chunk: Buffer) => toUpstream.push(chunk)
+    const fromUpstream = (chunk: Buffer) => toClient.push(chunk)
+    client.on('data', fromClient)
+    upstream.on('data', fromUpstream)
+    pair.held = {
+      toUpstream,
+      toClient,
+      clientEnded: false,
+      stop() {
+        client.off('data', fromClient)
+        upstream.off('data', fromUpstream)
+      },
+    }
+  }
+
+  /** Delivers what was held, then bytes flow again (or the client's polite close goes through). */
+  function release(pair: Pair) {
+    const held = pair.held
+    if (!held) return pipeBoth(pair)
+    held.stop()
+    pair.held = undefined
+    for (const chunk of held.toUpstream) pair.upstream.write(chunk)
+    if (held.clientEnded) {
+      pairs.delete(pair)
+      pair.upstream.end()
+      return
+    }
+    for (const chunk of held.toClient) pair.client.write(chunk)
+    pipeBoth(pair)
+  }
+
   /** Takes every open connection out of the proxy's hands, with the data between them stopped. */
   function cutAll(): Pair[] {
     const cut = [...pairs]
     pairs.clear()
-    for (const { client, upstream } of cut) {
-      client.unpipe(upstream)
-      upstream.unpipe(client)
+    for (const pair of cut) {
+      pair.held?.stop()
+      pair.held = undefined
+      pair.client.unpipe(pair.upstream)
+      pair.upstream.unpipe(pair.client)
     }
     return cut
   }
@@ -103,6 +166,14 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
         client.resume()
       }
       return cut.length
+    },
+    silence() {
+      silent = true
+      for (const pair of pairs) holdBoth(pair)
+    },
+    heal() {
+      silent = false
+      for (const pair of [...pairs]) release(pair)
     },
     async stop() {
       for (const { client, upstream } of cutAll()) {

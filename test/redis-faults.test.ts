@@ -1,0 +1,79 @@
+// A Redis that goes silent (a network partition: no answer, no error) behind a TCP
+// proxy of the test's own, under a server: no request waits on it past the first
+// timeout (the circuit opens), nothing refused is charged later when the held bytes
+// arrive (a timed-out connection is reset, not reused), and the way back needs no
+// traffic.
+import { after, before, describe, it } from 'node:test'
+import assert from 'node:assert/strict'
+import { performance } from 'node:perf_hooks'
+import { systemClock } from '../src/clock.js'
+import { loadConfig } from '../src/config.js'
+import { createRateLimiterFromConfig } from '../src/rate-limit/from-config.js'
+import { startTestServer } from './helpers/server.js'
+import { needs, uniqueRedisPrefix } from './helpers/services.js'
+import { startTcpProxy, type TcpProxy } from './helpers/tcp-proxy.js'
+
+async function eventually<T>(what: string, withinMs: number, probe: () => Promise<T | undefined>): Promise<T> {
+  const deadline = performance.now() + withinMs
+  for (;;) {
+    const value = await probe()
+    if (value !== undefined) return value
+    if (performance.now() > deadline) assert.fail(`${what}: not within ${withinMs} ms`)
+    await new Promise((r) => setTimeout(r, 50))
+  }
+}
+
+interface Usage {
+  minute: { used: number }
+}
+
+describe('Redis silent behind a partition', async () => {
+  if (!(await needs('redis', 'Redis silent behind a partition'))) return
+  let proxy: TcpProxy
+  before(async () => {
+    proxy = await startTcpProxy({ host: '127.0.0.1', port: 6379 })
+  })
+  after(() => proxy.stop())
+
+  for (const mode of ['open', 'closed'] as const) {
+    it(`fail ${mode}: waits out one timeout at most, charges nothing it did not count, and is back within 2 s of the heal without traffic`, async () => {
+      const url = `redis://127.0.0.1:${proxy.port}`
+      const config = loadConfig({ REDIS_URL: url, PETSTORE_REDIS_PREFIX: uniqueRedisPrefix(), PETSTORE_REDIS_FAILURE: mode })
+      const limiter = createRateLimiterFromConfig(config, systemClock, { onRedisTransition: () => {} })
+      await limiter.ready()
+      const server = await startTestServer({ limiter, env: { REDIS_URL: url } })
+      const gauge = async () => /^petstore_rate_limiter_degraded (\d)$/m.exec((await server.request('/metrics')).text)?.[1]
+      try {
+        const key = await server.createKey('free')
+        assert.equal((await server.request('/v1/pets', { key })).status, 200)
+
+        proxy.silence()
+        const waits: number[] = []
+        for (let i = 0; i < 30; i++) {
+          const started = performance.now()
+          const res = await server.request('/v1/pets', { key })
+          waits.push(performance.now() - started)
+          assert.equal(res.status, mode === 'open' ? 200 : 503, res.text)
+        }
+        waits.sort((a, b) => a - b)
+        assert.ok(waits[15]! < 50, `the median request waited ${waits[15]!.toFixed(0)} ms on a silent Redis (every wait: ${waits.map((w) => w.toFixed(0)).join(' ')})`)
+        assert.ok(waits[27]! < 200, `more than two requests waited out a timeout: ${waits.map((w) => w.toFixed(0)).join(' ')}`)
+        assert.equal(await gauge(), '1')
+
+        proxy.heal()
+        const healed = performance.now()
+        await eventually('back on Redis without a /v1 request', 2_500, async () => ((await gauge()) === '0' ? true : undefined))
+        assert.ok(performance.now() - healed < 2_500)
+        // Give anything held in the partition time to arrive, as it would have without the reset.
+        await new Promise((r) => setTimeout(r, 300))
+        const usage = await server.request<Usage>('/v1/usage', { key })
+        assert.equal(usage.status, 200, usage.text)
+        assert.equal(usage.body.minute.used, 1, 'only the request counted in Redis before the partition: none of those answered meanwhile was charged later')
+      } finally {
+        proxy.heal()
+        await server.close()
+        await limiter.close()
+      }
+    })
+  }
+})
