@@ -63,6 +63,9 @@ export async function buildApp({ config, store, clock = systemClock, limiter, lo
     // Slow or stalled clients cannot hold a connection: a request must arrive whole
     // within requestTimeout, and an idle keep-alive connection closes after keepAliveTimeout.
     requestTimeout: config.requestTimeout * 1000,
+    // One deadline for the whole answer, whatever it waits on (a silent database, the
+    // queue of writes behind it): then a 503, and the work goes on without its caller.
+    handlerTimeout: config.requestDeadline * 1000,
     keepAliveTimeout: config.keepAliveTimeout * 1000,
     connectionTimeout: (config.requestTimeout + config.keepAliveTimeout) * 1000,
     clientErrorHandler: answerClientError,
@@ -126,7 +129,7 @@ export async function buildApp({ config, store, clock = systemClock, limiter, lo
   })
 
   // Operations endpoints, outside /v1: no key, no rate limit.
-  await app.register(metricsPlugin, { metrics, limiter })
+  await app.register(metricsPlugin, { metrics, limiter, store })
   await app.register(health, { store, limiter })
   // GET /docs: the API reference page, also outside /v1 (no key, no rate limit).
   await app.register(docs)

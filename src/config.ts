@@ -32,6 +32,8 @@ export interface Config {
   /** Seconds a whole request may take to arrive; seconds an idle keep-alive connection stays open. */
   readonly requestTimeout: number
   readonly keepAliveTimeout: number
+  /** Seconds the service may take to answer a request once it has arrived: the one deadline for every wait behind it (a lost database, a queue). */
+  readonly requestDeadline: number
   /** Address ranges webhooks may be sent to although not public (tests, a private network): CIDRs. */
   readonly webhookAllowCidrs: readonly string[]
   /** `on`: this process delivers webhooks beside serving; `off`: a `petstore dispatch` process does. */
@@ -81,6 +83,7 @@ export function loadConfig(env: Env = process.env): Config {
     shutdownTimeout: integer(env, 'PETSTORE_SHUTDOWN_TIMEOUT', 10, 1, 600),
     requestTimeout: integer(env, 'PETSTORE_REQUEST_TIMEOUT', 30, 1, 600),
     keepAliveTimeout: integer(env, 'PETSTORE_KEEP_ALIVE_TIMEOUT', 5, 1, 600),
+    requestDeadline: integer(env, 'PETSTORE_REQUEST_DEADLINE', 7, 1, 600),
     webhookAllowCidrs: cidrs(env, 'PETSTORE_WEBHOOK_ALLOW_CIDRS'),
     dispatch: oneOf(env, 'PETSTORE_DISPATCH', ['on', 'off'] as const, 'on'),
     webhookLease: integer(env, 'PETSTORE_WEBHOOK_LEASE', 60, 1, 3600),

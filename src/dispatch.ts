@@ -17,6 +17,8 @@ export async function runDispatch(config: Config): Promise<void> {
   const store = await openStoreFromConfig(config, {
     onConnectionError: (error) => log.warn({ err: error }, 'a database connection was lost; the pool opens a new one'),
     onBackgroundError: (error, what) => log.warn({ err: error }, what),
+    onCircuitChange: (open, error) =>
+      open ? log.error({ err: error }, 'the database did not answer in time: probing until it does') : log.warn('the database answers again'),
   })
   const dispatcher = startDispatcher({
     deliveries: store.deliveries,

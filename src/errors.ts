@@ -26,6 +26,7 @@ export const ERROR_STATUS = {
   request_header_fields_too_large: 431,
   internal_error: 500,
   service_unavailable: 503,
+  outcome_unknown: 503,
 } as const
 
 export type ErrorCode = keyof typeof ERROR_STATUS

@@ -22,6 +22,10 @@ export async function startServer(config: Config) {
   const store = await openStoreFromConfig(config, {
     onConnectionError: (error) => report('warn', 'a database connection was lost; the pool opens a new one', error),
     onBackgroundError: (error, what) => report('warn', what, error),
+    onCircuitChange: (open, error) =>
+      open
+        ? report('error', 'the database did not answer in time: refusing requests that need it (503) at once until it answers again', error)
+        : report('warn', 'the database answers again'),
   })
   const limiter = createRateLimiterFromConfig(config, systemClock, {
     onRedisTransition: (degraded, error) =>

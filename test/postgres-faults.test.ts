@@ -20,6 +20,8 @@ import { startTcpProxy, type TcpProxy } from './helpers/tcp-proxy.js'
 
 /** pg's query_timeout in src/db/postgres/connection.ts: how long a query is waited for before the pool gives up on it. */
 const QUERY_TIMEOUT_MS = 6_000
+/** PETSTORE_REQUEST_DEADLINE of the server under test, in seconds: shorter than query_timeout, so that it shows. */
+const DEADLINE_S = 3
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -42,12 +44,21 @@ interface Outcome {
   retryAfter: string | null
 }
 
-/** What each request may be answered after a cut: served, or 503 service_unavailable with Retry-After and the catalog's body (never a stack trace, nor the driver's message). */
+/**
+ * What each request may be answered after a cut: served, or 503 with Retry-After and
+ * the catalog's body (never a stack trace, nor the driver's message): a read
+ * `service_unavailable`; a write that, or `outcome_unknown` when the database may have
+ * committed it.
+ */
 function assertAcceptable({ what, status, text, retryAfter }: Outcome) {
   if (status === 200 || status === 201) return
   assert.equal(status, 503, `${what}: ${status} ${text}`)
   assert.equal(retryAfter, '1', `${what}: 503 without Retry-After`)
-  assert.deepEqual(JSON.parse(text), { code: 'service_unavailable', message: 'The database is unavailable for a moment; retry shortly.', status: 503 }, what)
+  const body = JSON.parse(text) as { code: string; message: string; status: number }
+  assert.deepEqual(Object.keys(body), ['code', 'message', 'status'], what)
+  const codes = what.startsWith('GET') ? ['service_unavailable'] : ['service_unavailable', 'outcome_unknown']
+  assert.ok(codes.includes(body.code), `${what}: ${body.code}`)
+  assert.doesNotMatch(body.message, /Query read timeout|ECONN|terminated|at .*\.js/, `${what}: the driver's words leaked`)
 }
 
 describe('PostgreSQL connections cut under a server process', async () => {
@@ -66,7 +77,7 @@ describe('PostgreSQL connections cut under a server process', async () => {
     databaseName = new URL(database.url).pathname.slice(1)
     ;({ secret: key } = await createKeyIn(database.url, { plan: 'enterprise', custom: UNLIMITED }))
     proxy = await startTcpProxy({ host: '127.0.0.1', port: 5432 })
-    server = await spawnServer({ DATABASE_URL: `postgres://postgres@127.0.0.1:${proxy.port}/${databaseName}` })
+    server = await spawnServer({ DATABASE_URL: `postgres://postgres@127.0.0.1:${proxy.port}/${databaseName}`, PETSTORE_REQUEST_DEADLINE: String(DEADLINE_S) })
     void server.exited.then((code) => (exit = String(code)))
     admin = new pg.Client({ connectionString: POSTGRES_ADMIN_URL })
     await admin.connect()
@@ -232,6 +243,61 @@ describe('PostgreSQL connections cut under a server process', async () => {
       await assertServesAgain(cutAt, `a ${cut} while idle`)
     }
     assertAlive('after the idle cuts')
+  })
+
+  const circuit = async () => /^petstore_store_circuit_open (\d)$/m.exec(await (await fetch(`${server.url}/metrics`)).text())?.[1]
+
+  it('on a silent PostgreSQL: answers what it caught by the deadline (a write as outcome_unknown), refuses at once after a query given up, and serves within 2 s of the heal without traffic', async () => {
+    const adminOnDb = new pg.Client({ connectionString: database.url })
+    await adminOnDb.connect()
+    const petsNamed = async (name: string) => Number((await adminOnDb.query<{ n: string }>(`select count(*) as n from pets where name = $1`, [name])).rows[0]?.n ?? 0)
+    try {
+      assert.equal((await call('GET /v1/pets', '/v1/pets?limit=1')).status, 200)
+      const name = `Partitioned ${randomUUID()}`
+      const onceName = `Partitioned once ${randomUUID()}`
+      const idempotencyKey = randomUUID()
+      const create = (petName: string, headers: Record<string, string> = {}) =>
+        call('POST /v1/pets', '/v1/pets', { method: 'POST', headers, body: JSON.stringify({ name: petName, categoryId: 1 }) })
+
+      proxy.silence()
+      const silencedAt = performance.now()
+      const caught = await Promise.all([call('GET /v1/pets', '/v1/pets?limit=1'), create(name), create(onceName, { 'idempotency-key': idempotencyKey })])
+      for (const outcome of caught) {
+        assertAcceptable(outcome)
+        assert.equal(outcome.status, 503, `${outcome.what} was answered ${outcome.status} through a partition`)
+        assert.ok(outcome.ms < DEADLINE_S * 1000 + 1_000, `${outcome.what} answered after ${Math.round(outcome.ms)} ms: past its deadline`)
+      }
+      assert.deepEqual(caught.map((o) => (JSON.parse(o.text) as { code: string }).code), ['service_unavailable', 'outcome_unknown', 'outcome_unknown'])
+
+      // Once a query is given up (query_timeout), the circuit opens: no request waits any more.
+      assert.ok(await within(QUERY_TIMEOUT_MS + 2_000 - (performance.now() - silencedAt), async () => (await circuit()) === '1'), 'the circuit opened')
+      for (let i = 0; i < 10; i++) {
+        const refused = await call('GET /v1/pets', '/v1/pets?limit=1')
+        assertAcceptable(refused)
+        assert.equal(refused.status, 503)
+        assert.ok(refused.ms < 300, `refused after ${Math.round(refused.ms)} ms with the circuit open`)
+      }
+
+      proxy.heal()
+      const healedAt = performance.now()
+      assert.ok(await within(2_000, async () => (await circuit()) === '0'), 'the circuit closed within 2 s of the heal, with no /v1 request')
+      assert.ok(performance.now() - healedAt < 2_500)
+      assertAlive('through a silent PostgreSQL')
+      assert.equal((await call('GET /v1/pets', '/v1/pets?limit=1')).status, 200)
+
+      // The create with an Idempotency-Key, retried: exactly one pet, whatever the first attempt did.
+      let retried: Outcome
+      const retriedOk = await within(20_000, async () => {
+        retried = await create(onceName, { 'idempotency-key': idempotencyKey })
+        return retried.status === 201
+      })
+      assert.ok(retriedOk, `the retry with the same Idempotency-Key: ${retried!.status} ${retried!.text}`)
+      await sleep(500)
+      assert.equal(await petsNamed(onceName), 1, 'one pet for the Idempotency-Key, however the partition ended')
+    } finally {
+      proxy.heal()
+      await adminOnDb.end()
+    }
   })
 
   /** The backends of this test's database, of the server's (unnamed) connections by default, that last ran a LISTEN. */

@@ -1,6 +1,7 @@
 // Opens the store a URL names: `sqlite:<path>` or a PostgreSQL URL. A third backend
 // is a folder beside sqlite/ and postgres/, a line here, and a line in the contract
 // test's list of dialects (test/store-contract.test.ts).
+import { createCircuitBreaker } from './circuit-breaker.js'
 import { guarded } from './store-errors.js'
 import { openPostgresStore } from './postgres/postgres-store.js'
 import { openSqliteStore } from './sqlite/sqlite-store.js'
@@ -12,14 +13,15 @@ const PURGE_EVERY_MS = 10 * 60 * 1000
 export const EVENTS_KEPT_MS = 30 * 86_400_000
 
 /** Opens the database at `url`, applies pending migrations, and purges expired Idempotency-Key records and old usage every ten minutes until closed. */
-export async function openStore(url: string, { onConnectionError, onBackgroundError = () => {}, idleTimeoutMs }: StoreOptions = {}): Promise<Store> {
+export async function openStore(url: string, { onConnectionError, onBackgroundError = () => {}, onCircuitChange, idleTimeoutMs }: StoreOptions = {}): Promise<Store> {
   const store = url.startsWith('sqlite:')
     ? await openSqliteStore(url.slice('sqlite:'.length))
     : await openPostgresStore(url, { onIdleError: onConnectionError, idleTimeoutMs })
 
-  const idempotency = guarded(store.idempotency)
-  const usage = guarded(store.usage)
-  const deliveries = guarded(store.deliveries)
+  const breaker = createCircuitBreaker({ probe: store.ping, onChange: onCircuitChange })
+  const idempotency = guarded(store.idempotency, breaker)
+  const usage = guarded(store.usage, breaker)
+  const deliveries = guarded(store.deliveries, breaker)
   const purge = setInterval(() => {
     deliveries.purge(Date.now() - EVENTS_KEPT_MS).catch((error: unknown) => onBackgroundError(error, 'could not purge events older than 30 days'))
     idempotency.purgeExpired(Date.now()).catch((error: unknown) => onBackgroundError(error, 'could not purge expired Idempotency-Keys'))
@@ -29,17 +31,21 @@ export async function openStore(url: string, { onConnectionError, onBackgroundEr
   return {
     dialect: store.dialect,
     // The edge where a driver's "cannot reach the database" becomes a StoreUnavailableError.
-    pets: guarded(store.pets),
-    orders: guarded(store.orders),
-    apiKeys: guarded(store.apiKeys),
-    accounts: guarded(store.accounts),
+    pets: guarded(store.pets, breaker),
+    orders: guarded(store.orders, breaker),
+    apiKeys: guarded(store.apiKeys, breaker),
+    accounts: guarded(store.accounts, breaker),
     usage,
-    webhookEndpoints: guarded(store.webhookEndpoints),
+    webhookEndpoints: guarded(store.webhookEndpoints, breaker),
     deliveries,
     idempotency,
-    ping: store.ping,
+    ping: guarded({ ping: store.ping }, breaker).ping,
+    get circuitOpen() {
+      return breaker.open
+    },
     close: () => {
       clearInterval(purge)
+      breaker.close()
       return store.close()
     },
   }

@@ -3,9 +3,22 @@
 // StoreUnavailableError, so that nothing above db/ knows a SQLSTATE or a driver's
 // error: the error handler answers it 503 with Retry-After. Anything else is a bug.
 
+/**
+ * Whether a write that failed so may have taken effect: `not_written` when nothing
+ * reached the database (no connection, a circuit open, SQLite's lock never taken);
+ * `unknown` when the statement (or its COMMIT) was sent and its answer never came: it
+ * may have been committed.
+ */
+export type WriteOutcome = 'not_written' | 'unknown'
+
 /** The database cannot be reached right now; retrying shortly may succeed. `cause` is the driver's error. */
 export class StoreUnavailableError extends Error {
   override name = 'StoreUnavailableError'
+  readonly outcome: WriteOutcome
+  constructor(message: string, options: { cause?: unknown; outcome?: WriteOutcome } = {}) {
+    super(message, { cause: options.cause })
+    this.outcome = options.outcome ?? 'unknown'
+  }
 }
 
 // PostgreSQL SQLSTATEs for a lost or refused connection (class 08, admin shutdown,
@@ -13,6 +26,31 @@ export class StoreUnavailableError extends Error {
 // and Kysely's answer once the store is closed (an instance shutting down).
 const UNAVAILABLE_CODES = new Set(['57P01', '57P02', '57P03', 'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'SQLITE_BUSY', 'SQLITE_LOCKED'])
 const UNAVAILABLE_MESSAGES = /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Query read timeout|Connection closed|driver has already been destroyed/
+
+// Failures before anything was sent: no connection was had, or SQLite never got its
+// lock (a busy COMMIT is not committed), or the store was closed.
+const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'SQLITE_BUSY', 'SQLITE_LOCKED', '57P03'])
+const NOT_SENT_MESSAGES = /timeout exceeded when trying to connect|driver has already been destroyed/
+
+/** What a failed write may have done: see WriteOutcome. */
+function outcomeOf(error: Error): WriteOutcome {
+  const code = (error as { code?: unknown }).code
+  return (typeof code === 'string' && NOT_SENT_CODES.has(code)) || NOT_SENT_MESSAGES.test(error.message) ? 'not_written' : 'unknown'
+}
+
+/**
+ * True for a query sent and never answered within query_timeout, or a connection that
+ * timed out at the socket: the database (or the path to it) is silent, not slow (a slow
+ * statement is cancelled by the server's statement_timeout first), and the next
+ * requests would wait as long. The circuit breaker opens on these (circuit-breaker.ts).
+ * A pool with no free connection in time is not one: that is load, and a refusal
+ * there already costs no more than the connect timeout.
+ */
+export function isSilence(error: unknown): boolean {
+  if (error instanceof StoreUnavailableError) return isSilence(error.cause)
+  if (!(error instanceof Error)) return false
+  return (error as { code?: unknown }).code === 'ETIMEDOUT' || error.message === 'Query read timeout'
+}
 
 /** True for a driver error that means the database cannot be reached right now, not a bug. */
 export function isUnavailable(error: unknown): error is Error {
@@ -30,27 +68,42 @@ export function isUniqueViolation(error: unknown): boolean {
 
 function translated(error: unknown): unknown {
   if (error instanceof StoreUnavailableError || !isUnavailable(error)) return error
-  return new StoreUnavailableError(`the database is unavailable: ${(error as Error).message}`, { cause: error })
+  return new StoreUnavailableError(`the database is unavailable: ${(error as Error).message}`, { cause: error, outcome: outcomeOf(error as Error) })
 }
+
+/** What the guard needs of a circuit breaker (circuit-breaker.ts). */
+export interface Breaker {
+  check(): void
+  trip(error: unknown): void
+}
+
+const NO_BREAKER: Breaker = { check() {}, trip() {} }
 
 /**
  * The one guard at the store's edge: every method of `part` that returns a promise
  * rejects with a StoreUnavailableError instead of the driver's error when the
- * database cannot be reached. Returns a plain object (tests may replace a method).
+ * database cannot be reached; while `breaker` is open, every call is refused at once,
+ * and a wait given up on opens it. Returns a plain object (tests may replace a method).
  */
-export function guarded<T extends object>(part: T): T {
+export function guarded<T extends object>(part: T, breaker: Breaker = NO_BREAKER): T {
   const guard = {} as Record<string, unknown>
+  const failed = (error: unknown) => {
+    const translation = translated(error)
+    if (isSilence(translation)) breaker.trip(translation)
+    return translation
+  }
   for (const [name, member] of Object.entries(part)) {
     guard[name] =
       typeof member === 'function'
         ? (...args: unknown[]) => {
             let result: unknown
             try {
+              breaker.check()
               result = (member as (...a: unknown[]) => unknown).apply(part, args)
             } catch (error) {
-              throw translated(error)
+              throw failed(error)
             }
-            return result instanceof Promise ? result.catch((error: unknown) => Promise.reject(translated(error))) : result
+            return result instanceof Promise ? result.catch((error: unknown) => Promise.reject(failed(error))) : result
           }
         : member
   }

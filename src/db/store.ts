@@ -23,14 +23,18 @@ export interface Store {
   deliveries: DeliveryQueue
   /** Idempotency-Key records; requests use them through src/idempotency/. */
   idempotency: IdempotencyStore
-  /** Resolves when the database answers a trivial query. */
+  /** Resolves when the database answers a trivial query; refused at once while the circuit is open. */
   ping(): Promise<void>
+  /** True while the database went silent and calls are refused at once (circuit-breaker.ts); backends leave it undefined. */
+  readonly circuitOpen?: boolean
   close(): Promise<void>
 }
 
 export interface StoreOptions {
   /** A pooled connection died while idle (e.g. the server restarted); the pool replaces it. */
   onConnectionError?: (error: Error) => void
+  /** The circuit breaker opened (the database went silent: calls are refused at once) or closed again. */
+  onCircuitChange?: (open: boolean, error?: unknown) => void
   /** A background task of the store failed (the purge of expired Idempotency-Key records); it tries again later. */
   onBackgroundError?: (error: unknown, what: string) => void
   /**

@@ -19,17 +19,38 @@ const FRAMEWORK_ERRORS: Record<string, () => ApiError> = {
   FST_ERR_BAD_URL: () => new ApiError('invalid_parameter', 'The request path is not a valid URL (check its percent-encoding).'),
 }
 
-export function toApiError(error: FastifyError | Error): ApiError | undefined {
+const READS = new Set(['GET', 'HEAD', 'OPTIONS'])
+const RETRY_SOON = { 'retry-after': '1' }
+
+/**
+ * A write the service cannot say the outcome of: its statement (or COMMIT) was sent
+ * and no answer came, or the deadline passed while it waited. It may have been
+ * committed. The one safe retry is with the same Idempotency-Key, which answers with
+ * what happened once the database knows; without one, read before writing again.
+ */
+const outcomeUnknown = (why: string) =>
+  new ApiError(
+    'outcome_unknown',
+    `${why}: this write may or may not have taken effect. Retrying with the same Idempotency-Key is safe (it answers with the outcome); without one, read the resource before retrying.`,
+    { headers: RETRY_SOON, dependency: 'store' },
+  )
+
+/** The catalog's error for `error`, or undefined for a bug; `method` tells a write (whose outcome may be unknown) from a read. */
+export function toApiError(error: FastifyError | Error, method = 'GET'): ApiError | undefined {
   if (error instanceof ApiError) return error
   const fastifyError = error as FastifyError
   if (fastifyError.validation) return validationError(fastifyError.validation, fastifyError.validationContext)
   const known = fastifyError.code ? FRAMEWORK_ERRORS[fastifyError.code] : undefined
   if (known) return known()
+  const write = !READS.has(method)
   if (error instanceof StoreUnavailableError) {
-    return new ApiError('service_unavailable', 'The database is unavailable for a moment; retry shortly.', {
-      headers: { 'retry-after': '1' },
-      dependency: 'store',
-    })
+    if (write && error.outcome === 'unknown') return outcomeUnknown('The database stopped answering while this request was being written')
+    return new ApiError('service_unavailable', 'The database is unavailable for a moment; retry shortly.', { headers: RETRY_SOON, dependency: 'store' })
+  }
+  if (fastifyError.code === 'FST_ERR_HANDLER_TIMEOUT') {
+    // PETSTORE_REQUEST_DEADLINE passed; the work it waited on goes on, and may yet commit.
+    if (write) return outcomeUnknown('The request was not answered within its deadline')
+    return new ApiError('service_unavailable', 'The request was not answered within its deadline; retry shortly.', { headers: RETRY_SOON })
   }
   return undefined
 }
@@ -68,7 +89,7 @@ export default fp(
   async (app) => {
     app.decorateRequest('apiError', null)
     app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-      const apiError = toApiError(error)
+      const apiError = toApiError(error, request.method)
       if (apiError) {
         if (apiError.status >= 500) request.log.error({ err: error }, apiError.message)
         return sendError(reply, apiError)

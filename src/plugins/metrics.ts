@@ -2,6 +2,7 @@
 // several apps in one process (tests) never mix their numbers.
 import fp from 'fastify-plugin'
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+import type { Store } from '../db/store.js'
 import type { RateLimiter } from '../rate-limit/limiter.js'
 
 export function createMetrics() {
@@ -68,7 +69,7 @@ function apiRequestsCounter(registry: Registry) {
 }
 
 export default fp(
-  async (app, { metrics, limiter }: { metrics: Metrics; limiter: RateLimiter }) => {
+  async (app, { metrics, limiter, store }: { metrics: Metrics; limiter: RateLimiter; store: Pick<Store, 'circuitOpen'> }) => {
     let fallbacksCounted = 0
     new Counter({
       name: 'petstore_redis_fallbacks_total',
@@ -87,6 +88,15 @@ export default fp(
       registers: [metrics.registry],
       collect() {
         this.set(limiter.degraded ? 1 : 0)
+      },
+    })
+
+    new Gauge({
+      name: 'petstore_store_circuit_open',
+      help: '1 while the database went silent and requests that need it are refused at once (503) until a probe gets an answer, else 0.',
+      registers: [metrics.registry],
+      collect() {
+        this.set(store.circuitOpen ? 1 : 0)
       },
     })
 

@@ -78,7 +78,7 @@ const COMMON_RESPONSES: Record<string, [status: string, ResponseObject, bodyOnly
     '503',
     {
       description:
-        'A dependency (the database, or Redis when the service is set to fail closed) does not answer for a moment; retry after `Retry-After` seconds. Codes: `service_unavailable`.',
+        'A dependency (the database, or Redis when the service is set to fail closed) does not answer for a moment, or the request was not answered within its deadline (`PETSTORE_REQUEST_DEADLINE`); retry after `Retry-After` seconds. Codes: `service_unavailable` (nothing was done); `outcome_unknown` (a write whose answer from the database never came: it may have taken effect, and the one safe retry is with the same `Idempotency-Key`).',
       headers: { ...rateLimitIfCounted(), 'Retry-After': { description: 'Seconds to wait before retrying.', required: false, schema: integer } },
       ...error,
     },

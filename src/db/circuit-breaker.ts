@@ -1,0 +1,77 @@
+// A circuit breaker at the store's edge (open-store.ts). A database that went silent (a
+// partition, a stuck server) makes every query wait out query_timeout; once one wait
+// was given up on, the next calls are refused at once (503) instead of each waiting as
+// long, and a probe in the background closes the circuit as soon as the database
+// answers again, without waiting for traffic. Refused or reset connections fail fast by
+// themselves and do not open it: a restart or a killed connection should cost only
+// the requests it caught.
+import { StoreUnavailableError } from './store-errors.js'
+
+export interface CircuitBreakerOptions {
+  /** Asks the database; resolves when it answers. */
+  probe: () => Promise<void>
+  /** How often an open circuit probes (500 ms). */
+  probeEveryMs?: number
+  /** How long a probe is waited for before it counts as failed (1 s); a later answer still closes the circuit. */
+  probeTimeoutMs?: number
+  /** Once per change: true when the circuit opens, false when it closes. */
+  onChange?: (open: boolean, error?: unknown) => void
+}
+
+export interface CircuitBreaker {
+  readonly open: boolean
+  /** Throws the refusal while the circuit is open. */
+  check(): void
+  /** A call was given up on for silence: opens the circuit. */
+  trip(error: unknown): void
+  close(): void
+}
+
+export function createCircuitBreaker({ probe, probeEveryMs = 500, probeTimeoutMs = 1_000, onChange = () => {} }: CircuitBreakerOptions): CircuitBreaker {
+  let open = false
+  let timer: NodeJS.Timeout | undefined
+  /** One probe at a time: on a silent database a probe holds a connection until query_timeout. */
+  let probing = false
+  let closed = false
+  const refusal = new StoreUnavailableError('the database did not answer in time; refused at once until it answers again', { outcome: 'not_written' })
+
+  function setOpen(next: boolean, error?: unknown) {
+    if (next === open || closed) return
+    open = next
+    if (open) {
+      timer = setInterval(tryProbe, probeEveryMs).unref()
+      tryProbe()
+    } else clearInterval(timer)
+    onChange(open, error)
+  }
+
+  function tryProbe() {
+    if (probing) return
+    probing = true
+    const answered = probe().then(() => setOpen(false))
+    const given = new Promise<void>((resolve) => setTimeout(resolve, probeTimeoutMs).unref())
+    void Promise.race([answered.catch(() => {}), given]).then(() =>
+      // A probe still waiting holds its connection: the next starts when it settles.
+      answered.then(
+        () => (probing = false),
+        () => (probing = false),
+      ),
+    )
+  }
+
+  return {
+    get open() {
+      return open
+    },
+    check() {
+      if (open) throw refusal
+    },
+    trip(error) {
+      setOpen(true, error)
+    },
+    close() {
+      closed = true
+      clearInterval(timer)
+    },
+  }
+}
