@@ -62,6 +62,8 @@ function isRetryable(failure: Failure, repeatable: boolean): boolean {
   if (status === 429) return true
   // Only an Idempotency-Key's first request still running answers 409; its retry gets the replay.
   if (status === 409) return repeatable && code === 'idempotency_key_in_use'
+  // The server says it did nothing (a write it may have done is `outcome_unknown`): safe to send again.
+  if (status === 503 && code === 'service_unavailable') return true
   return repeatable && (status === 408 || status >= 500)
 }
 

@@ -38,6 +38,12 @@ describe('client retry policy', () => {
     }
   })
 
+  it('retries a 503 service_unavailable (nothing was done) for any request, and outcome_unknown only with an Idempotency-Key', () => {
+    assert.deepEqual(decide(response(503, 1, 'service_unavailable'), false), { retry: true, delayMs: 1000 })
+    assert.deepEqual(decide(response(503, 1, 'outcome_unknown'), false), { retry: false })
+    assert.deepEqual(decide(response(503, 1, 'outcome_unknown'), true), { retry: true, delayMs: 1000 })
+  })
+
   it('retries 409 only for idempotency_key_in_use', () => {
     assert.deepEqual(decide(response(409, 1, 'idempotency_key_in_use')), { retry: true, delayMs: 1000 })
     assert.deepEqual(decide(response(409, 1, 'conflict')), { retry: false })
