@@ -20,8 +20,8 @@ export interface CircuitBreakerOptions {
 
 export interface CircuitBreaker {
   readonly open: boolean
-  /** Throws the refusal while the circuit is open. */
-  check(): void
+  /** The error to refuse a call with while the circuit is open, else undefined. */
+  refusal(): StoreUnavailableError | undefined
   /** A call was given up on for silence: opens the circuit. */
   trip(error: unknown): void
   close(): void
@@ -63,8 +63,8 @@ export function createCircuitBreaker({ probe, probeEveryMs = 500, probeTimeoutMs
     get open() {
       return open
     },
-    check() {
-      if (open) throw refusal
+    refusal() {
+      return open ? refusal : undefined
     },
     trip(error) {
       setOpen(true, error)

@@ -73,11 +73,12 @@ function translated(error: unknown): unknown {
 
 /** What the guard needs of a circuit breaker (circuit-breaker.ts). */
 export interface Breaker {
-  check(): void
+  /** The refusal while the circuit is open, else undefined. */
+  refusal(): StoreUnavailableError | undefined
   trip(error: unknown): void
 }
 
-const NO_BREAKER: Breaker = { check() {}, trip() {} }
+const NO_BREAKER: Breaker = { refusal: () => undefined, trip() {} }
 
 /**
  * The one guard at the store's edge: every method of `part` that returns a promise
@@ -96,9 +97,12 @@ export function guarded<T extends object>(part: T, breaker: Breaker = NO_BREAKER
     guard[name] =
       typeof member === 'function'
         ? (...args: unknown[]) => {
+            // Refused as a rejection, never a throw: a caller that chains .catch() (or an
+            // async function whose promise nobody awaits) must not see it thrown past it.
+            const refusal = breaker.refusal()
+            if (refusal) return Promise.reject(refusal)
             let result: unknown
             try {
-              breaker.check()
               result = (member as (...a: unknown[]) => unknown).apply(part, args)
             } catch (error) {
               throw failed(error)

@@ -16,7 +16,7 @@
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net'
 
 export interface TcpProxy {
-  /** The port the proxy listens on, on 127.0.0.1. */
+  /** The port the proxy listens on (on 127.0.0.1, or the host it was given). */
   port: number
   /** Sends an RST to every client connected now (it reads ECONNRESET) and drops its upstream; returns how many. */
   reset(): number
@@ -26,8 +26,10 @@ export interface TcpProxy {
   forget(silentMs?: number): number
   /** Holds every byte both ways, on connections open now and new ones, until heal(). */
   silence(): void
-  /** Delivers what was held, and passes bytes through again. */
+  /** Delivers what was held, and passes bytes through again, without added latency. */
   heal(): void
+  /** Delays every chunk, both ways, by `ms` (order kept), on connections open now and new ones, until heal(). */
+  delay(ms: number): void
   /** Stops listening and destroys every connection. */
   stop(): Promise<void>
 }
@@ -36,20 +38,22 @@ interface Pair {
   client: Socket
   upstream: Socket
   /** While silent: what each side sent, not yet delivered to the other. */
-  held?: { toUpstream: Buffer[]; toClient: Buffer[]; clientEnded: boolean; stop(): void }
+  held?: { kind: 'silence' | 'delay'; toUpstream: Buffer[]; toClient: Buffer[]; clientEnded: boolean; stop(): void }
 }
 
-export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
+export async function startTcpProxy(target: { host: string; port: number }, { listenHost = '127.0.0.1' }: { listenHost?: string } = {}): Promise<TcpProxy> {
   const pairs = new Set<Pair>()
   /** Connections cut by forget() whose client has not sent anything since. */
   const forgotten = new Set<Socket>()
 
   let silent = false
+  let latencyMs = 0
   const server = createServer((client) => {
     const upstream = connect(target.port, target.host)
     const pair: Pair = { client, upstream }
     pairs.add(pair)
     if (silent) holdBoth(pair)
+    else if (latencyMs > 0) delayBoth(pair, latencyMs)
     else pipeBoth(pair)
     // Either side failing takes the other down with it, as a real path would; an
     // error left unheard here would end the test process instead.
@@ -61,14 +65,14 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     // A client that resets takes what was held with it; one that closes politely
     // while silent has its bytes (and its FIN) delivered at the heal.
     client.on('error', drop).on('close', () => {
-      if (pair.held && !client.errored) pair.held.clientEnded = true
+      if (pair.held?.kind === 'silence' && !client.errored) pair.held.clientEnded = true
       else drop()
     })
     upstream.on('error', drop).on('close', drop)
   })
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => resolve())
+    server.listen(0, listenHost, () => resolve())
   })
 
   /** Bytes flow both ways. */
@@ -89,8 +93,31 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     client.on('data', fromClient)
     upstream.on('data', fromUpstream)
     pair.held = {
+      kind: 'silence',
       toUpstream,
       toClient,
+      clientEnded: false,
+      stop() {
+        client.off('data', fromClient)
+        upstream.off('data', fromUpstream)
+      },
+    }
+  }
+
+  /** Every chunk written on after `ms`: a slow path, in order. */
+  function delayBoth(pair: Pair, ms: number) {
+    const { client, upstream } = pair
+    client.unpipe(upstream)
+    upstream.unpipe(client)
+    const later = (to: Socket) => (chunk: Buffer) => void setTimeout(() => to.destroyed || to.write(chunk), ms)
+    const fromClient = later(upstream)
+    const fromUpstream = later(client)
+    client.on('data', fromClient)
+    upstream.on('data', fromUpstream)
+    pair.held = {
+      kind: 'delay',
+      toUpstream: [],
+      toClient: [],
       clientEnded: false,
       stop() {
         client.off('data', fromClient)
@@ -173,7 +200,16 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     },
     heal() {
       silent = false
+      latencyMs = 0
       for (const pair of [...pairs]) release(pair)
+    },
+    delay(ms) {
+      latencyMs = ms
+      for (const pair of pairs) {
+        pair.held?.stop()
+        pair.held = undefined
+        delayBoth(pair, ms)
+      }
     },
     async stop() {
       for (const { client, upstream } of cutAll()) {
