@@ -1,0 +1,66 @@
+// The store's circuit breaker and the guard at the store's edge, without a database:
+// what opens it, that a refusal is a rejection (never a throw, which would escape a
+// caller's .catch and end the process), one probe at a time, and the way back.
+import { describe, it } from 'node:test'
+import assert from 'node:assert/strict'
+import { createCircuitBreaker } from '../../src/db/circuit-breaker.js'
+import { guarded, StoreUnavailableError } from '../../src/db/store-errors.js'
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+const silence = () => Object.assign(new Error('Query read timeout'))
+const reset = () => Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' })
+
+describe('circuit breaker at the store edge', () => {
+  it('opens on a query given up for silence, not on a reset, and refuses with a rejection until a probe answers', async () => {
+    let answer: () => Promise<void> = () => Promise.reject(new Error('still silent'))
+    let probes = 0
+    const changes: boolean[] = []
+    const breaker = createCircuitBreaker({ probe: () => (probes++, answer()), probeEveryMs: 20, probeTimeoutMs: 10, onChange: (open) => changes.push(open) })
+    let fail = reset
+    const store = guarded({ read: async () => Promise.reject(fail()) }, breaker)
+    try {
+      await assert.rejects(store.read(), StoreUnavailableError)
+      assert.equal(breaker.open, false, 'a reset costs only the call it caught')
+      fail = silence
+      await assert.rejects(store.read(), StoreUnavailableError)
+      assert.equal(breaker.open, true)
+
+      let result: Promise<unknown> | undefined
+      assert.doesNotThrow(() => (result = store.read()), 'refused by a rejected promise, never thrown')
+      const refusal = await result!.catch((error: unknown) => error)
+      assert.ok(refusal instanceof StoreUnavailableError)
+      assert.equal(refusal.outcome, 'not_written')
+
+      await sleep(100)
+      assert.ok(probes >= 2, `probes every 20 ms while open (${probes})`)
+      answer = () => Promise.resolve()
+      await sleep(60)
+      assert.equal(breaker.open, false, 'closed by the first probe answered, with no call needed')
+      assert.deepEqual(changes, [true, false], 'each change reported once')
+    } finally {
+      breaker.close()
+    }
+  })
+
+  it('has one probe in flight at a time, however long it waits', async () => {
+    let inFlight = 0
+    let most = 0
+    const breaker = createCircuitBreaker({
+      probe: async () => {
+        most = Math.max(most, ++inFlight)
+        await sleep(80)
+        inFlight--
+        throw new Error('silent')
+      },
+      probeEveryMs: 10,
+      probeTimeoutMs: 5,
+    })
+    try {
+      breaker.trip(silence())
+      await sleep(200)
+      assert.equal(most, 1)
+    } finally {
+      breaker.close()
+    }
+  })
+})
