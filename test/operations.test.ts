@@ -144,6 +144,7 @@ describe('readiness when a dependency is down', () => {
       assert.equal(res.status, 200, res.text)
       assert.equal(res.body.checks.redis, 'degraded')
       assert.equal(res.body.details[0]?.field, 'redis')
+      assert.equal(res.body.details[0]?.message, 'cannot be reached; rate limits are counted on this instance alone until Redis answers', 'in our words, not the Redis client\'s')
       assert.match((await server.request('/metrics')).text, /^petstore_rate_limiter_degraded 1$/m, 'the gauge line, not its HELP text')
     } finally {
       await server.close()

@@ -16,7 +16,13 @@ const CHECK_TIMEOUT_MS = 2_000
 /** A burst of probes (several load balancers) costs one query per dependency per second. */
 const CHECK_CACHE_MS = 1_000
 
-type Outcome = { ok: true } | { ok: false; reason: string }
+type Outcome = { ok: true } | { ok: false; reason: string; error?: unknown }
+
+/** What a failed check says: in our words, never the driver's (its error goes to the log). */
+function reasonOf(error: unknown): string {
+  if (error instanceof Error && error.message.startsWith('no answer within')) return error.message
+  return 'cannot be reached'
+}
 
 async function withTimeout(check: () => Promise<void>): Promise<Outcome> {
   let timer: NodeJS.Timeout | undefined
@@ -29,7 +35,7 @@ async function withTimeout(check: () => Promise<void>): Promise<Outcome> {
     ])
     return { ok: true }
   } catch (error) {
-    return { ok: false, reason: error instanceof Error && error.message ? error.message : String(error) }
+    return { ok: false, reason: reasonOf(error), error }
   } finally {
     clearTimeout(timer)
   }
@@ -60,8 +66,11 @@ export default fp(
 
     app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }))
 
-    app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
+    app.get('/readyz', { schema: { hide: true } }, async (request, reply) => {
       const [storeOutcome, redisOutcome] = await Promise.all([storeCheck(), redisCheck?.()])
+      for (const [what, outcome] of [['store', storeOutcome], ['redis', redisOutcome]] as const) {
+        if (outcome && !outcome.ok) request.log.warn({ err: outcome.error }, `readiness: ${what} ${outcome.reason}`)
+      }
       const checks: Record<string, 'ok' | 'degraded' | 'down'> = { store: storeOutcome.ok ? 'ok' : 'down' }
       const down = []
       const degraded = []
