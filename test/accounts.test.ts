@@ -190,6 +190,20 @@ for (const store of STORES) {
       )
     })
 
+    it('a cascade from a rolled key reaches what its predecessor made: a roll does not hide a leaked key\'s children', async () => {
+      const owner = await operatorKey()
+      const parent = (await make(owner, { scopes: SCOPES })).body
+      const child = (await make(parent.key!, { scopes: ['pets:read'] })).body
+      const rolled = await server.request<{ apiKey: ApiKey; key: string }>(`/v1/keys/${parent.apiKey.id}/roll`, { method: 'POST', key: owner, json: { grace: 3_600 } })
+      assert.equal(rolled.status, 201, rolled.text)
+      const successor = rolled.body.apiKey.id
+      const cascade = await server.request(`/v1/keys/${successor}/revoke?cascade=true`, { method: 'POST', key: owner })
+      assert.equal(cascade.status, 200, cascade.text)
+      assert.equal(cascade.headers.get('petstore-revoked'), [parent.apiKey.id, child.apiKey.id, successor].sort((x, y) => x - y).join(','))
+      pastCache()
+      assert.equal((await other.request('/v1/pets', { key: child.key! })).status, 401)
+    })
+
     it('disabling an account refuses every key of it on every instance', async () => {
       const owner = await operatorKey()
       const sibling = (await make(owner, {})).body.key!

@@ -77,12 +77,14 @@ export function createApiKeysStore(db: Kysely<Database>): ApiKeysStore {
     async revoke(id, now, cascade) {
       return db.transaction().execute(async (trx) => {
         if (!(await trx.selectFrom('api_keys').select('id').where('id', '=', id).executeTakeFirst())) return undefined
-        // The key and, with cascade, every key it made, and every key those made.
+        // The key and, with cascade, every key it made, and every key those made; and
+        // the keys it replaced (a roll), with what they made: a roll must not hide a
+        // leaked key's children from the cascade of its successor.
         const { rows } = cascade
           ? await sql<{ id: number }>`with recursive made (id) as (
                 select cast(${id} as bigint)
                 union
-                select k.id from api_keys k join made m on k.created_by = m.id
+                select k.id from api_keys k join made m on k.created_by = m.id or k.replaced_by = m.id
               )
               update api_keys set revoked_at = ${now} where id in (select id from made) and revoked_at is null returning id`.execute(trx)
           : await sql<{ id: number }>`update api_keys set revoked_at = ${now} where id = ${id} and revoked_at is null returning id`.execute(trx)

@@ -40,7 +40,7 @@ const RollBody = Type.Object(
 )
 const RevokeQuery = parametersWithDefaults(
   Type.Object({
-    cascade: Type.Boolean({ default: false, description: 'true: also revoke every key this key made, and every key those made, however deep.' }),
+    cascade: Type.Boolean({ default: false, description: 'true: also revoke every key this key made, and every key those made, however deep; and the keys it replaced by a roll, with what they made.' }),
   }),
 )
 const KeyListQuery = parametersWithDefaults(
@@ -244,7 +244,7 @@ export async function keyRoutes(app: FastifyInstance, { keyAdmin, usage, idempot
         tags: ['keys'],
         summary: 'Revoke a key',
         description:
-          'Revokes the key for good (a key may revoke itself); running instances refuse it within 5 seconds. Revoking it again changes nothing. With `cascade=true`, every key it made, and every key those made, is revoked too: the `Petstore-Revoked` header lists the ids revoked now.',
+          'Revokes the key for good (a key may revoke itself); running instances refuse it within 5 seconds. Revoking it again changes nothing. With `cascade=true`, every key it made, and every key those made, is revoked too, and so are the keys it replaced by a roll (still in their grace period) with what they made: the `Petstore-Revoked` header lists the ids revoked now.',
         params: KeyIdParams,
         querystring: RevokeQuery,
         response: {
