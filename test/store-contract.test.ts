@@ -240,7 +240,15 @@ describe(`store contract (${dialect})`, async () => {
         assert.equal(second.account.id, key.account.id)
         assert.equal(second.createdBy, key.id)
         assert.deepEqual((await suite.store.apiKeys.page(key.account.id, 0, 10)).map((k) => k.id), [key.id, second.id], 'an account\'s keys')
-        assert.equal(await suite.store.accounts.keyCount(key.account.id), 2)
+        const other = await suite.store.apiKeys.insert({ ...NEW_KEY, hash: `other-${Math.random()}` }, NOW)
+        assert.deepEqual(
+          await suite.store.accounts.keyCounts([key.account.id, other.account.id, 2 ** 40]),
+          new Map([
+            [key.account.id, 2],
+            [other.account.id, 1],
+          ]),
+          'the key counts of several accounts in one call; one with no keys is absent',
+        )
 
         const replanned = await suite.store.accounts.update(key.account.id, { plan: 'pro', custom: null })
         assert.deepEqual(replanned, { ...key.account, plan: 'pro', custom: null })

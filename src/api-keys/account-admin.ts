@@ -28,7 +28,7 @@ export interface NewAccountInput {
 }
 
 export function createAccountAdmin({ accounts, keyAdmin, clock }: { accounts: AccountsStore; keyAdmin: KeyAdmin; clock: Clock }) {
-  async function view(account: StoredAccount): Promise<AccountView> {
+  function view(account: StoredAccount, keyCount: number): AccountView {
     const plan = account.plan as Plan
     return {
       id: account.id,
@@ -38,18 +38,24 @@ export function createAccountAdmin({ accounts, keyAdmin, clock }: { accounts: Ac
       status: account.disabledAt === null ? 'active' : 'disabled',
       createdAt: new Date(account.createdAt).toISOString(),
       disabledAt: account.disabledAt === null ? null : new Date(account.disabledAt).toISOString(),
-      keyCount: await accounts.keyCount(account.id),
+      keyCount,
     }
+  }
+
+  /** The accounts' views, with their key counts read in one query for all of them. */
+  async function views(list: readonly StoredAccount[]): Promise<AccountView[]> {
+    const counts = await accounts.keyCounts(list.map((account) => account.id))
+    return list.map((account) => view(account, counts.get(account.id) ?? 0))
   }
 
   return {
     async get(id: number): Promise<AccountView | undefined> {
       const account = await accounts.findById(id)
-      return account && view(account)
+      return account && (await views([account]))[0]
     },
 
     async page(afterId: number, limit: number): Promise<AccountView[]> {
-      return Promise.all((await accounts.page(afterId, limit)).map(view))
+      return views(await accounts.page(afterId, limit))
     },
 
     /** A new account with its first key: the only time the key's secret is shown. */
@@ -65,7 +71,7 @@ export function createAccountAdmin({ accounts, keyAdmin, clock }: { accounts: Ac
       const kept = planName === 'enterprise' && current.plan === 'enterprise' ? { ...current.custom, ...limits } : limits
       const checked = checkPlan(planName, kept)
       const changed = await accounts.update(id, { plan: checked.plan, custom: checked.custom })
-      return changed && view(changed)
+      return changed && (await views([changed]))[0]
     },
 
     /** Disabling refuses every key of the account (401) until it is enabled again. */
@@ -74,7 +80,7 @@ export function createAccountAdmin({ accounts, keyAdmin, clock }: { accounts: Ac
       if (!current) return undefined
       const disabledAt = enabled ? null : (current.disabledAt ?? clock.now())
       const changed = await accounts.update(id, { disabledAt })
-      return changed && view(changed)
+      return changed && (await views([changed]))[0]
     },
   }
 }

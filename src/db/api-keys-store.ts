@@ -114,6 +114,6 @@ export interface AccountsStore {
   page(afterId: number, limit: number): Promise<StoredAccount[]>
   /** The account as changed; undefined when there is no such account. */
   update(id: number, changes: AccountChanges): Promise<StoredAccount | undefined>
-  /** How many keys the account has, revoked ones included. */
-  keyCount(id: number): Promise<number>
+  /** How many keys each account has, revoked ones included, in one query (an account with none is absent). */
+  keyCounts(ids: readonly number[]): Promise<Map<number, number>>
 }

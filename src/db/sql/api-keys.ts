@@ -123,9 +123,15 @@ export function createAccountsStore(db: Kysely<Database>): AccountsStore {
       return row && toAccount(row)
     },
 
-    async keyCount(id) {
-      const { count } = await db.selectFrom('api_keys').select((eb) => eb.fn.countAll<number | string>().as('count')).where('account_id', '=', id).executeTakeFirstOrThrow()
-      return Number(count)
+    async keyCounts(ids) {
+      if (ids.length === 0) return new Map()
+      const rows = await db
+        .selectFrom('api_keys')
+        .select(['account_id', (eb) => eb.fn.countAll<number | string>().as('count')])
+        .where('account_id', 'in', [...new Set(ids)])
+        .groupBy('account_id')
+        .execute()
+      return new Map(rows.map((row) => [row.account_id, Number(row.count)]))
     },
   }
 }
