@@ -230,11 +230,11 @@ describe('typed client: order retries', () => {
       assert.equal((await client.getOrder(order.id)).status, operation === 'completeOrder' ? 'completed' : 'cancelled')
     })
 
-    it(`retries ${operation} after a 429 (refused before it ran), but not after a 503`, async () => {
+    it(`retries ${operation} after a 429 (refused before it ran), but not after a 503 outcome_unknown (it may have closed the order)`, async () => {
       const order = { id: 3, petId: 9, status: operation === 'completeOrder' ? 'completed' : 'cancelled', placedAt: '2026-11-23T10:00:00.000Z', closedAt: '2026-11-23T10:05:00.000Z' }
       const scripted = await scriptedServer([
         { status: 429, headers: { 'retry-after': '2' }, body: errorBody(429, 'rate_limited') },
-        { status: 503, body: errorBody(503, 'service_unavailable') },
+        { status: 503, body: errorBody(503, 'outcome_unknown') },
         { status: 200, body: order },
       ])
       try {

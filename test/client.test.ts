@@ -327,7 +327,8 @@ describe('typed client: retries', () => {
     assert.equal(traced.seen[0]!.headers.get('idempotency-key'), null)
     assert.deepEqual(waits, [])
 
-    const scripted = await scriptedServer([{ status: 503, body: errorBody(503, 'service_unavailable') }, { status: 201, body: {} }])
+    // A 503 outcome_unknown may hide a created pet: not retried without a key.
+    const scripted = await scriptedServer([{ status: 503, body: errorBody(503, 'outcome_unknown') }, { status: 201, body: {} }])
     try {
       const unkeyed = createClient({ baseUrl: scripted.url, apiKey: 'k', sleep })
       const refused = await rejectsWith(unkeyed.createPet({ name: 'Once', categoryId: 1 }, { idempotencyKey: false }), PetstoreError)
@@ -335,6 +336,15 @@ describe('typed client: retries', () => {
       assert.equal(scripted.seen.length, 1)
     } finally {
       await scripted.close()
+    }
+    // A 503 service_unavailable says nothing was done: sent again, key or not.
+    const nothingDone = await scriptedServer([{ status: 503, headers: { 'retry-after': '1' }, body: errorBody(503, 'service_unavailable') }, { status: 201, body: { id: 1 } }])
+    try {
+      const unkeyed = createClient({ baseUrl: nothingDone.url, apiKey: 'k', sleep })
+      await unkeyed.createPet({ name: 'Once', categoryId: 1 }, { idempotencyKey: false })
+      assert.equal(nothingDone.seen.length, 2)
+    } finally {
+      await nothingDone.close()
     }
   })
 
