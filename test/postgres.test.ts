@@ -8,6 +8,7 @@ import { openStore } from '../src/db/open-store.js'
 import type { Pet, PetStatus } from '../src/schemas/pet.js'
 import { startTestServer, type TestServer } from './helpers/server.js'
 import { createTestDatabase, needs, POSTGRES_ADMIN_URL } from './helpers/services.js'
+import { insertPet } from './helpers/pets.js'
 
 describe('PostgreSQL store', async () => {
   if (!(await needs('postgres', 'PostgreSQL store'))) return
@@ -118,7 +119,7 @@ describe('PostgreSQL pets store: the creates of one turn', async () => {
     const store = await openStore(database.url)
     try {
       const asked = Array.from({ length: 25 }, (_, i) => ({ name: `turn-${i}`, categoryId: 100 + i, status: (['available', 'pending', 'sold'] as const)[i % 3] }))
-      const pets = await Promise.all(asked.map((pet) => store.pets.insert(pet, 1_700_000_000_000)))
+      const pets = await Promise.all(asked.map((pet) => insertPet(store.pets, pet, 1_700_000_000_000)))
       assert.deepEqual(
         pets.map(({ id: _id, ...pet }) => pet),
         asked,
@@ -150,7 +151,7 @@ describe('PostgreSQL orders: the reservations of one turn', async () => {
     await store?.close()
     await database?.drop()
   })
-  const newPet = (status: PetStatus = 'available') => store.pets.insert({ name: 'Ordered', categoryId: 1, status }, 1_700_000_000_000)
+  const newPet = (status: PetStatus = 'available') => insertPet(store.pets, { name: 'Ordered', categoryId: 1, status }, 1_700_000_000_000)
 
   it('go in one statement: the first request for a pet gets it, the rest are refused as each alone would be, order ids in arrival order', async () => {
     const [first, second, sold] = [await newPet(), await newPet(), await newPet('sold')]

@@ -30,6 +30,7 @@ export async function openStore(url: string, { onConnectionError, onBackgroundEr
     dialect: store.dialect,
     // The edge where a driver's "cannot reach the database" becomes a StoreUnavailableError.
     pets: guarded(store.pets),
+    categories: guarded(store.categories),
     orders: guarded(store.orders),
     apiKeys: guarded(store.apiKeys),
     accounts: guarded(store.accounts),

@@ -35,10 +35,15 @@ export type PetChanges = Partial<Pick<Pet, 'name' | 'categoryId' | 'status'>>
  */
 export type PetPrecondition = (current: Pet) => boolean
 
+/** A create's outcome; a refusal wrote nothing. */
+export type InsertResult = { outcome: 'created'; pet: Pet } | { outcome: 'no_such_category' }
+
 /** An update's or a removal's outcome; a refusal wrote nothing. */
 export type ChangeResult<T> =
   | T
   | { outcome: 'no_such_pet' }
+  /** The change names a category that does not exist. */
+  | { outcome: 'no_such_category' }
   /** An open (`placed`) order holds the pet: its status cannot change, nor can it go. */
   | { outcome: 'pet_in_order'; orderId: number }
   | { outcome: 'precondition_failed'; current: Pet }
@@ -48,15 +53,17 @@ export interface PetsStore {
   list(query: ListPetsQuery): Promise<PetsPage>
   find(id: number): Promise<Pet | undefined>
   /**
-   * Adds a pet; resolves once it is committed durably. With `completion`, the pet is
-   * also stored as the Idempotency-Key's response, in the same transaction.
+   * Adds a pet whose category exists; resolves once it is committed durably. With
+   * `completion`, the pet is also stored as the Idempotency-Key's response, in the
+   * same transaction (a refusal stores nothing).
    */
-  insert(pet: NewPet, now: number, completion?: Completion): Promise<Pet>
+  insert(pet: NewPet, now: number, completion?: Completion): Promise<InsertResult>
   /**
    * Changes a pet's fields, in one transaction with the pet locked: of a status change
    * and a reservation racing for one pet, on any number of instances, one happens
    * first and the other sees it. A status change is refused while an open order holds
-   * the pet (so is none: setting the status it has is no change).
+   * the pet (so is none: setting the status it has is no change), and so is a
+   * category that does not exist.
    */
   update(id: number, changes: PetChanges, precondition?: PetPrecondition): Promise<ChangeResult<{ outcome: 'updated'; pet: Pet }>>
   /** Deletes a pet that no open order holds; its closed orders keep its id. */

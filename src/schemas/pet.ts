@@ -15,7 +15,7 @@ export const idSchema = (description: string, options: { examples?: number[] } =
 
 const description = {
   name: 'The animal\'s name: 1 to 200 characters, not only white space, valid Unicode without U+0000 (no lone surrogates). Stored and returned exactly as sent.',
-  categoryId: 'Identifier of the category the animal belongs to: an integer from 1 to 2^53-1.',
+  categoryId: 'Identifier of the category the animal belongs to (`GET /categories`): it must name an existing category.',
   status: 'Availability: `available`, `pending` or `sold`.',
 }
 

@@ -9,8 +9,9 @@ import type pg from 'pg'
 import type { Selectable } from 'kysely'
 import { createReadCoalescer } from '../batching/read-coalescer.js'
 import { createTurnBatcher } from '../batching/turn-batcher.js'
-import type { PetPrecondition, PetsPage, PetsStore } from '../pets-store.js'
+import type { ChangeResult, InsertResult, PetPrecondition, PetsPage, PetsStore } from '../pets-store.js'
 import type { PetsTable } from '../schema.js'
+import { isNoSuchCategory } from '../sql/categories.js'
 import { changed, petsStatements, POSTGRES_INSERT_MANY, toInventory, toPet, type Inventory } from '../sql/pets-sql.js'
 import { completeClaim } from './idempotency.js'
 import { inTransaction } from './transaction.js'
@@ -28,6 +29,7 @@ const COUNT_BY_STATUS = { name: 'petstore_pets_count_by_status', text: SQL.count
 // FOR UPDATE: the pet stays as read until the change commits; a reservation of it
 // (orders-store.ts locks the same row first) waits, or is waited for.
 const LOCK_BY_ID = { name: 'petstore_pets_lock_by_id', text: `${SQL.byId} FOR UPDATE` }
+const CATEGORY_EXISTS = { name: 'petstore_categories_exists', text: SQL.categoryExists }
 const OPEN_ORDER_OF = { name: 'petstore_pets_open_order_of', text: SQL.openOrderOf }
 const UPDATE = { name: 'petstore_pets_update', text: SQL.update }
 const REMOVE = { name: 'petstore_pets_remove', text: SQL.remove }
@@ -46,12 +48,17 @@ export function createPostgresPetsStore(pool: pg.Pool): PetsStore {
     ...INSERT_MANY,
     values: [pets.map((p) => p.name), pets.map((p) => p.categoryId), pets.map((p) => p.status ?? 'available'), now],
   })
-  const insertBatch = createTurnBatcher<{ pet: NewPet; now: number }, Pet>(
+  const insertBatch = createTurnBatcher<{ pet: NewPet; now: number }, InsertResult>(
     async (batch) => {
-      const inserted = await rows(insertMany(batch.map(({ input }) => input.pet), batch.map(({ input }) => input.now)))
-      if (inserted.length !== batch.length) throw new Error(`a batch of ${batch.length} creates inserted ${inserted.length} rows`)
+      const statement = insertMany(batch.map(({ input }) => input.pet), batch.map(({ input }) => input.now))
+      // A category deleted between the statement's check and its foreign key's refuses
+      // the whole statement; run again, the check sees it gone.
+      const inserted = await rows(statement).catch((error: unknown) => (isNoSuchCategory(error) ? rows(statement) : Promise.reject(error)))
+      // The rows returned are the pets whose category exists, in the batch's order
+      // (sql/pets-sql.ts): a pet is the next row when the row is of its category.
+      const results = matchInserted(batch.map(({ input }) => input.pet), inserted)
       // Committed (autocommit): now, and only now, may anyone hear back.
-      batch.forEach((item, i) => item.resolve(toPet(inserted[i]!)))
+      batch.forEach((item, i) => item.resolve(results[i]!))
     },
     // One INSERT at a time, as SQLite's group commit: the creates arriving meanwhile
     // make the next one larger. Two or four at a time measured no better (bench/results.md, fifth pass).
@@ -59,7 +66,7 @@ export function createPostgresPetsStore(pool: pg.Pool): PetsStore {
 
   /** In a transaction with the pet locked: the pet, or why `change` is refused; `change` runs only when nothing refuses it. */
   const changeLocked = <T>(id: number, precondition: PetPrecondition | undefined, statusChanges: (current: Pet) => boolean, change: (client: pg.PoolClient, current: Pet) => Promise<T>) =>
-    inTransaction(pool, async (client): Promise<T | { outcome: 'no_such_pet' } | { outcome: 'pet_in_order'; orderId: number } | { outcome: 'precondition_failed'; current: Pet }> => {
+    inTransaction(pool, async (client): Promise<ChangeResult<T>> => {
       const [row] = (await client.query<PetRecord>({ ...LOCK_BY_ID, values: [id] })).rows
       if (!row) return { outcome: 'no_such_pet' }
       const current = toPet(row)
@@ -86,19 +93,24 @@ export function createPostgresPetsStore(pool: pg.Pool): PetsStore {
 
     insert(pet, now, completion) {
       if (!completion) return insertBatch({ pet, now })
-      return inTransaction(pool, async (client) => {
+      return inTransaction(pool, async (client): Promise<InsertResult> => {
         const [row] = (await client.query<PetRecord>(insertMany([pet], [now]))).rows
-        const created = toPet(row!)
+        if (!row) return { outcome: 'no_such_category' }
+        const created = toPet(row)
         await completeClaim(client, completion, created)
-        return created
-      })
+        return { outcome: 'created', pet: created }
+      }).catch((error: unknown) => (isNoSuchCategory(error) ? { outcome: 'no_such_category' as const } : Promise.reject(error)))
     },
     update: (id, changes, precondition) =>
       changeLocked(id, precondition, (current) => changed(current, changes).statusChanges, async (client, current) => {
         const { pet } = changed(current, changes)
+        if (pet.categoryId !== current.categoryId && (await client.query({ ...CATEGORY_EXISTS, values: [pet.categoryId] })).rowCount === 0) {
+          return { outcome: 'no_such_category' as const }
+        }
         await client.query({ ...UPDATE, values: [pet.name, pet.categoryId, pet.status, id] })
         return { outcome: 'updated' as const, pet }
-      }),
+        // A category deleted since the check: the foreign key refuses the update.
+      }).catch((error: unknown) => (isNoSuchCategory(error) ? { outcome: 'no_such_category' as const } : Promise.reject(error))),
 
     remove: (id, precondition) =>
       changeLocked(id, precondition, () => true, async (client) => {
@@ -112,4 +124,17 @@ export function createPostgresPetsStore(pool: pg.Pool): PetsStore {
       return { ...(await countsOfTurn('inventory', readCounts)) }
     },
   }
+}
+
+/** Each pet given, as the row inserted for it or refused: `inserted` holds the pets whose category exists, in order. */
+function matchInserted(pets: readonly NewPet[], inserted: readonly PetRecord[]): InsertResult[] {
+  let next = 0
+  const results = pets.map((pet): InsertResult => {
+    const row = inserted[next]
+    if (row === undefined || row.category_id !== pet.categoryId) return { outcome: 'no_such_category' }
+    next++
+    return { outcome: 'created', pet: toPet(row) }
+  })
+  if (next !== inserted.length) throw new Error(`a batch of ${pets.length} creates inserted ${inserted.length} rows, ${next} of them matched`)
+  return results
 }

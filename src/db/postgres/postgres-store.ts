@@ -2,6 +2,7 @@
 // hot paths' named statements alike.
 import { migrate, ping } from '../database.js'
 import { createAccountsStore, createApiKeysStore } from '../sql/api-keys.js'
+import { createCategoriesStore } from '../sql/categories.js'
 import { createUsageStore } from '../sql/usage.js'
 import { createWebhooksStore } from '../sql/webhooks.js'
 import { createIdempotencyClaims } from '../sql/idempotency-claims.js'
@@ -23,6 +24,7 @@ export async function openPostgresStore(url: string, options: PostgresPoolOption
   return {
     dialect: 'postgres',
     pets: createPostgresPetsStore(pool),
+    categories: createCategoriesStore(db),
     orders: createPostgresOrdersStore(db, pool),
     apiKeys: createApiKeysStore(db),
     accounts: createAccountsStore(db),

@@ -18,6 +18,8 @@ export function petsStatements(param: (n: number) => string) {
     insert: `INSERT INTO pets (name, category_id, status, created_at) VALUES (${param(1)}, ${param(2)}, ${param(3)}, ${param(4)})`,
     update: `UPDATE pets SET name = ${param(1)}, category_id = ${param(2)}, status = ${param(3)} WHERE id = ${param(4)}`,
     remove: `DELETE FROM pets WHERE id = ${param(1)}`,
+    /** Whether a category exists (a pet must name one). */
+    categoryExists: `SELECT 1 FROM categories WHERE id = ${param(1)}`,
     /** The open order that holds a pet, if any (orders_one_open_per_pet: at most one). */
     openOrderOf: `SELECT id FROM orders WHERE pet_id = ${param(1)} AND status = 'placed'`,
     /**
@@ -32,12 +34,15 @@ export function petsStatements(param: (n: number) => string) {
  * PostgreSQL: the creates of one batch in one statement (one transaction, one
  * commit), however many there are: the columns as four arrays, so that it is one
  * prepared statement for every batch size. Rows are inserted, given their ids and
- * returned in the arrays' order (ORDER BY the ordinality), so the i-th row returned is
- * the i-th pet given, and ids increase in that order.
+ * returned in the arrays' order (ORDER BY the ordinality), so ids increase in that
+ * order. A pet whose category does not exist is left out (and the foreign key would
+ * refuse it): every pet of a missing category is, so the rows returned are the pets
+ * given whose category exists, in order (postgres/pets-store.ts matches them so).
  */
 export const POSTGRES_INSERT_MANY = `INSERT INTO pets (name, category_id, status, created_at)
   SELECT name, category_id, status, created_at
   FROM unnest($1::text[], $2::bigint[], $3::text[], $4::bigint[]) WITH ORDINALITY AS batch (name, category_id, status, created_at, n)
+  WHERE EXISTS (SELECT 1 FROM categories c WHERE c.id = batch.category_id)
   ORDER BY n
   RETURNING ${PET_COLUMNS}`
 

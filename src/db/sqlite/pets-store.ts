@@ -24,7 +24,7 @@
 import SqliteDatabase from 'better-sqlite3'
 import type { GroupCommit } from '../batching/group-commit.js'
 import { createReadCoalescer } from '../batching/read-coalescer.js'
-import type { PetPrecondition, PetsPage, PetsStore } from '../pets-store.js'
+import type { InsertResult, PetPrecondition, PetsPage, PetsStore } from '../pets-store.js'
 import { changed, petsStatements, rowToPet, toInventory, type Inventory, type PetRow } from '../sql/pets-sql.js'
 import type { CompleteClaim } from './idempotency.js'
 import type { NewPet, Pet } from '../../schemas/pet.js'
@@ -60,6 +60,8 @@ export function createSqlitePetsStore(options: SqlitePetsStoreOptions): PetsStor
   const removeStatement = writer.prepare(SQL.remove)
   const lockedById = writer.prepare(SQL.byId).raw()
   const openOrderOf = writer.prepare(SQL.openOrderOf).pluck()
+  // On the writer, inside the group commit: nothing deletes the category before the commit.
+  const categoryExists = writer.prepare(SQL.categoryExists).pluck()
 
   /**
    * The pet as the writer sees it inside the group commit (SQLite has one writer, so
@@ -89,6 +91,7 @@ export function createSqlitePetsStore(options: SqlitePetsStoreOptions): PetsStor
   const readById = (id: number) => async () => byId.get(id) as PetRow | undefined
 
   const insertOne = (pet: NewPet, now: number): Pet => {
+    // (Checked by the caller; the trigger of migration 010 would refuse it anyway.)
     const status = pet.status ?? 'available'
     const { lastInsertRowid } = insertStatement.run(pet.name, pet.categoryId, status, now)
     return { id: Number(lastInsertRowid), name: pet.name, categoryId: pet.categoryId, status }
@@ -119,11 +122,12 @@ export function createSqlitePetsStore(options: SqlitePetsStoreOptions): PetsStor
     },
 
     insert: (pet, now, completion) =>
-      groupCommit(() => {
+      groupCommit((): InsertResult => {
+        if (categoryExists.get(pet.categoryId) === undefined) return { outcome: 'no_such_category' }
         const created = insertOne(pet, now)
         // In the insert's own savepoint: a lost claim rolls the pet back too.
         if (completion) completeClaim(completion, created)
-        return created
+        return { outcome: 'created', pet: created }
       }),
 
     update: (id, changes, precondition) =>
@@ -131,6 +135,7 @@ export function createSqlitePetsStore(options: SqlitePetsStoreOptions): PetsStor
         const found = changeable(id, precondition, (current) => changed(current, changes).statusChanges)
         if (found.refused) return found.refused
         const { pet } = changed(found.current, changes)
+        if (pet.categoryId !== found.current.categoryId && categoryExists.get(pet.categoryId) === undefined) return { outcome: 'no_such_category' as const }
         updateStatement.run(pet.name, pet.categoryId, pet.status, id)
         return { outcome: 'updated' as const, pet }
       }),

@@ -5,6 +5,7 @@
 import { createSqliteGroupCommit } from '../batching/group-commit.js'
 import { migrate, ping } from '../database.js'
 import { createAccountsStore, createApiKeysStore } from '../sql/api-keys.js'
+import { createCategoriesStore } from '../sql/categories.js'
 import { createUsageStore } from '../sql/usage.js'
 import { createWebhooksStore } from '../sql/webhooks.js'
 import { createIdempotencyClaims } from '../sql/idempotency-claims.js'
@@ -29,6 +30,7 @@ export async function openSqliteStore(path: string): Promise<Store> {
   return {
     dialect: 'sqlite',
     pets,
+    categories: createCategoriesStore(db),
     orders: createSqliteOrdersStore({ db, writer, groupCommit, completeClaim }),
     apiKeys: createApiKeysStore(db),
     accounts: createAccountsStore(db),

@@ -10,6 +10,7 @@ import { answerNotFound } from '../../plugins/error-handler.js'
 import { refuseOtherMethods } from '../method-not-allowed.js'
 import { petRoutes } from './pets.js'
 import { orderRoutes } from './orders.js'
+import { categoryRoutes } from './categories.js'
 import { applyOperationScopes } from './scopes.js'
 import { keyRoutes } from './keys.js'
 import { usageRoutes } from './usage.js'
@@ -52,6 +53,7 @@ export async function v1Routes(app: FastifyInstance, { authenticator, limiter, s
   await app.register(petRoutes, { store, clock })
   refuseOtherMethods(app, '/pets', ['GET', 'POST'])
   refuseOtherMethods(app, '/pets/:petId', ['GET', 'PATCH', 'DELETE'])
+  await app.register(categoryRoutes, { store, clock })
   await app.register(orderRoutes, { store, clock })
   await app.register(keyRoutes, { keyAdmin, usage, idempotency: store.idempotency, clock })
   await app.register(usageRoutes, { keyAdmin, limiter, usage, clock })

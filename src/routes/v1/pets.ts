@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import type { Clock } from '../../clock.js'
-import type { ChangeResult } from '../../db/pets-store.js'
+import type { ChangeResult, InsertResult } from '../../db/pets-store.js'
 import type { Store } from '../../db/store.js'
 import { ApiError } from '../../errors.js'
 import { createIdempotency } from '../../idempotency/idempotency.js'
@@ -65,8 +65,21 @@ const etagHeader = { ETag: header('A strong entity tag of the animal as returned
 const PET_IN_ORDER = errorResponse('An open (`placed`) order holds the animal: its status cannot change, nor can it be deleted, until the order is completed or cancelled. The message names the order.', ['pet_in_order'])
 const PRECONDITION_FAILED = errorResponse('`If-Match` names another version of the animal: it changed since the client read it. Read it again (its current `ETag`) and decide anew.', ['precondition_failed'])
 
+/** The 400 of a pet naming a category that does not exist. */
+const noSuchCategory = (categoryId: number) =>
+  new ApiError('invalid_field', `There is no category with id ${categoryId}: name one of GET /v1/categories, or create it first.`, {
+    details: [{ field: 'categoryId', message: `no category with id ${categoryId}` }],
+  })
+
+/** The pet created, or the refusal as an ApiError (nothing was committed). */
+function createdPet(result: InsertResult, categoryId: number): Pet {
+  if (result.outcome === 'no_such_category') throw noSuchCategory(categoryId)
+  return result.pet
+}
+
 /** A refused change as the ApiError it answers. */
-function refusal(petId: number, result: ChangeResult<never>): ApiError {
+function refusal(petId: number, result: ChangeResult<never>, categoryId: number | undefined): ApiError {
+  if (result.outcome === 'no_such_category') return noSuchCategory(categoryId!)
   if (result.outcome === 'no_such_pet') return new ApiError('not_found', `There is no pet with id ${petId}.`)
   if (result.outcome === 'pet_in_order') {
     return new ApiError('pet_in_order', `Pet ${petId} is held by open order ${result.orderId}: complete or cancel the order first (POST /v1/store/orders/${result.orderId}/complete or …/cancel).`)
@@ -139,7 +152,7 @@ export async function petRoutes(app: FastifyInstance, { store, clock }: PetRoute
             Location: header('`/v1/pets/{id}`: where the new animal can be read.'),
           }),
           400: errorResponse(
-            'The body is not a JSON object, or a field is missing, of the wrong type, out of range or unknown; or the Idempotency-Key header is malformed.',
+            'The body is not a JSON object, or a field is missing, of the wrong type, out of range or unknown; `categoryId` names no category (`invalid_field`, the field in `details`); or the Idempotency-Key header is malformed.',
             ['invalid_body', 'invalid_field', 'invalid_parameter'],
           ),
           409: errorResponse('A request with this Idempotency-Key is still running; retry after `Retry-After` seconds to get its answer.', ['idempotency_key_in_use'], {
@@ -158,9 +171,10 @@ export async function petRoutes(app: FastifyInstance, { store, clock }: PetRoute
       const answer = await idempotency.run(request, {
         fingerprint: () => fingerprint(request.body),
         write: (completion) => pets.insert(request.body, now, completion),
+        completed: (result) => result.outcome === 'created',
       })
       if (answer.replayed) reply.header('idempotent-replayed', 'true')
-      const pet = answer.replayed ? (answer.body as Pet) : answer.result
+      const pet = answer.replayed ? (answer.body as Pet) : createdPet(answer.result, request.body.categoryId)
       return reply.code(201).header('location', `/v1/pets/${pet.id}`).send(pet)
     },
   )
@@ -219,7 +233,7 @@ export async function petRoutes(app: FastifyInstance, { store, clock }: PetRoute
         response: {
           200: response('The animal as changed.', ref(Pet), etagHeader),
           400: errorResponse(
-            'petId is not a positive integer; the body is not a JSON object, has no field, or a field is of the wrong type, out of range, `null` or unknown; or If-Match is malformed.',
+            'petId is not a positive integer; the body is not a JSON object, has no field, or a field is of the wrong type, out of range, `null` or unknown; `categoryId` names no category (`invalid_field`); or If-Match is malformed.',
             ['invalid_body', 'invalid_field', 'invalid_parameter'],
           ),
           401: UNAUTHORIZED,
@@ -235,7 +249,7 @@ export async function petRoutes(app: FastifyInstance, { store, clock }: PetRoute
     async (request, reply) => {
       const { petId } = request.params
       const result = await pets.update(petId, request.body, ifMatch(request.headers['if-match']))
-      if (result.outcome !== 'updated') throw refusal(petId, result)
+      if (result.outcome !== 'updated') throw refusal(petId, result, request.body.categoryId)
       return reply.header('etag', etagOf(result.pet)).send(result.pet)
     },
   )
@@ -265,7 +279,7 @@ export async function petRoutes(app: FastifyInstance, { store, clock }: PetRoute
     async (request, reply) => {
       const { petId } = request.params
       const result = await pets.remove(petId, ifMatch(request.headers['if-match']))
-      if (result.outcome !== 'removed') throw refusal(petId, result)
+      if (result.outcome !== 'removed') throw refusal(petId, result, undefined)
       return reply.code(204).send(null)
     },
   )
