@@ -113,6 +113,7 @@ export async function categoryRoutes(app: FastifyInstance, { store, clock }: Cat
         operationId: 'getCategory',
         tags: ['categories'],
         summary: 'Fetch one category',
+        description: 'The category with this id: its name and description.',
         params: CategoryIdParams,
         response: { 200: response('The category.', ref(Category)), 400: BAD_ID, 401: UNAUTHORIZED, 404: NOT_FOUND, 429: TOO_MANY_REQUESTS },
       },
