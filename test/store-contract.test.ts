@@ -54,7 +54,7 @@ describe(`store contract (${dialect})`, async () => {
         const [a, b, c] = [await newPet({ status: 'sold' }), await newPet({ status: 'available' }), await newPet({ status: 'sold' })]
         const page = await suite.store.pets.list({ afterId: a.id - 1, limit: 2 })
         assert.deepEqual(page.pets, [a, b])
-        const sold = await suite.store.pets.list({ status: 'sold', afterId: a.id - 1, limit: 10 })
+        const sold = await suite.store.pets.list({ statuses: ['sold'], afterId: a.id - 1, limit: 10 })
         assert.deepEqual(sold.pets.filter((pet) => pet.id <= c.id), [a, c])
         assert.deepEqual((await suite.store.pets.list({ afterId: c.id, limit: 10 })).pets, [])
       })

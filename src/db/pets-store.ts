@@ -2,19 +2,36 @@
 // per database (sqlite/pets-store.ts, postgres/pets-store.ts), each fast in its own
 // way behind this interface; the SQL of both is in sql/pets-sql.ts.
 import type { Inventory } from '../schemas/order.js'
-import type { NewPet, Pet, PetStatus } from '../schemas/pet.js'
+import type { NewPet, Pet, PetSort, PetStatus } from '../schemas/pet.js'
 import type { Completion } from './idempotency-store.js'
 
 export interface ListPetsQuery {
-  status?: PetStatus | undefined
-  /** Only pets with a larger id (keyset pagination). */
+  /** Only pets with one of these statuses (none given: any). */
+  statuses?: readonly PetStatus[] | undefined
+  /** Only pets of one of these categories. */
+  categoryIds?: readonly number[] | undefined
+  /** Only pets whose name contains this text, case-insensitively (3 characters at least: the indexes are of trigrams). */
+  q?: string | undefined
+  /** Only these pets. */
+  ids?: readonly number[] | undefined
+  /** `id` (the default), `-id`, or `name` (then id; names compared by code point). */
+  sort?: PetSort | undefined
+  /**
+   * Keyset pagination: only pets after this one in the sort order; 0 from the start.
+   * With `name`, its name is `afterName`.
+   */
   afterId: number
+  afterName?: string | undefined
   limit: number
 }
 
+/** Whether `query` is the plain list or one status's, in id order: what the stores serve fastest. */
+export const isPlainList = (query: ListPetsQuery): boolean =>
+  (query.sort ?? 'id') === 'id' && query.categoryIds === undefined && query.q === undefined && query.ids === undefined && (query.statuses?.length ?? 0) <= 1
+
 /** A page of pets, and whether the store hands this very object to other callers too. */
 export interface PetsPage {
-  /** In ascending id order. Never to be changed: the page may be shared. */
+  /** In the order asked for. Never to be changed: the page may be shared. */
   pets: readonly Pet[]
   /**
    * True when the store hands this same page object to several callers (SQLite: every
@@ -49,7 +66,12 @@ export type ChangeResult<T> =
   | { outcome: 'precondition_failed'; current: Pet }
 
 export interface PetsStore {
-  /** Pets in ascending id order; cost depends on the page size, not the table's size. Never older than a commit the caller could have known about. */
+  /**
+   * Pets matching every filter given, in the order asked; for the plain list and the
+   * filters by status, category and id, cost depends on the page size, not the table's
+   * size (indexes of migration 2026-11-25-010); `q` costs with the pets whose names hold
+   * its trigrams. Never older than a commit the caller could have known about.
+   */
   list(query: ListPetsQuery): Promise<PetsPage>
   find(id: number): Promise<Pet | undefined>
   /**

@@ -35,7 +35,7 @@ describe('SQLite pets store', () => {
       process.stdout.write(String(db.prepare("INSERT INTO pets (name, category_id, status, created_at) VALUES ('elsewhere', 4, 'pending', 1) RETURNING id").pluck().get()))`
     const id = Number(execFileSync(process.execPath, ['-e', script, file], { encoding: 'utf8' }))
     assert.equal((await everything()).at(-1)?.id, id)
-    assert.equal((await store.pets.list({ status: 'pending', afterId: 0, limit: 1_000 })).pets.at(-1)?.name, 'elsewhere')
+    assert.equal((await store.pets.list({ statuses: ['pending'], afterId: 0, limit: 1_000 })).pets.at(-1)?.name, 'elsewhere')
   })
 
   it('checks freshness after each list call arrived, even when calls of one turn share the check', async () => {

@@ -18,6 +18,11 @@ import { DELIVERIES_CHANNEL } from './2026-11-24-007-events-and-webhooks.js'
 // Events `category.created|updated|deleted`, written by triggers as the pet and
 // order events are (migration 007, woken as migration 008 made them), every account's.
 //
+// The list's filters: pets by name (sort=name) in code-point order, and a name search
+// (`q`, a case-insensitive substring of 3 characters or more) by trigrams: PostgreSQL's
+// pg_trgm (a trusted extension: the database's owner may create it), SQLite's FTS5 with
+// the trigram tokenizer, kept by triggers in the transaction of every write of a name.
+//
 // Keys holding the whole of a scope preset get the preset's new scopes: `all` takes
 // categories:read and categories:write, `read_only` categories:read.
 
@@ -73,9 +78,11 @@ async function upIn(db: Kysely<any>, dialect: Dialect): Promise<void> {
   if (dialect === 'postgres') {
     await run('alter table pets add constraint pets_category_id_fkey foreign key (category_id) references categories (id)')
     await postgresEvents(db)
+    await postgresSearch(db)
   } else {
     await sqliteIntegrity(db)
     await sqliteEvents(db)
+    await sqliteSearch(db)
   }
 
   const { rows: keys } = await sql<{ id: number; scopes: string }>`select id, scopes from api_keys`.execute(db)
@@ -139,4 +146,30 @@ async function postgresEvents(db: Kysely<any>): Promise<void> {
     'create trigger categories_event_update after update on categories referencing old table as old_categories new table as new_categories for each statement execute function categories_event_update()',
   )
   await run('create trigger categories_event_delete after delete on categories referencing old table as old_categories for each statement execute function categories_event_delete()')
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- as above
+async function sqliteSearch(db: Kysely<any>): Promise<void> {
+  const run = (text: string) => sql.raw(text).execute(db)
+  await run('create index pets_name on pets (name, id)')
+  // External content (the names stay in pets alone); detail=full, so that a phrase longer
+  // than one trigram matches only where its trigrams are adjacent: an exact substring.
+  await run("create virtual table pets_search using fts5(name, content = 'pets', content_rowid = 'id', tokenize = 'trigram case_sensitive 0')")
+  await run("insert into pets_search (pets_search) values ('rebuild')")
+  await run('create trigger pets_search_insert after insert on pets begin insert into pets_search (rowid, name) values (new.id, new.name); end')
+  await run("create trigger pets_search_delete after delete on pets begin insert into pets_search (pets_search, rowid, name) values ('delete', old.id, old.name); end")
+  await run(
+    `create trigger pets_search_update after update of name on pets when old.name is not new.name begin
+      insert into pets_search (pets_search, rowid, name) values ('delete', old.id, old.name);
+      insert into pets_search (rowid, name) values (new.id, new.name);
+    end`,
+  )
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- as above
+async function postgresSearch(db: Kysely<any>): Promise<void> {
+  const run = (text: string) => sql.raw(text).execute(db)
+  await run('create extension if not exists pg_trgm')
+  await run('create index pets_name_trgm on pets using gin (name gin_trgm_ops)')
+  await run('create index pets_name on pets (name collate "C", id)')
 }

@@ -9,10 +9,10 @@ import type pg from 'pg'
 import type { Selectable } from 'kysely'
 import { createReadCoalescer } from '../batching/read-coalescer.js'
 import { createTurnBatcher } from '../batching/turn-batcher.js'
-import type { ChangeResult, InsertResult, PetPrecondition, PetsPage, PetsStore } from '../pets-store.js'
+import { isPlainList, type ChangeResult, type InsertResult, type ListPetsQuery, type PetPrecondition, type PetsPage, type PetsStore } from '../pets-store.js'
 import type { PetsTable } from '../schema.js'
 import { isNoSuchCategory } from '../sql/categories.js'
-import { changed, petsStatements, POSTGRES_INSERT_MANY, toInventory, toPet, type Inventory } from '../sql/pets-sql.js'
+import { changed, filteredKey, filteredListStatement, petsStatements, POSTGRES_INSERT_MANY, toInventory, toPet, type Inventory } from '../sql/pets-sql.js'
 import { completeClaim } from './idempotency.js'
 import { inTransaction } from './transaction.js'
 import type { NewPet, Pet } from '../../schemas/pet.js'
@@ -40,6 +40,14 @@ export function createPostgresPetsStore(pool: pg.Pool): PetsStore {
   const pageOfTurn = createReadCoalescer<PetsPage>()
   const listPage = async (query: pg.QueryConfig): Promise<PetsPage> =>
     Object.freeze({ pets: Object.freeze((await rows(query)).map((row) => Object.freeze(toPet(row)))), shared: true })
+  // Named, so that each connection prepares a filtered list's statement once: a handful of texts (sql/pets-sql.ts).
+  const statementNames = new Map<string, string>()
+  const filteredStatement = (query: ListPetsQuery): pg.QueryConfig => {
+    const { text, values } = filteredListStatement('postgres', query)
+    let name = statementNames.get(text)
+    if (name === undefined) statementNames.set(text, (name = `petstore_pets_filtered_${statementNames.size + 1}`))
+    return { name, text, values }
+  }
   const rowOfTurn = createReadCoalescer<PetRecord[]>()
   const countsOfTurn = createReadCoalescer<Inventory>()
   const readCounts = async () => toInventory((await pool.query<{ status: string; count: string }>(COUNT_BY_STATUS)).rows)
@@ -80,7 +88,10 @@ export function createPostgresPetsStore(pool: pg.Pool): PetsStore {
     })
 
   return {
-    list({ status, afterId, limit }) {
+    list(query) {
+      if (!isPlainList(query)) return pageOfTurn(filteredKey(query), () => listPage(filteredStatement(query)))
+      const status = query.statuses?.[0]
+      const { afterId, limit } = query
       return pageOfTurn(`${status ?? ''}:${afterId}:${limit}`, () =>
         status ? listPage({ ...LIST_BY_STATUS, values: [status, afterId, limit] }) : listPage({ ...LIST_ALL, values: [afterId, limit] }),
       )

@@ -1,7 +1,8 @@
 // Every statement on the pets table, in one place: the stores of both databases
 // (sqlite/pets-store.ts, postgres/pets-store.ts) prepare these texts.
 import type { Selectable } from 'kysely'
-import type { PetChanges } from '../pets-store.js'
+import type { ListPetsQuery, PetChanges } from '../pets-store.js'
+import type { Dialect } from '../dialect.js'
 import type { PetsTable } from '../schema.js'
 import type { Inventory } from '../../schemas/order.js'
 import type { Pet, PetStatus } from '../../schemas/pet.js'
@@ -29,6 +30,63 @@ export function petsStatements(param: (n: number) => string) {
     countByStatus: 'SELECT status, sum(n) AS count FROM pet_status_counts GROUP BY status',
   }
 }
+
+/** A statement with its values, in the order of its placeholders. */
+export interface Statement {
+  text: string
+  values: unknown[]
+}
+
+/**
+ * The filtered list (any filter but the plain list's, any sort), for `dialect`. The
+ * text depends only on which filters are given and the sort, never on their values
+ * (lists are one parameter: SQLite json_each, PostgreSQL arrays), so each store
+ * prepares a handful of statements at most.
+ *
+ * - `q`: SQLite's FTS5 trigram table `pets_search`, read in rowid order so that a page
+ *   of matches ends early; PostgreSQL's ILIKE, through the pg_trgm index on name.
+ * - `name` order compares by code point on both (SQLite BINARY, PostgreSQL "C"), so a
+ *   page starts at the same place whichever store answers.
+ */
+export function filteredListStatement(dialect: Dialect, query: ListPetsQuery): Statement {
+  const values: unknown[] = []
+  const param = (value: unknown, cast = '') => {
+    values.push(value)
+    return dialect === 'sqlite' ? '?' : `$${values.length}${cast}`
+  }
+  const list = (items: readonly unknown[], cast: string) =>
+    dialect === 'sqlite' ? `IN (SELECT value FROM json_each(${param(JSON.stringify(items))}))` : `= ANY(${param(items, cast)})`
+  const sort = query.sort ?? 'id'
+  const searched = query.q !== undefined && dialect === 'sqlite'
+  // With the FTS table leading, its rowid is the pet's id: ordering and bounding by it lets FTS5 stop at the page's end.
+  const id = searched ? 'pets_search.rowid' : 'p.id'
+  const where: string[] = []
+  if (query.q !== undefined) {
+    where.push(dialect === 'sqlite' ? `pets_search MATCH ${param(ftsPhrase(query.q))}` : `p.name ILIKE ${param(`%${likeEscaped(query.q)}%`)}`)
+  }
+  if (query.statuses !== undefined && query.statuses.length > 0) where.push(`p.status ${list(query.statuses, '::text[]')}`)
+  if (query.categoryIds !== undefined) where.push(`p.category_id ${list(query.categoryIds, '::bigint[]')}`)
+  if (query.ids !== undefined) where.push(`p.id ${list(query.ids, '::bigint[]')}`)
+  const name = dialect === 'sqlite' ? 'p.name' : 'p.name COLLATE "C"'
+  if (query.afterId > 0) {
+    if (sort === 'id') where.push(`${id} > ${param(query.afterId)}`)
+    else if (sort === '-id') where.push(`${id} < ${param(query.afterId)}`)
+    else where.push(`(${name}, p.id) > (${param(query.afterName ?? '')}, ${param(query.afterId)})`)
+  }
+  const order = sort === 'id' ? id : sort === '-id' ? `${id} DESC` : `${name}, p.id`
+  const from = searched ? 'pets_search JOIN pets p ON p.id = pets_search.rowid' : 'pets p'
+  const text = `SELECT p.id, p.name, p.category_id, p.status FROM ${from}${where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY ${order} LIMIT ${param(query.limit)}`
+  return { text, values }
+}
+
+/** A filtered list's identity, for the stores' per-turn and per-version page caches. */
+export const filteredKey = (query: ListPetsQuery): string =>
+  JSON.stringify([query.statuses, query.categoryIds, query.q, query.ids, query.sort, query.afterId, query.afterName, query.limit])
+
+/** FTS5: the text as one phrase (a substring, with the trigram tokenizer), quotes doubled. */
+const ftsPhrase = (text: string) => `"${text.replaceAll('"', '""')}"`
+/** LIKE: the text matched literally (PostgreSQL's default escape is the backslash). */
+const likeEscaped = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`)
 
 /**
  * PostgreSQL: the creates of one batch in one statement (one transaction, one

@@ -8,13 +8,13 @@ import type { Store } from '../../db/store.js'
 import { ApiError } from '../../errors.js'
 import { createIdempotency } from '../../idempotency/idempotency.js'
 import { fingerprint } from '../../idempotency/idempotency-key.js'
-import { idSchema, NewPet, Pet, PetPatch, PetStatusSchema } from '../../schemas/pet.js'
+import { idSchema, NewPet, Pet, PetPatch } from '../../schemas/pet.js'
 import { errorResponse, header, optionalHeader, response, TOO_MANY_REQUESTS, UNAUTHORIZED } from '../../schemas/responses.js'
 import { ref } from '../../schemas/shared.js'
-import { decodeCursor } from './cursor.js'
+import { decodePetsCursor, parsePetsListFilters, PetsListQuery } from './pets-list-query.js'
 import { etagOf, ifMatch } from './etag.js'
 import { createListPageAnswers } from './list-page-answer.js'
-import { idempotencyKeyHeaders, listQuery } from './parameters.js'
+import { idempotencyKeyHeaders } from './parameters.js'
 
 export interface PetRoutesOptions {
   store: Pick<Store, 'pets' | 'idempotency'>
@@ -40,8 +40,6 @@ function serializePage(reply: FastifyReply, pets: readonly Pet[]): string {
   // Typed for objects, but it is the array schema's serializer.
   return serialize(pets as unknown as Record<string, unknown>)
 }
-
-const ListQuery = listQuery('animals', PetStatusSchema({ description: 'Only animals with this status.' }))
 
 const PetIdParams = Type.Object({
   petId: idSchema('Identifier of the animal to retrieve.'),
@@ -109,25 +107,28 @@ export async function petRoutes(app: FastifyInstance, { store, clock }: PetRoute
         tags: ['pets'],
         summary: 'List animals',
         description:
-          'Animals in ascending id order, optionally filtered by status. When more match than were returned, the `Link` header carries the URL of the next page (`rel="next"`); the body stays a bare array.',
-        querystring: ListQuery,
+          'Animals in ascending id order (or as `sort` says), filtered by any of `status`, `categoryId`, `q` (a case-insensitive substring of the name) and `ids`, all of which must hold. When more match than were returned, the `Link` header carries the URL of the next page (`rel="next"`), with the same filters; its cursor is valid only with them. The body stays a bare array.',
+        querystring: PetsListQuery,
         response: {
           200: response('A page of animals.', Type.Array(ref(Pet)), {
             Link: optionalHeader('`</v1/pets?…&cursor=…>; rel="next"` (RFC 8288) when more animals match.'),
+            'Pet-ETags': optionalHeader('With `ids` only: `<id>=<ETag>` for each animal of the page, comma-separated (`4="…", 8="…"`): send one back in `If-Match` to change that animal only if nobody else did meanwhile.'),
           }),
-          400: errorResponse('A query parameter is invalid.', ['invalid_parameter']),
+          400: errorResponse('A query parameter is invalid, or the cursor was made for other filters or another sort.', ['invalid_parameter']),
           401: UNAUTHORIZED,
           429: TOO_MANY_REQUESTS,
         },
       },
     },
     async (request, reply) => {
-      const { limit, status, cursor } = request.query
-      const afterId = cursor === undefined ? 0 : decodeCursor(cursor)
+      const { limit, cursor } = request.query
+      const filters = parsePetsListFilters(request.query)
+      const position = cursor === undefined ? { afterId: 0 } : decodePetsCursor(filters, cursor)
       // One more than asked tells whether a next page exists without counting.
-      const page = await pets.list({ status, afterId, limit: limit + 1 })
-      const answer = listPageAnswers.answer(page, { status, limit }, (pets) => serializePage(reply, pets))
+      const page = await pets.list({ ...filters.query, ...position, limit: limit + 1 })
+      const answer = listPageAnswers.answer(page, { filters, limit }, (pets) => serializePage(reply, pets))
       if (answer.link !== undefined) reply.header('link', answer.link)
+      if (answer.etags !== undefined) reply.header('pet-etags', answer.etags)
       // The cast drops readonly: serializing only reads the pets.
       if (answer.json === undefined) return answer.pets as Pet[]
       // Already JSON: with a JSON content type Fastify sends a string as it is, without
