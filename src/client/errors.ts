@@ -15,6 +15,11 @@ export type OperationId =
   | 'completeOrder'
   | 'cancelOrder'
   | 'getInventory'
+  | 'listCategories'
+  | 'getCategory'
+  | 'createCategory'
+  | 'updateCategory'
+  | 'deleteCategory'
 
 /** Decision D7: the `X-RateLimit-*` headers of a response. */
 export interface RateLimitState {

@@ -2,14 +2,16 @@
 // server's own schemas and error catalog (type-only imports, erased at build), so
 // at run time it needs nothing but `fetch`.
 import type { Inventory, Order, OrderStatus } from '../schemas/order.js'
-import type { NewPet, Pet, PetPatch, PetStatus } from '../schemas/pet.js'
+import type { Category, CategoryPatch, NewCategory } from '../schemas/category.js'
+import type { NewPet, Pet, PetPatch, PetSort, PetStatus } from '../schemas/pet.js'
 import { normalizeBaseUrl } from './base-url.js'
 import type { RateLimitState } from './errors.js'
 import { nextCursor } from './response-headers.js'
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry.js'
 import { createTransport } from './transport.js'
 
-export type { NewPet, Pet, PetPatch, PetStatus } from '../schemas/pet.js'
+export type { NewPet, Pet, PetPatch, PetSort, PetStatus } from '../schemas/pet.js'
+export type { Category, CategoryPatch, NewCategory } from '../schemas/category.js'
 export type { Inventory, Order, OrderStatus } from '../schemas/order.js'
 export type { ErrorBody, ErrorCode, ErrorDetail } from '../errors.js'
 export { PetstoreError, PetstoreNetworkError, type OperationId, type PetstoreErrorCode, type RateLimitState } from './errors.js'
@@ -37,13 +39,39 @@ export interface ClientOptions extends Partial<RetryPolicy> {
 export interface ListPetsOptions {
   /** 1 to 100; the API's default is 20. */
   limit?: number
-  status?: PetStatus
-  /** Where the page starts: a `nextCursor` of a previous page. */
+  /** Only pets with this status, or any of these. */
+  status?: PetStatus | readonly PetStatus[]
+  /** Only pets of this category, or of any of these. */
+  categoryId?: number | readonly number[]
+  /** Only pets whose name contains this text, case-insensitively: 3 to 100 characters. */
+  q?: string
+  /** Only these pets (up to 100); the page's `etags` then holds each one's ETag. */
+  ids?: readonly number[]
+  /** `id` (the API's default), `-id` or `name`. */
+  sort?: PetSort
+  /** Where the page starts: a `nextCursor` of a previous page, with the same filters and sort. */
   cursor?: string
 }
 
 export interface PetPage {
   pets: Pet[]
+  /** Pass it as `cursor` for the next page; undefined on the last page. */
+  nextCursor: string | undefined
+  /** With `ids`: each pet's ETag by id, for `ifMatch`. */
+  etags: Record<number, string> | undefined
+  rateLimit: RateLimitState | undefined
+  requestId: string | undefined
+}
+
+export interface ListCategoriesOptions {
+  /** 1 to 100; the API's default is 20. */
+  limit?: number
+  /** Where the page starts: a `nextCursor` of a previous page. */
+  cursor?: string
+}
+
+export interface CategoryPage {
+  categories: Category[]
   /** Pass it as `cursor` for the next page; undefined on the last page. */
   nextCursor: string | undefined
   rateLimit: RateLimitState | undefined
@@ -163,6 +191,21 @@ export interface PetstoreClient {
   cancelOrder(id: number): Promise<Order>
   /** The exact number of pets in each status. */
   getInventory(): Promise<Inventory>
+  /** One page of categories, in ascending id order. */
+  listCategories(options?: ListCategoriesOptions): Promise<CategoryPage>
+  /** Every category, across all pages. */
+  allCategories(options?: ListCategoriesOptions): AsyncGenerator<Category, void, undefined>
+  getCategory(id: number): Promise<Category>
+  /**
+   * Adds a category. Throws `category_name_taken` (409) when another has the name, in
+   * any case. Not retried after a lost answer: names are unique, so the retry would
+   * throw `category_name_taken` for a call that worked; only refusals by the rate limit are.
+   */
+  createCategory(category: NewCategory): Promise<Category>
+  /** Sets the fields given (a JSON Merge Patch); retried like the reads. */
+  updateCategory(id: number, changes: CategoryPatch): Promise<Category>
+  /** Deletes a category no pet names (else `category_in_use`, 409). Retried only after a 429, as deletePet. */
+  deleteCategory(id: number): Promise<void>
 }
 
 /** A client for one base URL and API key. Methods throw PetstoreError or PetstoreNetworkError. */
@@ -188,9 +231,31 @@ export function createClient(options: ClientOptions): PetstoreClient {
     policy,
   })
 
-  async function listPets({ limit, status, cursor }: ListPetsOptions = {}): Promise<PetPage> {
-    const { body, headers, rateLimit, requestId } = await send({ operation: 'listPets', method: 'GET', path: `/pets${search({ limit, status, cursor })}`, repeatable: true })
-    return { pets: body as Pet[], nextCursor: nextCursor(headers.get('link')), rateLimit, requestId }
+  async function listPets({ limit, status, categoryId, q, ids, sort, cursor }: ListPetsOptions = {}): Promise<PetPage> {
+    const query = { limit, status: commaList(status), categoryId: commaList(categoryId), q, ids: commaList(ids), sort, cursor }
+    const { body, headers, rateLimit, requestId } = await send({ operation: 'listPets', method: 'GET', path: `/pets${search(query)}`, repeatable: true })
+    return { pets: body as Pet[], nextCursor: nextCursor(headers.get('link')), etags: petETags(headers.get('pet-etags')), rateLimit, requestId }
+  }
+
+  async function listCategories({ limit, cursor }: ListCategoriesOptions = {}): Promise<CategoryPage> {
+    const { body, headers, rateLimit, requestId } = await send({ operation: 'listCategories', method: 'GET', path: `/categories${search({ limit, cursor })}`, repeatable: true })
+    return { categories: body as Category[], nextCursor: nextCursor(headers.get('link')), rateLimit, requestId }
+  }
+
+  async function getCategory(id: number): Promise<Category> {
+    return (await send({ operation: 'getCategory', method: 'GET', path: `/categories/${pathId(id)}`, repeatable: true })).body as Category
+  }
+
+  async function createCategory(category: NewCategory): Promise<Category> {
+    return (await send({ operation: 'createCategory', method: 'POST', path: '/categories', body: category, repeatable: false })).body as Category
+  }
+
+  async function updateCategory(id: number, changes: CategoryPatch): Promise<Category> {
+    return (await send({ operation: 'updateCategory', method: 'PATCH', path: `/categories/${pathId(id)}`, body: changes, repeatable: true })).body as Category
+  }
+
+  async function deleteCategory(id: number): Promise<void> {
+    await send({ operation: 'deleteCategory', method: 'DELETE', path: `/categories/${pathId(id)}`, repeatable: false })
   }
 
   async function createPet(pet: NewPet, { idempotencyKey }: CreatePetOptions = {}): Promise<Pet> {
@@ -266,7 +331,29 @@ export function createClient(options: ClientOptions): PetstoreClient {
     completeOrder: (id) => closeOrder('completeOrder', id),
     cancelOrder: (id) => closeOrder('cancelOrder', id),
     getInventory,
+    listCategories,
+    allCategories: (listOptions) => every(listCategories, (page) => page.categories, listOptions ?? {}),
+    getCategory,
+    createCategory,
+    updateCategory,
+    deleteCategory,
   }
+}
+
+/** A list parameter as the API takes it: comma-separated. */
+function commaList(value: string | number | readonly (string | number)[] | undefined): string | number | undefined {
+  return Array.isArray(value) ? value.join(',') : (value as string | number | undefined)
+}
+
+/** The `Pet-ETags` header (`4="…", 8="…"`) by id. */
+function petETags(header: string | null): Record<number, string> | undefined {
+  if (header === null) return undefined
+  const etags: Record<number, string> = {}
+  for (const pair of header.split(', ')) {
+    const at = pair.indexOf('=')
+    if (at > 0) etags[Number(pair.slice(0, at))] = pair.slice(at + 1)
+  }
+  return etags
 }
 
 /** `?limit=…&status=…&cursor=…` with the options given, in that order; empty when none is. */
