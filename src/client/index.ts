@@ -3,15 +3,19 @@
 // at run time it needs nothing but `fetch`.
 import type { Inventory, Order, OrderStatus } from '../schemas/order.js'
 import type { Category, CategoryPatch, NewCategory } from '../schemas/category.js'
+import type { Account, ApiKey, ApiKeyPatch, ApiKeyWithSecret, NewApiKey, Usage, UsageBucket } from '../schemas/key.js'
+import type { DeliveryAttempt, NewWebhookEndpoint, WebhookEndpoint, WebhookEndpointPatch, WebhookEvent } from '../schemas/webhook.js'
 import type { NewPet, Pet, PetPatch, PetSort, PetStatus } from '../schemas/pet.js'
 import { normalizeBaseUrl } from './base-url.js'
-import type { RateLimitState } from './errors.js'
+import type { OperationId, RateLimitState } from './errors.js'
 import { nextCursor } from './response-headers.js'
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry.js'
 import { createTransport } from './transport.js'
 
 export type { NewPet, Pet, PetPatch, PetSort, PetStatus } from '../schemas/pet.js'
 export type { Category, CategoryPatch, NewCategory } from '../schemas/category.js'
+export type { Account, ApiKey, ApiKeyPatch, ApiKeyWithSecret, NewApiKey, Usage, UsageBucket } from '../schemas/key.js'
+export type { DeliveryAttempt, NewWebhookEndpoint, WebhookEndpoint, WebhookEndpointPatch, WebhookEvent } from '../schemas/webhook.js'
 export type { Inventory, Order, OrderStatus } from '../schemas/order.js'
 export type { ErrorBody, ErrorCode, ErrorDetail } from '../errors.js'
 export { PetstoreError, PetstoreNetworkError, type OperationId, type PetstoreErrorCode, type RateLimitState } from './errors.js'
@@ -130,7 +134,79 @@ export interface PetVersion {
   etag: string | undefined
 }
 
-export interface PetstoreClient {
+export interface PageOptions {
+  /** 1 to 100; the API's default is 20. */
+  limit?: number
+  /** Where the page starts: a `nextCursor` of a previous page. */
+  cursor?: string
+}
+
+/** A page of items and the cursor of the next one. */
+export interface Page<T> {
+  items: T[]
+  /** Pass it as `cursor` for the next page; undefined on the last page. */
+  nextCursor: string | undefined
+  rateLimit: RateLimitState | undefined
+  requestId: string | undefined
+}
+
+export interface UsageHistoryOptions {
+  /** RFC 3339; rounded down to the hour or day. Default: 24 hours (hour) or 30 days (day) before `to`. */
+  from?: string
+  /** RFC 3339, exclusive; default now. */
+  to?: string
+  /** `hour` (the API's default) or `day`. */
+  granularity?: 'hour' | 'day'
+}
+
+export interface ListEventsOptions extends PageOptions {
+  /** Only events of this type. */
+  type?: string
+}
+
+export interface CreateKeyOptions {
+  /**
+   * Sent as `Idempotency-Key`: a retry gets the same key again, without its secret.
+   * Default: none, and a lost answer is not retried (a retry would make a second key).
+   */
+  idempotencyKey?: string
+}
+
+/** The key management, usage, events and webhook operations: every one of the API's. */
+export interface AccountOperations {
+  /** Makes a key in the caller's account (`keys:write`); the secret is in this answer alone. */
+  createKey(key?: NewApiKey, options?: CreateKeyOptions): Promise<ApiKeyWithSecret>
+  listKeys(options?: PageOptions): Promise<Page<ApiKey>>
+  getKey(id: number): Promise<ApiKey>
+  updateKey(id: number, changes: ApiKeyPatch): Promise<ApiKey>
+  /** A new key in the same account; the old one works `graceSeconds` more (the API's default: 24 hours). Not retried after a lost answer. */
+  rollKey(id: number, options?: { graceSeconds?: number }): Promise<ApiKeyWithSecret>
+  /** Revokes the key, and with `cascade` every key it made; `revoked` lists the ids. Not retried after a lost answer. */
+  revokeKey(id: number, options?: { cascade?: boolean }): Promise<{ key: ApiKey; revoked: number[] }>
+  unbanKey(id: number): Promise<ApiKey>
+  getKeyUsage(id: number, options?: UsageHistoryOptions): Promise<UsageBucket[]>
+  /** The rate-limit windows the caller's account shares. */
+  getUsage(): Promise<Usage>
+  getAccount(): Promise<Account>
+  getUsageHistory(options?: UsageHistoryOptions & { keyId?: number }): Promise<UsageBucket[]>
+  /** Events the caller's account may see, newest first. */
+  listEvents(options?: ListEventsOptions): Promise<Page<WebhookEvent>>
+  /** Queues the event again for the caller's subscribed endpoints; not retried after a lost answer. */
+  redeliverEvent(eventId: string): Promise<{ deliveries: number }>
+  /** The answer carries the signing secret, the only time it is shown. Not retried after a lost answer. */
+  createWebhookEndpoint(endpoint: NewWebhookEndpoint): Promise<WebhookEndpoint>
+  listWebhookEndpoints(): Promise<WebhookEndpoint[]>
+  getWebhookEndpoint(id: number): Promise<WebhookEndpoint>
+  updateWebhookEndpoint(id: number, changes: WebhookEndpointPatch): Promise<WebhookEndpoint>
+  deleteWebhookEndpoint(id: number): Promise<void>
+  /** A new secret; the old one signs beside it `graceSeconds` more (default 24 hours). */
+  rotateWebhookSecret(id: number, options?: { graceSeconds?: number }): Promise<WebhookEndpoint>
+  /** Sends a test event to the endpoint now. */
+  testWebhookEndpoint(id: number): Promise<WebhookEvent>
+  listWebhookDeliveries(id: number): Promise<DeliveryAttempt[]>
+}
+
+export interface PetstoreClient extends AccountOperations {
   /** The normalized base URL, ending in /v1. */
   readonly baseUrl: string
   /** One page of pets, in ascending id order. */
@@ -316,7 +392,52 @@ export function createClient(options: ClientOptions): PetstoreClient {
     return body as Inventory
   }
 
+  /** A GET answering a JSON value. */
+  const read = async <T>(operation: OperationId, path: string): Promise<T> => (await send({ operation, method: 'GET', path, repeatable: true })).body as T
+  /** Any other call; `repeatable`: whether sending it twice cannot do its work twice. */
+  const call = async <T>(operation: OperationId, method: 'POST' | 'PATCH' | 'DELETE', path: string, body: unknown, repeatable: boolean): Promise<T> =>
+    (await send({ operation, method, path, ...(body === undefined ? {} : { body }), repeatable })).body as T
+  const page = async <T>(operation: OperationId, path: string, query: Record<string, string | number | undefined>): Promise<Page<T>> => {
+    const { body, headers, rateLimit, requestId } = await send({ operation, method: 'GET', path: `${path}${search(query)}`, repeatable: true })
+    return { items: body as T[], nextCursor: nextCursor(headers.get('link')), rateLimit, requestId }
+  }
+  const history = ({ from, to, granularity }: UsageHistoryOptions = {}) => ({ from, to, granularity })
+
+  const accountOperations: AccountOperations = {
+    async createKey(key = {}, { idempotencyKey } = {}) {
+      const headers = idempotencyKey === undefined ? {} : { headers: { 'idempotency-key': idempotencyKey } }
+      return (await send({ operation: 'createKey', method: 'POST', path: '/keys', body: key, ...headers, repeatable: idempotencyKey !== undefined })).body as ApiKeyWithSecret
+    },
+    listKeys: ({ limit, cursor } = {}) => page('listKeys', '/keys', { limit, cursor }),
+    getKey: (id) => read('getKey', `/keys/${pathId(id)}`),
+    updateKey: (id, changes) => call('updateKey', 'PATCH', `/keys/${pathId(id)}`, changes, true),
+    rollKey: (id, { graceSeconds } = {}) => call('rollKey', 'POST', `/keys/${pathId(id)}/roll`, graceSeconds === undefined ? {} : { grace: graceSeconds }, false),
+    async revokeKey(id, { cascade } = {}) {
+      const { body, headers } = await send({ operation: 'revokeKey', method: 'POST', path: `/keys/${pathId(id)}/revoke${search({ cascade: cascade ? 'true' : undefined })}`, repeatable: false })
+      const revoked = (headers.get('petstore-revoked') ?? '').split(',').filter((item) => item !== '').map(Number)
+      return { key: body as ApiKey, revoked: revoked.length > 0 ? revoked : [id] }
+    },
+    unbanKey: (id) => call('unbanKey', 'POST', `/keys/${pathId(id)}/unban`, undefined, true),
+    getKeyUsage: (id, options) => read('getKeyUsage', `/keys/${pathId(id)}/usage${search(history(options))}`),
+    getUsage: () => read('getUsage', '/usage'),
+    getAccount: () => read('getAccount', '/account'),
+    getUsageHistory: (options = {}) => read('getUsageHistory', `/usage/history${search({ ...history(options), keyId: options.keyId })}`),
+    listEvents: ({ limit, type, cursor } = {}) => page('listEvents', '/events', { limit, type, cursor }),
+    redeliverEvent: (eventId) => call('redeliverEvent', 'POST', `/events/${encodeURIComponent(eventId)}/redeliver`, undefined, false),
+    createWebhookEndpoint: (endpoint) => call('createWebhookEndpoint', 'POST', '/webhook-endpoints', endpoint, false),
+    listWebhookEndpoints: () => read('listWebhookEndpoints', '/webhook-endpoints'),
+    getWebhookEndpoint: (id) => read('getWebhookEndpoint', `/webhook-endpoints/${pathId(id)}`),
+    updateWebhookEndpoint: (id, changes) => call('updateWebhookEndpoint', 'PATCH', `/webhook-endpoints/${pathId(id)}`, changes, true),
+    deleteWebhookEndpoint: async (id) => {
+      await call('deleteWebhookEndpoint', 'DELETE', `/webhook-endpoints/${pathId(id)}`, undefined, false)
+    },
+    rotateWebhookSecret: (id, { graceSeconds } = {}) => call('rotateWebhookSecret', 'POST', `/webhook-endpoints/${pathId(id)}/rotate-secret`, graceSeconds === undefined ? {} : { grace: graceSeconds }, false),
+    testWebhookEndpoint: (id) => call('testWebhookEndpoint', 'POST', `/webhook-endpoints/${pathId(id)}/test`, undefined, false),
+    listWebhookDeliveries: (id) => read('listWebhookDeliveries', `/webhook-endpoints/${pathId(id)}/deliveries`),
+  }
+
   return {
+    ...accountOperations,
     baseUrl,
     listPets,
     allPets: (listOptions) => every(listPets, (page) => page.pets, listOptions ?? {}),
