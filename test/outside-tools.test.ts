@@ -98,8 +98,8 @@ const account = await client.GET('/account')
 // The generated types are the document's, not any: each of these is refused.
 // @ts-expect-error categoryId is required
 void client.POST('/pets', { body: { name: 'No category' } })
-// @ts-expect-error "lost" is not a status
-void client.GET('/pets', { params: { query: { status: 'lost' } } })
+// @ts-expect-error "age" is not a sort (status is a comma list, so a string)
+void client.GET('/pets', { params: { query: { sort: 'age' } } })
 // @ts-expect-error an error body has no id
 void missing.error?.id
 
