@@ -8,7 +8,8 @@ import { parametersWithDefaults } from '../../schemas/shared.js'
 export const DEFAULT_LIMIT = 20
 export const MAX_LIMIT = 100
 
-const limitParameter = (items: string) => Type.Integer({ minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT, description: `Maximum number of ${items} to return.` })
+/** `limit` of a list operation: `items` names what is listed. */
+export const limitParameter = (items: string) => Type.Integer({ minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT, description: `Maximum number of ${items} to return.` })
 const cursorParameter = () => Type.String({ description: 'Where the page starts: an opaque token from the `Link: rel="next"` header of the previous page.' })
 
 /** `?limit=&cursor=` of a list operation, and `status=` when `status` (its status filter's schema) is given: `items` names what is listed. */

@@ -10,14 +10,14 @@ import { PET_SORTS, PET_STATUSES, type Pet, type PetSort, type PetStatus } from 
 import { parametersWithDefaults } from '../../schemas/shared.js'
 import { STORABLE_TEXT } from '../../schemas/text.js'
 import { decodeCursor } from './cursor.js'
-import { DEFAULT_LIMIT, MAX_LIMIT } from './parameters.js'
+import { limitParameter } from './parameters.js'
 
 export const MAX_IDS = 100
 export const MIN_Q_LENGTH = 3
 
 export const PetsListQuery = parametersWithDefaults(
   Type.Object({
-    limit: Type.Integer({ minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT, description: 'Maximum number of animals to return.' }),
+    limit: limitParameter('animals'),
     status: Type.Optional(
       Type.String({ description: 'Only animals with this status, or one of these: `available`, `pending`, `sold`, or a comma-separated list of them (`available,pending`).', examples: ['available'] }),
     ),
