@@ -186,7 +186,7 @@ export async function petRoutes(app: FastifyInstance, { store, clock }: PetRoute
       // Before validation, so that after the sunset every call answers 410, even a malformed one.
       preValidation: async () => {
         if (clock.now() >= GET_PET_SUNSET_AT) {
-          throw new ApiError('gone', 'GET /v1/pets/{petId} was removed on 5 December 2030; use GET /v1/pets with the status filter.')
+          throw new ApiError('gone', 'GET /v1/pets/{petId} was removed on 5 December 2030; use GET /v1/pets?ids={petId} (or its other filters).')
         }
       },
       onSend: async (_request, reply: FastifyReply) => {
@@ -198,7 +198,7 @@ export async function petRoutes(app: FastifyInstance, { store, clock }: PetRoute
         deprecated: true,
         summary: 'Fetch one animal (deprecated)',
         description:
-          'Deprecated: removed on 5 December 2030, after which it answers 410. Use `GET /pets` with the `status` filter instead. Every response carries `Deprecation`, `Sunset` and `Link` headers.',
+          'Deprecated: removed on 5 December 2030, after which it answers 410. Use `GET /pets` instead: `ids=4,8,15` fetches given animals (with their ETags in `Pet-ETags`), `status`, `categoryId` and `q` find them. Every response carries `Deprecation`, `Sunset` and `Link` headers.',
         params: PetIdParams,
         response: {
           200: response('The animal.', ref(Pet), { ...deprecationHeaders, ...etagHeader }),
