@@ -6,7 +6,7 @@ import type { PgbenchResult } from './pgbench.js'
 
 export const ALL_ENDPOINTS = ['list', 'list-sold', 'post', 'get', 'order', 'inventory', 'mixed'] as const
 /** Endpoints run only when --only names them. */
-export const EXTRA_ENDPOINTS = ['list-gzip'] as const
+export const EXTRA_ENDPOINTS = ['list-gzip', 'list-category', 'search'] as const
 export type EndpointId = (typeof ALL_ENDPOINTS)[number] | (typeof EXTRA_ENDPOINTS)[number]
 
 export interface Measured {

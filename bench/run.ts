@@ -28,7 +28,8 @@ const USAGE = `npm run bench -- [options]
   --rounds R            B S… rounds; a last baseline run closes them (default 2)
   --connections C       (default 50)
   --only ID[,ID…]       endpoints to load: list, list-sold, post, get, order, inventory,
-                        mixed (default all of these), list-gzip (the list page gzipped)
+                        mixed (default all of these), list-gzip (the list page gzipped),
+                        list-category (one category), search (q of three letters)
   --seed api|bulk       (default: api up to 10000 pets, bulk above)
   --generator wrk|autocannon   (default: wrk when installed)
   --against REV         also run REV (a git revision) of the service, built in a temp
@@ -60,6 +61,9 @@ const POST_BODY = JSON.stringify(POST_PET)
 // What a list route asks the store for: ?limit=20, plus one to learn whether a next page exists.
 const LIST_ROWS = 21
 const middlePet = (pets: number) => Math.max(1, Math.ceil(pets / 2))
+const CATEGORY_PATH = '/v1/pets?limit=20&categoryId=3'
+// Three letters some names of the seed hold (bench/store.ts seedPet): a few in a thousand.
+const SEARCH_PATH = '/v1/pets?limit=20&q=lun'
 // Reservations per second assumed for the first (warm-up) run of the order and mixed
 // endpoints, before the run has shown its own rate (see ensurePool): above anything
 // seen here (POST /v1/pets, a lighter write, peaked near 24,000; one mixed request in
@@ -93,6 +97,9 @@ const ENDPOINTS: Record<EndpointId, Endpoint> = {
     path: () => '/v1/pets?limit=20',
     headers: { 'accept-encoding': 'gzip' },
   },
+  // The filters of GET /v1/pets: one category of the seven the seed spreads pets over, and a three-letter search.
+  'list-category': { title: `GET ${CATEGORY_PATH}`, method: 'GET', path: () => CATEGORY_PATH },
+  search: { title: `GET ${SEARCH_PATH}`, method: 'GET', path: () => SEARCH_PATH },
   'list-sold': {
     title: `GET ${BASELINE_PATH}`,
     method: 'GET',

@@ -83,9 +83,21 @@ export async function createEnterpriseKey(env: NodeJS.ProcessEnv, checkout = '.'
 
 const STATUSES = ['available', 'pending', 'sold'] as const
 
-/** The i-th seeded pet (from 0): a third of the pets have each status. */
+// Names of three syllables, picked by a hash of the pet's number: the three-letter
+// search of the bench (`lun`) finds a few pets in a thousand, spread over the ids.
+const SYLLABLES = ['lu', 'na', 'ma', 'ri', 'bo', 'ce', 'da', 'fi', 'go', 'ha', 'ki', 'lo', 'mi', 'no', 'pa', 'ru', 'sa', 'te', 'vi', 'zo']
+function seedName(i: number): string {
+  const h = Math.imul(i + 1, 2654435761) >>> 0
+  const word = SYLLABLES[h % 20]! + SYLLABLES[(h >>> 8) % 20]! + SYLLABLES[(h >>> 16) % 20]!
+  return `${word[0]!.toUpperCase()}${word.slice(1)} ${i + 1}`
+}
+
+/**
+ * The i-th seeded pet (from 0): a third of the pets have each status, a seventh each
+ * category of the seven a fresh database has.
+ */
 export function seedPet(i: number) {
-  return { name: `Pet ${i + 1}`, categoryId: 1 + (i % 20), status: STATUSES[i % 3]! }
+  return { name: seedName(i), categoryId: 1 + (i % 7), status: STATUSES[i % 3]! }
 }
 
 /**
@@ -127,7 +139,7 @@ export async function seedOrderPool(databaseUrl: string, count: number): Promise
     }
   }
   const before = await maxId()
-  await seedInBulk(databaseUrl, count, (i) => ({ name: `Adoptable ${i + 1}`, categoryId: 1 + (i % 20), status: 'available' }))
+  await seedInBulk(databaseUrl, count, (i) => ({ name: `Adoptable ${i + 1}`, categoryId: 1 + (i % 7), status: 'available' }))
   const last = await maxId()
   if (last - before !== count) throw new Error(`the order pool's ids are not consecutive: ${count} pets inserted after id ${before}, last id ${last}`)
   return { first: before + 1, last }

@@ -57,7 +57,7 @@ async function loop(client: (typeof clients)[number], worker: number) {
     try {
       const res =
         kind === 3
-          ? await fetch(server.url + '/v1/pets', { method: 'POST', headers, body: JSON.stringify({ name: `soak ${worker}-${i}`, categoryId: 1 + (i % 9), status: 'sold' }) })
+          ? await fetch(server.url + '/v1/pets', { method: 'POST', headers, body: JSON.stringify({ name: `soak ${worker}-${i}`, categoryId: 1 + (i % 7), status: 'sold' }) })
           : await fetch(server.url + (kind === 0 ? '/v1/pets?status=sold&limit=20' : kind === 1 ? `/v1/pets/${1 + (i % 50)}` : '/v1/pets?limit=5'), { headers })
       await res.arrayBuffer()
       statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1)

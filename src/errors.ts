@@ -16,6 +16,8 @@ export const ERROR_STATUS = {
   pet_unavailable: 409,
   order_closed: 409,
   pet_in_order: 409,
+  category_in_use: 409,
+  category_name_taken: 409,
   gone: 410,
   precondition_failed: 412,
   payload_too_large: 413,

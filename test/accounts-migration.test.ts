@@ -13,6 +13,7 @@ import { openStore } from '../src/db/open-store.js'
 import type { Store } from '../src/db/store.js'
 import { DIALECTS, type TestDatabase } from './helpers/dialects.js'
 import { needs } from './helpers/services.js'
+import { insertPet } from './helpers/pets.js'
 
 /** The last migration of the previous release. */
 const PREVIOUS_RELEASE = '2026-11-25-008-notify-once-at-a-time'
@@ -287,7 +288,7 @@ for (const { dialect, create } of DIALECTS) {
       assert.deepEqual([cancelled.type, cancelled.account_id, cancelled.fan_out_pending], ['order.cancelled', key[2], 1])
 
       // A pet event still has no owner, and still goes to the endpoint.
-      const newPet = await store.pets.insert({ name: 'new', categoryId: 1 }, NOW)
+      const newPet = await insertPet(store.pets, { name: 'new', categoryId: 1 }, NOW)
       const created = await lastOf('pet.created')
       assert.deepEqual([created.type, created.account_id, created.fan_out_pending, (JSON.parse(created.data) as Row).id], ['pet.created', null, 1, newPet.id])
     })

@@ -166,7 +166,7 @@ describe('petstore command line', () => {
       `prefix     ${created.out[0]!.slice(0, 12)}…`,
       'plan       business (1000/min, 100000/day)',
       'status     active',
-      'scopes     pets:read pets:write orders:read orders:write usage:read events:read webhooks:read webhooks:write',
+      'scopes     pets:read pets:write categories:read categories:write orders:read orders:write usage:read events:read webhooks:read webhooks:write',
     ])
     assert.equal(res.out.at(-1), 'made by    the operator')
     assert.ok(!res.out.join('\n').includes(created.out[0]!))
@@ -177,12 +177,12 @@ describe('petstore command line', () => {
 
   it('makes keys with scopes and an expiry, rolls, disables and enables them, and prints their usage', async () => {
     const made = (await cli('keys', 'create', '--plan', 'pro', '--scopes', 'read_only', '--expires-in', '30d', '--json')).json<{ id: number; scopes: string[]; expiresAt: string; status: string }>()
-    assert.deepEqual(made.scopes, ['pets:read', 'orders:read', 'usage:read', 'events:read', 'webhooks:read'])
+    assert.deepEqual(made.scopes, ['pets:read', 'categories:read', 'orders:read', 'usage:read', 'events:read', 'webhooks:read'])
     assert.ok(Math.abs(Date.parse(made.expiresAt) - Date.now() - 30 * 86_400_000) < 60_000)
     assert.equal(made.status, 'active')
     // Presets and scopes together, as the README's operator key.
     const ops = (await cli('keys', 'create', '--plan', 'business', '--scopes', 'all,keys:write', '--json')).json<{ scopes: string[] }>()
-    assert.deepEqual(ops.scopes, ['pets:read', 'pets:write', 'orders:read', 'orders:write', 'usage:read', 'events:read', 'webhooks:read', 'webhooks:write', 'keys:read', 'keys:write'])
+    assert.deepEqual(ops.scopes, ['pets:read', 'pets:write', 'categories:read', 'categories:write', 'orders:read', 'orders:write', 'usage:read', 'events:read', 'webhooks:read', 'webhooks:write', 'keys:read', 'keys:write'])
     const rolled = await cli('keys', 'roll', String(made.id), '--grace', '0')
     assert.equal(rolled.code, 0, rolled.err.join('\n'))
     assert.match(rolled.out[0]!, /^ps_test_/)
@@ -201,7 +201,7 @@ describe('petstore command line', () => {
 
   it('refuses a bad scope or duration (2), and an unban it cannot reach (1)', async () => {
     const scope = await cli('keys', 'create', '--plan', 'free', '--scopes', 'pets:fly')
-    assert.deepEqual([scope.code, scope.err], [2, ['petstore: --scopes: unknown scope "pets:fly": use pets:read, pets:write, orders:read, orders:write, usage:read, events:read, webhooks:read, webhooks:write, keys:read, keys:write, or a preset (all, read_only)']])
+    assert.deepEqual([scope.code, scope.err], [2, ['petstore: --scopes: unknown scope "pets:fly": use pets:read, pets:write, categories:read, categories:write, orders:read, orders:write, usage:read, events:read, webhooks:read, webhooks:write, keys:read, keys:write, or a preset (all, read_only)']])
     const expiry = await cli('keys', 'create', '--plan', 'free', '--expires-in', '30 days')
     assert.equal(expiry.code, 2)
     assert.match(expiry.err[0]!, /--expires-in must be a number and a unit/)
@@ -274,8 +274,8 @@ describe('petstore command line', () => {
     assert.deepEqual(
       keysTable.slice(1).map((line) => line.split('\t')),
       [
-        [first, account, `${made.out[0]!.slice(0, 12)}…`, 'pro', 'active', '-', '-', 'operator', 'pets:read,pets:write,orders:read,orders:write,usage:read,events:read,webhooks:read,webhooks:write', 'acme'],
-        [second, account, `${added.out[0]!.slice(0, 12)}…`, 'pro', 'active', '-', '-', 'operator', 'pets:read,pets:write,orders:read,orders:write,usage:read,events:read,webhooks:read,webhooks:write', 'second'],
+        [first, account, `${made.out[0]!.slice(0, 12)}…`, 'pro', 'active', '-', '-', 'operator', 'pets:read,pets:write,categories:read,categories:write,orders:read,orders:write,usage:read,events:read,webhooks:read,webhooks:write', 'acme'],
+        [second, account, `${added.out[0]!.slice(0, 12)}…`, 'pro', 'active', '-', '-', 'operator', 'pets:read,pets:write,categories:read,categories:write,orders:read,orders:write,usage:read,events:read,webhooks:read,webhooks:write', 'second'],
       ],
     )
     const json = (await cli('accounts', 'show', account!, '--json')).json<{ id: number; plan: string; status: string; keyCount: number; keys: { id: number }[] }>()

@@ -93,7 +93,7 @@ describe('fuzzing', () => {
   })
 
   it('GET /v1/pets: generated query strings, duplicated parameters included, get 200 or 400', async () => {
-    const param = fc.tuple(fc.constantFrom('limit', 'status', 'cursor', 'other', 'limit[]'), fc.oneof(fc.string(), fc.string({ unit: 'grapheme' }), fc.integer().map(String)))
+    const param = fc.tuple(fc.constantFrom('limit', 'status', 'cursor', 'categoryId', 'q', 'ids', 'sort', 'other', 'limit[]'), fc.oneof(fc.string(), fc.string({ unit: 'grapheme' }), fc.integer().map(String)))
     await fc.assert(
       fc.asyncProperty(fc.array(param, { maxLength: 5 }), async (params) => {
         const query = params.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('&')

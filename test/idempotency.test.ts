@@ -9,6 +9,7 @@ import { fingerprint, IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS } from '../src/id
 import type { Pet } from '../src/schemas/pet.js'
 import { parseRawAnswer, rawHttp } from './helpers/raw-http.js'
 import { STORES, startTestServer, type TestServer } from './helpers/server.js'
+import { insertPet } from './helpers/pets.js'
 
 for (const store of STORES) describe(`Idempotency-Key on POST /v1/pets (${store})`, () => {
   const clock = createManualClock('2026-11-23T10:00:00Z')
@@ -145,7 +146,7 @@ for (const store of STORES) describe(`Idempotency-Key on POST /v1/pets (${store}
     if (slow.outcome !== 'claimed' || retry.outcome !== 'claimed') return
     await server.store.idempotency.release(slow.claim) // must not free the retry's claim
     // The write as the handler runs it: the pet inserted in the transaction that stores the 201.
-    const insertOnce = (claim: typeof slow.claim) => server.store.pets.insert(pet, clock.now(), { claim, status: 201 })
+    const insertOnce = (claim: typeof slow.claim) => insertPet(server.store.pets, pet, clock.now(), { claim, status: 201 })
     await assert.rejects(insertOnce(slow.claim), { name: 'ClaimLostError' })
     const created = await insertOnce(retry.claim)
     assert.deepEqual(await named('Slowpoke'), [created], 'one pet: the slow request\'s insert was rolled back')

@@ -14,6 +14,7 @@ import type { Store } from '../src/db/store.js'
 import type { Inventory } from '../src/schemas/order.js'
 import { DIALECTS, storeForSuite } from './helpers/dialects.js'
 import { needs } from './helpers/services.js'
+import { insertPet } from './helpers/pets.js'
 
 const NOW = Date.UTC(2026, 10, 24, 10)
 const STATUSES = ['available', 'pending', 'sold'] as const
@@ -35,7 +36,7 @@ for (const { dialect, create } of DIALECTS) {
     const byHand = (query: string) => sql.raw(query).execute(suite.other.db)
 
     it("follows the service's own writes: batched creates, reservations, completions, cancellations", async () => {
-      const created = await Promise.all(Array.from({ length: 30 }, (_, i) => suite.store.pets.insert({ name: `pet ${i}`, categoryId: 1, status: STATUSES[i % 3] }, NOW)))
+      const created = await Promise.all(Array.from({ length: 30 }, (_, i) => insertPet(suite.store.pets, { name: `pet ${i}`, categoryId: 1, status: STATUSES[i % 3] }, NOW)))
       assert.deepEqual(await suite.store.pets.inventory(), { available: 10, pending: 10, sold: 10 })
       const available = created.filter((pet) => pet.status === 'available')
       const placed = await Promise.all(available.slice(0, 6).map((pet) => suite.store.orders.place(pet.id, 1, NOW)))
@@ -106,7 +107,7 @@ for (const { dialect, create } of DIALECTS) {
       it('starts again from zero after TRUNCATE', async () => {
         await byHand('truncate pets cascade')
         assert.deepEqual(await suite.store.pets.inventory(), { available: 0, pending: 0, sold: 0 })
-        await suite.store.pets.insert({ name: 'after truncate', categoryId: 1 }, NOW)
+        await insertPet(suite.store.pets, { name: 'after truncate', categoryId: 1 }, NOW)
         await assertExact('after TRUNCATE and an insert')
       })
     }

@@ -64,8 +64,8 @@ for (const store of STORES) {
       assert.deepEqual(writer.apiKey.scopes, ['orders:read', 'orders:write'])
       assert.equal((await server.request('/v1/store/orders', { key: writer.key! })).status, 200)
       const plain = (await create({})).body.apiKey
-      assert.deepEqual(plain.scopes, ['pets:read', 'pets:write', 'orders:read', 'orders:write', 'usage:read', 'events:read', 'webhooks:read', 'webhooks:write'], 'every scope but keys:*')
-      assert.deepEqual((await create({ scopes: ['read_only'] })).body.apiKey.scopes, ['pets:read', 'orders:read', 'usage:read', 'events:read', 'webhooks:read'], 'the presets, as on the command line')
+      assert.deepEqual(plain.scopes, ['pets:read', 'pets:write', 'categories:read', 'categories:write', 'orders:read', 'orders:write', 'usage:read', 'events:read', 'webhooks:read', 'webhooks:write'], 'every scope but keys:*')
+      assert.deepEqual((await create({ scopes: ['read_only'] })).body.apiKey.scopes, ['pets:read', 'categories:read', 'orders:read', 'usage:read', 'events:read', 'webhooks:read'], 'the presets, as on the command line')
       assert.deepEqual((await create({ scopes: ['all', 'keys:read'] })).body.apiKey.scopes, [...plain.scopes, 'keys:read'])
     })
 

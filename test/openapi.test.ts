@@ -239,6 +239,8 @@ for (const store of STORES) describe(`the OpenAPI document (${store})`, () => {
     429: () => overLimit(`/v1/store/orders/1/${action}`, { method: 'POST' }),
   })
 
+  /** Categories made by scenarios, for distinct names. */
+  let categories = 0
   const scenarios: Record<string, Record<string, () => Promise<Reply>>> = {
     placeOrder: {
       403: () => withoutScope('/v1/store/orders', { method: 'POST', json: { petId: 1 } }),
@@ -284,6 +286,57 @@ for (const store of STORES) describe(`the OpenAPI document (${store})`, () => {
       200: () => server.request('/v1/store/inventory', { key }),
       401: () => server.request('/v1/store/inventory'),
       429: () => overLimit('/v1/store/inventory'),
+    },
+    listCategories: {
+      403: () => withoutScope('/v1/categories'),
+      200: () => server.request('/v1/categories?limit=1', { key }),
+      400: () => server.request('/v1/categories?limit=0', { key }),
+      401: () => server.request('/v1/categories'),
+      429: () => overLimit('/v1/categories'),
+    },
+    createCategory: {
+      403: () => withoutScope('/v1/categories', { method: 'POST', json: { name: 'Scenario' } }),
+      201: () => server.request('/v1/categories', { method: 'POST', key, json: { name: `Scenario ${++categories}` } }),
+      400: () => server.request('/v1/categories', { method: 'POST', key, json: {} }),
+      401: () => server.request('/v1/categories', { method: 'POST', json: { name: 'Scenario' } }),
+      409: () => server.request('/v1/categories', { method: 'POST', key, json: { name: 'dogs' } }),
+      413: () => server.request('/v1/categories', { method: 'POST', key, json: { name: 'x'.repeat(70_000) } }),
+      415: () => server.request('/v1/categories', { method: 'POST', key, body: 'name=Rex', headers: { 'content-type': 'application/x-www-form-urlencoded' } }),
+      429: () => overLimit('/v1/categories', { method: 'POST', json: { name: 'Scenario' } }),
+    },
+    getCategory: {
+      403: () => withoutScope('/v1/categories/1'),
+      200: () => server.request('/v1/categories/1', { key }),
+      400: () => server.request('/v1/categories/zero', { key }),
+      401: () => server.request('/v1/categories/1'),
+      404: () => server.request('/v1/categories/987654321', { key }),
+      429: () => overLimit('/v1/categories/1'),
+    },
+    updateCategory: {
+      403: () => withoutScope('/v1/categories/1', { method: 'PATCH', json: { description: 'x' } }),
+      200: () => server.request('/v1/categories/7', { method: 'PATCH', key, json: { description: 'Anything else' } }),
+      400: () => server.request('/v1/categories/1', { method: 'PATCH', key, json: {} }),
+      401: () => server.request('/v1/categories/1', { method: 'PATCH', json: { description: 'x' } }),
+      404: () => server.request('/v1/categories/987654321', { method: 'PATCH', key, json: { description: 'x' } }),
+      409: () => server.request('/v1/categories/1', { method: 'PATCH', key, json: { name: 'CATS' } }),
+      413: () => server.request('/v1/categories/1', { method: 'PATCH', key, json: { name: 'x'.repeat(70_000) } }),
+      415: () => server.request('/v1/categories/1', { method: 'PATCH', key, body: 'name=Rex', headers: { 'content-type': 'application/x-www-form-urlencoded' } }),
+      429: () => overLimit('/v1/categories/1', { method: 'PATCH', json: { description: 'x' } }),
+    },
+    deleteCategory: {
+      403: () => withoutScope('/v1/categories/1', { method: 'DELETE' }),
+      204: async () => {
+        const made = await server.request<{ id: number }>('/v1/categories', { method: 'POST', key, json: { name: `Scenario ${++categories}` } })
+        return server.request(`/v1/categories/${made.body.id}`, { method: 'DELETE', key })
+      },
+      400: () => server.request('/v1/categories/zero', { method: 'DELETE', key }),
+      401: () => server.request('/v1/categories/1', { method: 'DELETE' }),
+      404: () => server.request('/v1/categories/987654321', { method: 'DELETE', key }),
+      409: async () => {
+        await newPetId() // a pet of category 1
+        return server.request('/v1/categories/1', { method: 'DELETE', key })
+      },
+      429: () => overLimit('/v1/categories/1', { method: 'DELETE' }),
     },
     listPets: {
       403: () => withoutScope('/v1/pets'),

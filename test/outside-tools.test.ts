@@ -94,12 +94,14 @@ const sold = await client.GET('/pets', { params: { query: { status: 'sold' } } }
 const one = await client.GET('/pets/{petId}', { params: { path: { petId: id } } })
 const missing = await client.GET('/pets/{petId}', { params: { path: { petId: 987654321 } } })
 const account = await client.GET('/account')
+const categories = await client.GET('/categories')
+const found = await client.GET('/pets', { params: { query: { q: 'enera', categoryId: '7' } } })
 
 // The generated types are the document's, not any: each of these is refused.
 // @ts-expect-error categoryId is required
 void client.POST('/pets', { body: { name: 'No category' } })
-// @ts-expect-error "lost" is not a status
-void client.GET('/pets', { params: { query: { status: 'lost' } } })
+// @ts-expect-error "age" is not a sort (status is a comma list, so a string)
+void client.GET('/pets', { params: { query: { sort: 'age' } } })
 // @ts-expect-error an error body has no id
 void missing.error?.id
 
@@ -112,6 +114,8 @@ console.log(JSON.stringify({
   missing: missing.error && { status: missing.response.status, code: missing.error.code, bodyStatus: missing.error.status },
   rateLimit: all.response.headers.get('x-ratelimit-limit'),
   account: account.data && { plan: account.data.plan, perMinute: account.data.limits.perMinute, keyCount: account.data.keyCount },
+  categories: categories.data?.map((category) => category.name),
+  found: found.data?.map((pet) => pet.name),
 }))
 `,
     )
@@ -128,6 +132,8 @@ console.log(JSON.stringify({
       missing: { status: number; code: string; bodyStatus: number }
       rateLimit: string
       account: { plan: string; perMinute: number; keyCount: number }
+      categories: string[]
+      found: string[]
     }
     assert.equal(result.status, 201)
     assert.deepEqual(result.created, { id: result.created.id, name: 'Generated', categoryId: 7, status: 'available' })
@@ -137,6 +143,8 @@ console.log(JSON.stringify({
     assert.deepEqual(result.missing, { status: 404, code: 'not_found', bodyStatus: 404 })
     assert.equal(result.rateLimit, '100000')
     assert.deepEqual(result.account, { plan: 'enterprise', perMinute: 100_000, keyCount: 1 }, 'GET /account, typed from the document')
+    assert.deepEqual(result.categories, ['Dogs', 'Cats', 'Birds', 'Rabbits', 'Reptiles', 'Fish', 'Other'], 'GET /categories, typed from the document')
+    assert.deepEqual(result.found, ['Generated'], 'a search by name and category')
   })
 
   describe('Prism, validating real traffic against the document', () => {

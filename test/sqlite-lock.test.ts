@@ -9,6 +9,7 @@ import { join } from 'node:path'
 import SqliteDatabase from 'better-sqlite3'
 import { openStore } from '../src/db/open-store.js'
 import type { Store } from '../src/db/store.js'
+import { insertPet } from './helpers/pets.js'
 
 describe('SQLite write lock held by another process', () => {
   let dir: string
@@ -26,7 +27,7 @@ describe('SQLite write lock held by another process', () => {
     const other = new SqliteDatabase(join(dir, 'petstore.db'))
     other.exec('BEGIN IMMEDIATE')
     let committed = false
-    const insert = store.pets.insert({ name: 'Patient', categoryId: 1, status: 'available' }, Date.now()).then((pet) => ((committed = true), pet))
+    const insert = insertPet(store.pets, { name: 'Patient', categoryId: 1, status: 'available' }, Date.now()).then((pet) => ((committed = true), pet))
     // busy_timeout would sleep inside the write: no timer would fire until it gave up.
     const ticks = await new Promise<number>((resolve) => {
       let n = 0

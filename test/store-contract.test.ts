@@ -10,6 +10,7 @@ import { ClaimLostError, type ClaimOptions, type IdempotencyScope } from '../src
 import type { NewPet, Pet } from '../src/schemas/pet.js'
 import { DIALECTS, storeForSuite } from './helpers/dialects.js'
 import { needs } from './helpers/services.js'
+import { insertPet } from './helpers/pets.js'
 
 const NOW = Date.UTC(2026, 10, 23, 10)
 
@@ -20,7 +21,7 @@ describe(`store contract (${dialect})`, async () => {
     if (dialect === 'postgres' && !(await needs('postgres', 'the PostgreSQL store contract'))) return
     const suite = storeForSuite(create)
 
-    const newPet = (pet: Partial<NewPet> = {}) => suite.store.pets.insert({ name: 'Rex', categoryId: 1, ...pet }, NOW)
+    const newPet = (pet: Partial<NewPet> = {}) => insertPet(suite.store.pets, { name: 'Rex', categoryId: 1, ...pet }, NOW)
     const committedStatus = async (petId: number) =>
       (await suite.other.db.selectFrom('pets').select('status').where('id', '=', petId).executeTakeFirst())?.status
     const openOrders = async (petId: number) =>
@@ -29,8 +30,8 @@ describe(`store contract (${dialect})`, async () => {
 
     describe('pets', () => {
       it('inserts pets with distinct ids increasing in the order asked, each committed when it resolves', async () => {
-        const asked = Array.from({ length: 25 }, (_, i) => ({ name: `pet ${i}`, categoryId: i + 1, status: (['available', 'pending', 'sold'] as const)[i % 3] }))
-        const pets = await Promise.all(asked.map((pet) => suite.store.pets.insert(pet, NOW)))
+        const asked = Array.from({ length: 25 }, (_, i) => ({ name: `pet ${i}`, categoryId: (i % 7) + 1, status: (['available', 'pending', 'sold'] as const)[i % 3] }))
+        const pets = await Promise.all(asked.map((pet) => insertPet(suite.store.pets, pet, NOW)))
         assert.deepEqual(pets.map(({ id: _id, ...pet }) => pet), asked)
         const ids = pets.map((pet) => pet.id)
         assert.deepEqual(ids, [...ids].sort((a, b) => a - b))
@@ -45,7 +46,7 @@ describe(`store contract (${dialect})`, async () => {
 
       it('fails only the bad insert of those asked together', async () => {
         const bad = { name: 'bad', categoryId: 1, status: 'lost' } as unknown as NewPet // breaks the CHECK constraint
-        const results = await Promise.allSettled([newPet({ name: 'good 1' }), suite.store.pets.insert(bad, NOW), newPet({ name: 'good 2' })])
+        const results = await Promise.allSettled([newPet({ name: 'good 1' }), insertPet(suite.store.pets, bad, NOW), newPet({ name: 'good 2' })])
         assert.deepEqual(results.map((r) => r.status), dialect === 'sqlite' ? ['fulfilled', 'rejected', 'fulfilled'] : ['rejected', 'rejected', 'rejected'])
       })
 
@@ -53,7 +54,7 @@ describe(`store contract (${dialect})`, async () => {
         const [a, b, c] = [await newPet({ status: 'sold' }), await newPet({ status: 'available' }), await newPet({ status: 'sold' })]
         const page = await suite.store.pets.list({ afterId: a.id - 1, limit: 2 })
         assert.deepEqual(page.pets, [a, b])
-        const sold = await suite.store.pets.list({ status: 'sold', afterId: a.id - 1, limit: 10 })
+        const sold = await suite.store.pets.list({ statuses: ['sold'], afterId: a.id - 1, limit: 10 })
         assert.deepEqual(sold.pets.filter((pet) => pet.id <= c.id), [a, c])
         assert.deepEqual((await suite.store.pets.list({ afterId: c.id, limit: 10 })).pets, [])
       })
@@ -90,6 +91,78 @@ describe(`store contract (${dialect})`, async () => {
         const expected = { available: 0, pending: 0, sold: 0 }
         for (const { status, n } of counted) expected[status as keyof typeof expected] = Number(n)
         assert.deepEqual(await suite.store.pets.inventory(), expected)
+      })
+    })
+
+    describe('categories', () => {
+      const events = async (type: string) =>
+        (await suite.other.db.selectFrom('events').select(['type', 'data', 'account_id']).where('type', '=', type).orderBy('id').execute()).map((e) => ({ ...e, data: JSON.parse(e.data) as unknown }))
+
+      it('starts a fresh database with the common categories, numbered from 1', async () => {
+        const seeded = await suite.store.categories.list({ afterId: 0, limit: 7 })
+        assert.deepEqual(seeded.map((c) => [c.id, c.name]), [[1, 'Dogs'], [2, 'Cats'], [3, 'Birds'], [4, 'Rabbits'], [5, 'Reptiles'], [6, 'Fish'], [7, 'Other']])
+        assert.deepEqual(await events('category.created'), [], 'the seed is no event')
+      })
+
+      it('creates, reads, lists from a position, changes and removes a category, each with its event', async () => {
+        const made = await suite.store.categories.insert({ name: 'Ferrets', description: 'Small and curious' }, NOW)
+        assert.equal(made.outcome, 'written')
+        const ferrets = (made as { category: { id: number; name: string; description: string } }).category
+        assert.deepEqual(ferrets, { id: ferrets.id, name: 'Ferrets', description: 'Small and curious' })
+        assert.ok(ferrets.id > 7)
+        assert.deepEqual(await suite.store.categories.find(ferrets.id), ferrets)
+        assert.deepEqual(await suite.store.categories.list({ afterId: ferrets.id - 1, limit: 5 }), [ferrets])
+        const changed = await suite.store.categories.update(ferrets.id, { description: 'Small' })
+        assert.deepEqual(changed, { outcome: 'written', category: { ...ferrets, description: 'Small' } })
+        assert.deepEqual(await suite.store.categories.remove(ferrets.id), { outcome: 'removed' })
+        assert.equal(await suite.store.categories.find(ferrets.id), undefined)
+        assert.deepEqual(await suite.store.categories.remove(ferrets.id), { outcome: 'no_such_category' })
+        assert.deepEqual(await suite.store.categories.update(ferrets.id, { name: 'Gone' }), { outcome: 'no_such_category' })
+        const data = { id: ferrets.id, name: 'Ferrets', description: 'Small' }
+        assert.deepEqual((await events('category.created')).map((e) => e.account_id), [null])
+        assert.deepEqual((await events('category.updated')).at(-1)?.data, data)
+        assert.deepEqual((await events('category.deleted')).at(-1)?.data, data)
+      })
+
+      it('refuses a name another category has, compared case-insensitively (Unicode too)', async () => {
+        assert.deepEqual(await suite.store.categories.insert({ name: 'cATS' }, NOW), { outcome: 'name_taken', categoryId: 2 })
+        const strasse = await suite.store.categories.insert({ name: 'Straße' }, NOW)
+        assert.equal(strasse.outcome, 'written')
+        assert.equal((await suite.store.categories.insert({ name: 'STRASSE' }, NOW)).outcome, 'name_taken')
+        assert.deepEqual(await suite.store.categories.update(1, { name: 'CATS' }), { outcome: 'name_taken', categoryId: 2 })
+        assert.equal((await suite.store.categories.update(2, { name: 'CATS' })).outcome, 'written', 'its own name in another case')
+        await suite.store.categories.update(2, { name: 'Cats' })
+      })
+
+      it('refuses a pet, or a pet\'s change, naming a category that does not exist, and writes nothing', async () => {
+        const before = (await suite.other.db.selectFrom('pets').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n
+        assert.deepEqual(await suite.store.pets.insert({ name: 'Nowhere', categoryId: 987654 }, NOW), { outcome: 'no_such_category' })
+        // Refused among accepted ones in the same batch, the others still made.
+        const together = await Promise.all([suite.store.pets.insert({ name: 'A', categoryId: 3 }, NOW), suite.store.pets.insert({ name: 'B', categoryId: 987654 }, NOW), suite.store.pets.insert({ name: 'C', categoryId: 3 }, NOW)])
+        assert.deepEqual(together.map((r) => r.outcome), ['created', 'no_such_category', 'created'])
+        const after = (await suite.other.db.selectFrom('pets').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n
+        assert.equal(Number(after), Number(before) + 2)
+        const pet = await newPet({ categoryId: 4 })
+        assert.deepEqual(await suite.store.pets.update(pet.id, { categoryId: 987654 }), { outcome: 'no_such_category' })
+        assert.equal((await suite.store.pets.find(pet.id))?.categoryId, 4)
+        assert.equal((await suite.store.pets.update(pet.id, { categoryId: 5, name: 'Moved' })).outcome, 'updated')
+      })
+
+      it('refuses to remove a category pets name, until none does', async () => {
+        const made = await suite.store.categories.insert({ name: 'Hedgehogs' }, NOW)
+        const id = (made as { category: { id: number } }).category.id
+        const pet = await newPet({ categoryId: id })
+        assert.deepEqual(await suite.store.categories.remove(id), { outcome: 'category_in_use' })
+        assert.ok(await suite.store.categories.find(id))
+        await suite.store.pets.remove(pet.id)
+        assert.deepEqual(await suite.store.categories.remove(id), { outcome: 'removed' })
+      })
+
+      it('holds the rules for writes that bypass the store (the database refuses them)', async () => {
+        await assert.rejects(sql`insert into pets (name, category_id, status, created_at) values ('raw', 987654, 'available', 0)`.execute(suite.other.db))
+        const pet = await newPet({ categoryId: 6 })
+        await assert.rejects(sql`update pets set category_id = 987654 where id = ${pet.id}`.execute(suite.other.db))
+        await assert.rejects(sql`delete from categories where id = 6`.execute(suite.other.db))
       })
     })
 
@@ -350,7 +423,7 @@ describe(`store contract (${dialect})`, async () => {
         const s = scope()
         const claim = await suite.store.idempotency.claim(s, options('pet'))
         assert.ok(claim.outcome === 'claimed')
-        const pet = await suite.store.pets.insert({ name: 'Once', categoryId: 1 }, NOW, { claim: claim.claim, status: 201 })
+        const pet = await insertPet(suite.store.pets, { name: 'Once', categoryId: 1 }, NOW, { claim: claim.claim, status: 201 })
         assert.deepEqual(await suite.store.idempotency.claim(s, options('pet')), { outcome: 'replay', response: { status: 201, body: pet } })
         assert.deepEqual(await suite.store.idempotency.claim(s, options('other')), { outcome: 'mismatch' })
 
@@ -380,10 +453,10 @@ describe(`store contract (${dialect})`, async () => {
         const retry = await suite.store.idempotency.claim(s, options('same', NOW + 1_000))
         assert.ok(retry.outcome === 'claimed')
         await suite.store.idempotency.release(slow.claim) // must not free the retry's claim
-        await assert.rejects(suite.store.pets.insert({ name: 'Rolled back', categoryId: 1 }, NOW, { claim: slow.claim, status: 201 }), ClaimLostError)
+        await assert.rejects(insertPet(suite.store.pets, { name: 'Rolled back', categoryId: 1 }, NOW, { claim: slow.claim, status: 201 }), ClaimLostError)
         const names = await suite.other.db.selectFrom('pets').select('id').where('name', '=', 'Rolled back').execute()
         assert.deepEqual(names, [], 'the slow request\'s insert was rolled back')
-        const pet = await suite.store.pets.insert({ name: 'Counted', categoryId: 1 }, NOW, { claim: retry.claim, status: 201 })
+        const pet = await insertPet(suite.store.pets, { name: 'Counted', categoryId: 1 }, NOW, { claim: retry.claim, status: 201 })
         assert.deepEqual(await suite.store.idempotency.claim(s, options('same', NOW + 1_000)), { outcome: 'replay', response: { status: 201, body: pet } })
       })
 

@@ -178,7 +178,8 @@ function aligned(rows: string[][], right: ReadonlySet<number> = new Set()): stri
   return rows.map((row) => row.map((cell, i) => (right.has(i) ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!))).join('  ').trimEnd()).join('\n')
 }
 
-function usageTable(list: UsageBucketCounts[], hourly: boolean): string {
+/** Buckets as a table a person reads at a glance: a row per day (or hour), a column per outcome and the total. */
+export function usageTable(list: readonly UsageBucketCounts[], hourly: boolean): string {
   const head = [hourly ? 'HOUR (UTC)' : 'DAY (UTC)', 'OK', 'RATE LIMITED', 'BANNED', 'FORBIDDEN', 'ERROR', 'TOTAL']
   const rows = list.map((bucket) => {
     const counts = USAGE_OUTCOMES.map((outcome) => bucket[outcome])

@@ -53,8 +53,8 @@ export async function listCommand<S extends string, T>(values: ListValues, io: I
   return 0
 }
 
-/** A --status value, checked against the statuses the API takes. */
-export function oneOf<S extends string>(value: string, statuses: readonly S[]): S {
-  if (!(statuses as readonly string[]).includes(value)) throw new CliError(`--status must be one of ${statuses.join(', ')}, got "${value}"`)
+/** A --status value (or `flag`'s), checked against the values the API takes. */
+export function oneOf<S extends string>(value: string, statuses: readonly S[], flag = '--status'): S {
+  if (!(statuses as readonly string[]).includes(value)) throw new CliError(`${flag} must be one of ${statuses.join(', ')}, got "${value}"`)
   return value as S
 }

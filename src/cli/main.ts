@@ -7,6 +7,9 @@ import { accountsCommands } from './accounts.js'
 import { keysCommands } from './keys.js'
 import { DEFAULT_URL, petsCommands } from './pets.js'
 import { ordersCommands } from './orders.js'
+import { categoriesCommands } from './categories.js'
+import { eventsCommands, webhooksCommands } from './webhooks.js'
+import { usageCommands } from './usage.js'
 import { CliError } from './cli-error.js'
 import { closest, defineCommand, findCommand, type Command } from './command.js'
 import { consoleIo, type Io } from './io.js'
@@ -45,8 +48,8 @@ const serverCommands = [
   }),
 ]
 
-const COMMANDS: readonly Command[] = [...serverCommands, ...accountsCommands, ...keysCommands, ...petsCommands, ...ordersCommands]
-const GROUPS = ['accounts', 'keys', 'pets', 'orders']
+const COMMANDS: readonly Command[] = [...serverCommands, ...accountsCommands, ...keysCommands, ...petsCommands, ...categoriesCommands, ...ordersCommands, ...webhooksCommands, ...eventsCommands, ...usageCommands]
+const GROUPS = ['accounts', 'keys', 'pets', 'categories', 'orders', 'webhooks', 'events', 'usage']
 
 function listing(commands: readonly Command[]): string[] {
   const width = Math.max(...commands.map((command) => command.name.length)) + 3
@@ -64,7 +67,7 @@ const USAGE = [
     .join(', ')}, enterprise (--per-minute and --per-day set per account). All keys of an account share its limits.`,
   '',
   'serve, migrate, accounts and keys use the store DATABASE_URL names (default: data/petstore.db in this project).',
-  `pets, orders and inventory talk to a running service: PETSTORE_URL (default ${DEFAULT_URL})`,
+  `pets, categories, orders, inventory, webhooks, events and usage talk to a running service: PETSTORE_URL (default ${DEFAULT_URL})`,
   'and PETSTORE_API_KEY.',
 ].join('\n')
 

@@ -2,7 +2,7 @@
 // a running service. It reads only PETSTORE_URL and PETSTORE_API_KEY: it is a
 // client of the service, so the server's own settings (DATABASE_URL…) do not matter.
 import { createClient, PetstoreError, type PetstoreClient } from '../client/index.js'
-import { PET_STATUSES } from '../schemas/pet.js'
+import { PET_SORTS, PET_STATUSES } from '../schemas/pet.js'
 import { positiveInteger } from './arguments.js'
 import { CliError } from './cli-error.js'
 import { defineCommand, type Context } from './command.js'
@@ -40,19 +40,35 @@ export const petsCommands = [
   defineCommand({
     name: 'pets list',
     summary: "List pets as JSON, a page at a time (the next page's cursor on stderr)",
-    flags: listFlags(STATUS_LIST),
-    run: (input, context) =>
-      withClient(context, (client) =>
-        listCommand(input.values, context.io, {
+    flags: {
+      ...listFlags(STATUS_LIST),
+      status: { value: 'S', description: `only this status, or these (comma-separated): ${STATUS_LIST}` },
+      'category-id': { value: 'N', description: 'only this category, or these (comma-separated ids)' },
+      q: { value: 'TEXT', description: 'only pets whose name contains TEXT, in any case (3 characters or more)' },
+      ids: { value: 'N,N…', description: 'only these pets (up to 100 ids)' },
+      sort: { value: 'ORDER', description: `${PET_SORTS.join(', ')} (write --sort=-id)` },
+    },
+    run: ({ values }, context) => {
+      const { status, 'category-id': categoryId, q, ids, sort, ...paging } = values
+      const filters = {
+        ...(status === undefined ? {} : { status: status.split(',').map((item) => oneOf(item, PET_STATUSES)) }),
+        ...(categoryId === undefined ? {} : { categoryId: idList(categoryId, '--category-id') }),
+        ...(q === undefined ? {} : { q }),
+        ...(ids === undefined ? {} : { ids: idList(ids, '--ids') }),
+        ...(sort === undefined ? {} : { sort: oneOf(sort, PET_SORTS, '--sort') }),
+      }
+      return withClient(context, (client) =>
+        listCommand({ ...paging, status: undefined }, context.io, {
           noun: 'pets',
           statuses: PET_STATUSES,
           page: async (options) => {
-            const { pets, nextCursor } = await client.listPets(options)
+            const { pets, nextCursor } = await client.listPets({ ...options, ...filters })
             return { items: pets, nextCursor }
           },
-          all: (options) => client.allPets(options),
+          all: (options) => client.allPets({ ...options, ...filters }),
         }),
-      ),
+      )
+    },
   }),
 
   defineCommand({
@@ -130,3 +146,6 @@ export const petsCommands = [
       }),
   }),
 ]
+
+/** A comma list of ids: `1,2,3`. */
+const idList = (text: string, name: string): number[] => text.split(',').map((item) => positiveInteger(item, name))

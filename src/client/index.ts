@@ -2,14 +2,20 @@
 // server's own schemas and error catalog (type-only imports, erased at build), so
 // at run time it needs nothing but `fetch`.
 import type { Inventory, Order, OrderStatus } from '../schemas/order.js'
-import type { NewPet, Pet, PetPatch, PetStatus } from '../schemas/pet.js'
+import type { Category, CategoryPatch, NewCategory } from '../schemas/category.js'
+import type { Account, ApiKey, ApiKeyPatch, ApiKeyWithSecret, NewApiKey, Usage, UsageBucket } from '../schemas/key.js'
+import type { DeliveryAttempt, NewWebhookEndpoint, WebhookEndpoint, WebhookEndpointPatch, WebhookEvent } from '../schemas/webhook.js'
+import type { NewPet, Pet, PetPatch, PetSort, PetStatus } from '../schemas/pet.js'
 import { normalizeBaseUrl } from './base-url.js'
-import type { RateLimitState } from './errors.js'
+import type { OperationId, RateLimitState } from './errors.js'
 import { nextCursor } from './response-headers.js'
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry.js'
 import { createTransport } from './transport.js'
 
-export type { NewPet, Pet, PetPatch, PetStatus } from '../schemas/pet.js'
+export type { NewPet, Pet, PetPatch, PetSort, PetStatus } from '../schemas/pet.js'
+export type { Category, CategoryPatch, NewCategory } from '../schemas/category.js'
+export type { Account, ApiKey, ApiKeyPatch, ApiKeyWithSecret, NewApiKey, Usage, UsageBucket } from '../schemas/key.js'
+export type { DeliveryAttempt, NewWebhookEndpoint, WebhookEndpoint, WebhookEndpointPatch, WebhookEvent } from '../schemas/webhook.js'
 export type { Inventory, Order, OrderStatus } from '../schemas/order.js'
 export type { ErrorBody, ErrorCode, ErrorDetail } from '../errors.js'
 export { PetstoreError, PetstoreNetworkError, type OperationId, type PetstoreErrorCode, type RateLimitState } from './errors.js'
@@ -37,13 +43,39 @@ export interface ClientOptions extends Partial<RetryPolicy> {
 export interface ListPetsOptions {
   /** 1 to 100; the API's default is 20. */
   limit?: number
-  status?: PetStatus
-  /** Where the page starts: a `nextCursor` of a previous page. */
+  /** Only pets with this status, or any of these. */
+  status?: PetStatus | readonly PetStatus[]
+  /** Only pets of this category, or of any of these. */
+  categoryId?: number | readonly number[]
+  /** Only pets whose name contains this text, case-insensitively: 3 to 100 characters. */
+  q?: string
+  /** Only these pets (up to 100); the page's `etags` then holds each one's ETag. */
+  ids?: readonly number[]
+  /** `id` (the API's default), `-id` or `name`. */
+  sort?: PetSort
+  /** Where the page starts: a `nextCursor` of a previous page, with the same filters and sort. */
   cursor?: string
 }
 
 export interface PetPage {
   pets: Pet[]
+  /** Pass it as `cursor` for the next page; undefined on the last page. */
+  nextCursor: string | undefined
+  /** With `ids`: each pet's ETag by id, for `ifMatch`. */
+  etags: Record<number, string> | undefined
+  rateLimit: RateLimitState | undefined
+  requestId: string | undefined
+}
+
+export interface ListCategoriesOptions {
+  /** 1 to 100; the API's default is 20. */
+  limit?: number
+  /** Where the page starts: a `nextCursor` of a previous page. */
+  cursor?: string
+}
+
+export interface CategoryPage {
+  categories: Category[]
   /** Pass it as `cursor` for the next page; undefined on the last page. */
   nextCursor: string | undefined
   rateLimit: RateLimitState | undefined
@@ -102,7 +134,79 @@ export interface PetVersion {
   etag: string | undefined
 }
 
-export interface PetstoreClient {
+export interface PageOptions {
+  /** 1 to 100; the API's default is 20. */
+  limit?: number
+  /** Where the page starts: a `nextCursor` of a previous page. */
+  cursor?: string
+}
+
+/** A page of items and the cursor of the next one. */
+export interface Page<T> {
+  items: T[]
+  /** Pass it as `cursor` for the next page; undefined on the last page. */
+  nextCursor: string | undefined
+  rateLimit: RateLimitState | undefined
+  requestId: string | undefined
+}
+
+export interface UsageHistoryOptions {
+  /** RFC 3339; rounded down to the hour or day. Default: 24 hours (hour) or 30 days (day) before `to`. */
+  from?: string
+  /** RFC 3339, exclusive; default now. */
+  to?: string
+  /** `hour` (the API's default) or `day`. */
+  granularity?: 'hour' | 'day'
+}
+
+export interface ListEventsOptions extends PageOptions {
+  /** Only events of this type. */
+  type?: string
+}
+
+export interface CreateKeyOptions {
+  /**
+   * Sent as `Idempotency-Key`: a retry gets the same key again, without its secret.
+   * Default: none, and a lost answer is not retried (a retry would make a second key).
+   */
+  idempotencyKey?: string
+}
+
+/** The key management, usage, events and webhook operations: every one of the API's. */
+export interface AccountOperations {
+  /** Makes a key in the caller's account (`keys:write`); the secret is in this answer alone. */
+  createKey(key?: NewApiKey, options?: CreateKeyOptions): Promise<ApiKeyWithSecret>
+  listKeys(options?: PageOptions): Promise<Page<ApiKey>>
+  getKey(id: number): Promise<ApiKey>
+  updateKey(id: number, changes: ApiKeyPatch): Promise<ApiKey>
+  /** A new key in the same account; the old one works `graceSeconds` more (the API's default: 24 hours). Not retried after a lost answer. */
+  rollKey(id: number, options?: { graceSeconds?: number }): Promise<ApiKeyWithSecret>
+  /** Revokes the key, and with `cascade` every key it made; `revoked` lists the ids. Not retried after a lost answer. */
+  revokeKey(id: number, options?: { cascade?: boolean }): Promise<{ key: ApiKey; revoked: number[] }>
+  unbanKey(id: number): Promise<ApiKey>
+  getKeyUsage(id: number, options?: UsageHistoryOptions): Promise<UsageBucket[]>
+  /** The rate-limit windows the caller's account shares. */
+  getUsage(): Promise<Usage>
+  getAccount(): Promise<Account>
+  getUsageHistory(options?: UsageHistoryOptions & { keyId?: number }): Promise<UsageBucket[]>
+  /** Events the caller's account may see, newest first. */
+  listEvents(options?: ListEventsOptions): Promise<Page<WebhookEvent>>
+  /** Queues the event again for the caller's subscribed endpoints; not retried after a lost answer. */
+  redeliverEvent(eventId: string): Promise<{ deliveries: number }>
+  /** The answer carries the signing secret, the only time it is shown. Not retried after a lost answer. */
+  createWebhookEndpoint(endpoint: NewWebhookEndpoint): Promise<WebhookEndpoint>
+  listWebhookEndpoints(): Promise<WebhookEndpoint[]>
+  getWebhookEndpoint(id: number): Promise<WebhookEndpoint>
+  updateWebhookEndpoint(id: number, changes: WebhookEndpointPatch): Promise<WebhookEndpoint>
+  deleteWebhookEndpoint(id: number): Promise<void>
+  /** A new secret; the old one signs beside it `graceSeconds` more (default 24 hours). */
+  rotateWebhookSecret(id: number, options?: { graceSeconds?: number }): Promise<WebhookEndpoint>
+  /** Sends a test event to the endpoint now. */
+  testWebhookEndpoint(id: number): Promise<WebhookEvent>
+  listWebhookDeliveries(id: number): Promise<DeliveryAttempt[]>
+}
+
+export interface PetstoreClient extends AccountOperations {
   /** The normalized base URL, ending in /v1. */
   readonly baseUrl: string
   /** One page of pets, in ascending id order. */
@@ -163,6 +267,21 @@ export interface PetstoreClient {
   cancelOrder(id: number): Promise<Order>
   /** The exact number of pets in each status. */
   getInventory(): Promise<Inventory>
+  /** One page of categories, in ascending id order. */
+  listCategories(options?: ListCategoriesOptions): Promise<CategoryPage>
+  /** Every category, across all pages. */
+  allCategories(options?: ListCategoriesOptions): AsyncGenerator<Category, void, undefined>
+  getCategory(id: number): Promise<Category>
+  /**
+   * Adds a category. Throws `category_name_taken` (409) when another has the name, in
+   * any case. Not retried after a lost answer: names are unique, so the retry would
+   * throw `category_name_taken` for a call that worked; only refusals by the rate limit are.
+   */
+  createCategory(category: NewCategory): Promise<Category>
+  /** Sets the fields given (a JSON Merge Patch); retried like the reads. */
+  updateCategory(id: number, changes: CategoryPatch): Promise<Category>
+  /** Deletes a category no pet names (else `category_in_use`, 409). Retried only after a 429, as deletePet. */
+  deleteCategory(id: number): Promise<void>
 }
 
 /** A client for one base URL and API key. Methods throw PetstoreError or PetstoreNetworkError. */
@@ -188,9 +307,31 @@ export function createClient(options: ClientOptions): PetstoreClient {
     policy,
   })
 
-  async function listPets({ limit, status, cursor }: ListPetsOptions = {}): Promise<PetPage> {
-    const { body, headers, rateLimit, requestId } = await send({ operation: 'listPets', method: 'GET', path: `/pets${search({ limit, status, cursor })}`, repeatable: true })
-    return { pets: body as Pet[], nextCursor: nextCursor(headers.get('link')), rateLimit, requestId }
+  async function listPets({ limit, status, categoryId, q, ids, sort, cursor }: ListPetsOptions = {}): Promise<PetPage> {
+    const query = { limit, status: commaList(status), categoryId: commaList(categoryId), q, ids: commaList(ids), sort, cursor }
+    const { body, headers, rateLimit, requestId } = await send({ operation: 'listPets', method: 'GET', path: `/pets${search(query)}`, repeatable: true })
+    return { pets: body as Pet[], nextCursor: nextCursor(headers.get('link')), etags: petETags(headers.get('pet-etags')), rateLimit, requestId }
+  }
+
+  async function listCategories({ limit, cursor }: ListCategoriesOptions = {}): Promise<CategoryPage> {
+    const { body, headers, rateLimit, requestId } = await send({ operation: 'listCategories', method: 'GET', path: `/categories${search({ limit, cursor })}`, repeatable: true })
+    return { categories: body as Category[], nextCursor: nextCursor(headers.get('link')), rateLimit, requestId }
+  }
+
+  async function getCategory(id: number): Promise<Category> {
+    return (await send({ operation: 'getCategory', method: 'GET', path: `/categories/${pathId(id)}`, repeatable: true })).body as Category
+  }
+
+  async function createCategory(category: NewCategory): Promise<Category> {
+    return (await send({ operation: 'createCategory', method: 'POST', path: '/categories', body: category, repeatable: false })).body as Category
+  }
+
+  async function updateCategory(id: number, changes: CategoryPatch): Promise<Category> {
+    return (await send({ operation: 'updateCategory', method: 'PATCH', path: `/categories/${pathId(id)}`, body: changes, repeatable: true })).body as Category
+  }
+
+  async function deleteCategory(id: number): Promise<void> {
+    await send({ operation: 'deleteCategory', method: 'DELETE', path: `/categories/${pathId(id)}`, repeatable: false })
   }
 
   async function createPet(pet: NewPet, { idempotencyKey }: CreatePetOptions = {}): Promise<Pet> {
@@ -251,7 +392,52 @@ export function createClient(options: ClientOptions): PetstoreClient {
     return body as Inventory
   }
 
+  /** A GET answering a JSON value. */
+  const read = async <T>(operation: OperationId, path: string): Promise<T> => (await send({ operation, method: 'GET', path, repeatable: true })).body as T
+  /** Any other call; `repeatable`: whether sending it twice cannot do its work twice. */
+  const call = async <T>(operation: OperationId, method: 'POST' | 'PATCH' | 'DELETE', path: string, body: unknown, repeatable: boolean): Promise<T> =>
+    (await send({ operation, method, path, ...(body === undefined ? {} : { body }), repeatable })).body as T
+  const page = async <T>(operation: OperationId, path: string, query: Record<string, string | number | undefined>): Promise<Page<T>> => {
+    const { body, headers, rateLimit, requestId } = await send({ operation, method: 'GET', path: `${path}${search(query)}`, repeatable: true })
+    return { items: body as T[], nextCursor: nextCursor(headers.get('link')), rateLimit, requestId }
+  }
+  const history = ({ from, to, granularity }: UsageHistoryOptions = {}) => ({ from, to, granularity })
+
+  const accountOperations: AccountOperations = {
+    async createKey(key = {}, { idempotencyKey } = {}) {
+      const headers = idempotencyKey === undefined ? {} : { headers: { 'idempotency-key': idempotencyKey } }
+      return (await send({ operation: 'createKey', method: 'POST', path: '/keys', body: key, ...headers, repeatable: idempotencyKey !== undefined })).body as ApiKeyWithSecret
+    },
+    listKeys: ({ limit, cursor } = {}) => page('listKeys', '/keys', { limit, cursor }),
+    getKey: (id) => read('getKey', `/keys/${pathId(id)}`),
+    updateKey: (id, changes) => call('updateKey', 'PATCH', `/keys/${pathId(id)}`, changes, true),
+    rollKey: (id, { graceSeconds } = {}) => call('rollKey', 'POST', `/keys/${pathId(id)}/roll`, graceSeconds === undefined ? {} : { grace: graceSeconds }, false),
+    async revokeKey(id, { cascade } = {}) {
+      const { body, headers } = await send({ operation: 'revokeKey', method: 'POST', path: `/keys/${pathId(id)}/revoke${search({ cascade: cascade ? 'true' : undefined })}`, repeatable: false })
+      const revoked = (headers.get('petstore-revoked') ?? '').split(',').filter((item) => item !== '').map(Number)
+      return { key: body as ApiKey, revoked: revoked.length > 0 ? revoked : [id] }
+    },
+    unbanKey: (id) => call('unbanKey', 'POST', `/keys/${pathId(id)}/unban`, undefined, true),
+    getKeyUsage: (id, options) => read('getKeyUsage', `/keys/${pathId(id)}/usage${search(history(options))}`),
+    getUsage: () => read('getUsage', '/usage'),
+    getAccount: () => read('getAccount', '/account'),
+    getUsageHistory: (options = {}) => read('getUsageHistory', `/usage/history${search({ ...history(options), keyId: options.keyId })}`),
+    listEvents: ({ limit, type, cursor } = {}) => page('listEvents', '/events', { limit, type, cursor }),
+    redeliverEvent: (eventId) => call('redeliverEvent', 'POST', `/events/${encodeURIComponent(eventId)}/redeliver`, undefined, false),
+    createWebhookEndpoint: (endpoint) => call('createWebhookEndpoint', 'POST', '/webhook-endpoints', endpoint, false),
+    listWebhookEndpoints: () => read('listWebhookEndpoints', '/webhook-endpoints'),
+    getWebhookEndpoint: (id) => read('getWebhookEndpoint', `/webhook-endpoints/${pathId(id)}`),
+    updateWebhookEndpoint: (id, changes) => call('updateWebhookEndpoint', 'PATCH', `/webhook-endpoints/${pathId(id)}`, changes, true),
+    deleteWebhookEndpoint: async (id) => {
+      await call('deleteWebhookEndpoint', 'DELETE', `/webhook-endpoints/${pathId(id)}`, undefined, false)
+    },
+    rotateWebhookSecret: (id, { graceSeconds } = {}) => call('rotateWebhookSecret', 'POST', `/webhook-endpoints/${pathId(id)}/rotate-secret`, graceSeconds === undefined ? {} : { grace: graceSeconds }, false),
+    testWebhookEndpoint: (id) => call('testWebhookEndpoint', 'POST', `/webhook-endpoints/${pathId(id)}/test`, undefined, false),
+    listWebhookDeliveries: (id) => read('listWebhookDeliveries', `/webhook-endpoints/${pathId(id)}/deliveries`),
+  }
+
   return {
+    ...accountOperations,
     baseUrl,
     listPets,
     allPets: (listOptions) => every(listPets, (page) => page.pets, listOptions ?? {}),
@@ -266,7 +452,29 @@ export function createClient(options: ClientOptions): PetstoreClient {
     completeOrder: (id) => closeOrder('completeOrder', id),
     cancelOrder: (id) => closeOrder('cancelOrder', id),
     getInventory,
+    listCategories,
+    allCategories: (listOptions) => every(listCategories, (page) => page.categories, listOptions ?? {}),
+    getCategory,
+    createCategory,
+    updateCategory,
+    deleteCategory,
   }
+}
+
+/** A list parameter as the API takes it: comma-separated. */
+function commaList(value: string | number | readonly (string | number)[] | undefined): string | number | undefined {
+  return Array.isArray(value) ? value.join(',') : (value as string | number | undefined)
+}
+
+/** The `Pet-ETags` header (`4="…", 8="…"`) by id. */
+function petETags(header: string | null): Record<number, string> | undefined {
+  if (header === null) return undefined
+  const etags: Record<number, string> = {}
+  for (const pair of header.split(', ')) {
+    const at = pair.indexOf('=')
+    if (at > 0) etags[Number(pair.slice(0, at))] = pair.slice(at + 1)
+  }
+  return etags
 }
 
 /** `?limit=…&status=…&cursor=…` with the options given, in that order; empty when none is. */

@@ -32,6 +32,7 @@ export async function openStore(url: string, { onConnectionError, onBackgroundEr
     dialect: store.dialect,
     // The edge where a driver's "cannot reach the database" becomes a StoreUnavailableError.
     pets: guarded(store.pets, breaker),
+    categories: guarded(store.categories, breaker),
     orders: guarded(store.orders, breaker),
     apiKeys: guarded(store.apiKeys, breaker),
     accounts: guarded(store.accounts, breaker),

@@ -10,6 +10,16 @@ export interface PetsTable {
   created_at: number
 }
 
+/** What kind of animal a pet is; every pet names one (migration 2026-11-25-010). */
+export interface CategoriesTable {
+  id: Generated<number>
+  name: string
+  /** The name folded for case-insensitive uniqueness (sql/categories.ts foldName). */
+  name_key: string
+  description: Generated<string>
+  created_at: number
+}
+
 /** Who owns keys and what they make; holds the plan and its limits (decision D11). */
 export interface AccountsTable {
   id: Generated<number>
@@ -121,6 +131,7 @@ export interface WebhookAttemptsTable {
 
 export interface Database {
   pets: PetsTable
+  categories: CategoriesTable
   accounts: AccountsTable
   api_keys: ApiKeysTable
   api_key_usage: ApiKeyUsageTable

@@ -1,6 +1,7 @@
 // The store: the contracts the rest of the service sees, and nothing of SQL. Each
 // backend (sqlite/, postgres/) implements them; open-store.ts picks one by URL.
 import type { AccountsStore, ApiKeysStore } from './api-keys-store.js'
+import type { CategoriesStore } from './categories-store.js'
 import type { Dialect } from './dialect.js'
 import type { IdempotencyStore } from './idempotency-store.js'
 import type { OrdersStore } from './orders-store.js'
@@ -12,6 +13,8 @@ import type { WebhookEndpointsStore } from './webhook-endpoints-store.js'
 export interface Store {
   dialect: Dialect
   pets: PetsStore
+  /** What a pet's categoryId names. */
+  categories: CategoriesStore
   orders: OrdersStore
   apiKeys: ApiKeysStore
   accounts: AccountsStore

@@ -89,6 +89,7 @@ export default fp(
         ],
         tags: [
           { name: 'pets', description: 'Animals available for adoption.' },
+          { name: 'categories', description: 'The kinds of animal: every animal\'s `categoryId` names one.' },
           { name: 'store', description: 'Adoption: orders that reserve, then adopt or release an animal, and the inventory by status.' },
           { name: 'keys', description: 'API keys managing the keys of their own account (scopes `keys:read`, `keys:write`): make, list, change, roll, revoke, unban, and read their usage.' },
           { name: 'account', description: 'The account a key belongs to: its plan and the limits its keys share.' },

@@ -6,6 +6,10 @@ import { STORABLE_TEXT } from './text.js'
 export const PET_STATUSES = ['available', 'pending', 'sold'] as const
 export type PetStatus = (typeof PET_STATUSES)[number]
 
+/** The orders a list of pets can be in: by id (the default), by id descending, by name (then id). */
+export const PET_SORTS = ['id', '-id', 'name'] as const
+export type PetSort = (typeof PET_SORTS)[number]
+
 /** Largest integer that crosses JSON safely (2^53 - 1). */
 export const MAX_SAFE_ID = Number.MAX_SAFE_INTEGER
 
@@ -15,7 +19,7 @@ export const idSchema = (description: string, options: { examples?: number[] } =
 
 const description = {
   name: 'The animal\'s name: 1 to 200 characters, not only white space, valid Unicode without U+0000 (no lone surrogates). Stored and returned exactly as sent.',
-  categoryId: 'Identifier of the category the animal belongs to: an integer from 1 to 2^53-1.',
+  categoryId: 'Identifier of the category the animal belongs to (`GET /categories`): it must name an existing category.',
   status: 'Availability: `available`, `pending` or `sold`.',
 }
 

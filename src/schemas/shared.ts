@@ -3,11 +3,12 @@
 import { Type, type Static, type TObject, type TSchema } from 'typebox'
 import { ErrorSchema } from './error.js'
 import { NewPet, Pet, PetPatch } from './pet.js'
+import { Category, CategoryPatch, NewCategory } from './category.js'
 import { Inventory, NewOrder, Order } from './order.js'
 import { Account, ApiKey, ApiKeyPatch, ApiKeyWithSecret, NewApiKey, Usage, UsageBucket } from './key.js'
 import { DeliveryAttempt, EventSchema, NewWebhookEndpoint, WebhookEndpoint, WebhookEndpointPatch } from './webhook.js'
 
-export const SHARED_SCHEMAS = [NewPet, PetPatch, Pet, NewOrder, Order, Inventory, ApiKey, NewApiKey, ApiKeyPatch, ApiKeyWithSecret, Account, Usage, UsageBucket, EventSchema, WebhookEndpoint, NewWebhookEndpoint, WebhookEndpointPatch, DeliveryAttempt, ErrorSchema]
+export const SHARED_SCHEMAS = [NewPet, PetPatch, Pet, Category, NewCategory, CategoryPatch, NewOrder, Order, Inventory, ApiKey, NewApiKey, ApiKeyPatch, ApiKeyWithSecret, Account, Usage, UsageBucket, EventSchema, WebhookEndpoint, NewWebhookEndpoint, WebhookEndpointPatch, DeliveryAttempt, ErrorSchema]
 
 /** A `$ref` to a shared schema that keeps the schema's static type. */
 export function ref<T extends TSchema>(schema: T) {

@@ -73,3 +73,5 @@ export const DeliveryAttempt = Type.Object(
   { $id: 'DeliveryAttempt', additionalProperties: false, description: 'One attempt to deliver an event.' },
 )
 export type DeliveryAttempt = Static<typeof DeliveryAttempt>
+/** An event as the API and webhooks present it (the Event schema). */
+export type WebhookEvent = Static<typeof EventSchema>

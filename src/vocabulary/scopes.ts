@@ -4,6 +4,8 @@
 export const SCOPES = [
   'pets:read',
   'pets:write',
+  'categories:read',
+  'categories:write',
   'orders:read',
   'orders:write',
   'usage:read',
@@ -17,8 +19,8 @@ export type Scope = (typeof SCOPES)[number]
 
 export const SCOPE_PRESETS = {
   /** Everything but managing keys: what every key could do before scopes existed. */
-  all: ['pets:read', 'pets:write', 'orders:read', 'orders:write', 'usage:read', 'events:read', 'webhooks:read', 'webhooks:write'],
-  read_only: ['pets:read', 'orders:read', 'usage:read', 'events:read', 'webhooks:read'],
+  all: ['pets:read', 'pets:write', 'categories:read', 'categories:write', 'orders:read', 'orders:write', 'usage:read', 'events:read', 'webhooks:read', 'webhooks:write'],
+  read_only: ['pets:read', 'categories:read', 'orders:read', 'usage:read', 'events:read', 'webhooks:read'],
 } as const satisfies Record<string, readonly Scope[]>
 
 export class ScopeError extends Error {

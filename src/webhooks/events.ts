@@ -25,6 +25,7 @@ export function parseEventId(text: string): number | undefined {
 /** The row a trigger stored, as the API's resource. */
 function resource(type: string, row: Record<string, unknown>): Record<string, unknown> {
   if (type.startsWith('pet.')) return { id: row.id, name: row.name, categoryId: row.category_id, status: row.status }
+  if (type.startsWith('category.')) return { id: row.id, name: row.name, description: row.description }
   if (type.startsWith('order.')) {
     const order: Record<string, unknown> = { id: row.id, petId: row.pet_id, status: row.status, placedAt: iso(Number(row.placed_at)) }
     if (row.closed_at !== null && row.closed_at !== undefined) order.closedAt = iso(Number(row.closed_at))

@@ -20,6 +20,12 @@ export const V1_OPERATIONS: readonly V1Operation[] = [
   // A pet no test makes: these change or delete nothing a test relies on.
   { operationId: 'updatePet', method: 'PATCH', path: '/v1/pets/{petId}', example: '/v1/pets/987654321', body: { name: 'Rex' } },
   { operationId: 'deletePet', method: 'DELETE', path: '/v1/pets/{petId}', example: '/v1/pets/987654321' },
+  { operationId: 'listCategories', method: 'GET', path: '/v1/categories', example: '/v1/categories' },
+  { operationId: 'createCategory', method: 'POST', path: '/v1/categories', example: '/v1/categories', body: { name: 'Axolotls' } },
+  { operationId: 'getCategory', method: 'GET', path: '/v1/categories/{categoryId}', example: '/v1/categories/1' },
+  // A category no test makes: nothing changes.
+  { operationId: 'updateCategory', method: 'PATCH', path: '/v1/categories/{categoryId}', example: '/v1/categories/987654321', body: { name: 'Renamed' } },
+  { operationId: 'deleteCategory', method: 'DELETE', path: '/v1/categories/{categoryId}', example: '/v1/categories/987654321' },
   { operationId: 'placeOrder', method: 'POST', path: '/v1/store/orders', example: '/v1/store/orders', body: { petId: 1 } },
   { operationId: 'listOrders', method: 'GET', path: '/v1/store/orders', example: '/v1/store/orders' },
   { operationId: 'getOrder', method: 'GET', path: '/v1/store/orders/{orderId}', example: '/v1/store/orders/1' },

@@ -10,6 +10,7 @@ import { join } from 'node:path'
 import SqliteDatabase from 'better-sqlite3'
 import { openStore } from '../../src/db/open-store.js'
 import type { Store } from '../../src/db/store.js'
+import { insertPet } from '../helpers/pets.js'
 
 describe('SQLite pets store', () => {
   let dir: string
@@ -34,7 +35,7 @@ describe('SQLite pets store', () => {
       process.stdout.write(String(db.prepare("INSERT INTO pets (name, category_id, status, created_at) VALUES ('elsewhere', 4, 'pending', 1) RETURNING id").pluck().get()))`
     const id = Number(execFileSync(process.execPath, ['-e', script, file], { encoding: 'utf8' }))
     assert.equal((await everything()).at(-1)?.id, id)
-    assert.equal((await store.pets.list({ status: 'pending', afterId: 0, limit: 1_000 })).pets.at(-1)?.name, 'elsewhere')
+    assert.equal((await store.pets.list({ statuses: ['pending'], afterId: 0, limit: 1_000 })).pets.at(-1)?.name, 'elsewhere')
   })
 
   it('checks freshness after each list call arrived, even when calls of one turn share the check', async () => {
@@ -64,15 +65,15 @@ describe('SQLite pets store', () => {
   })
 
   it('hands out the cached page shared; after a commit, the same page while its rows are unchanged, a new one once they change', async () => {
-    for (let i = 0; i < 3; i++) await store.pets.insert({ name: `filler ${i}`, categoryId: 1 }, 1_000)
+    for (let i = 0; i < 3; i++) await insertPet(store.pets, { name: `filler ${i}`, categoryId: 1 }, 1_000)
     const first = await store.pets.list({ afterId: 0, limit: 3 })
     assert.equal(first.shared, true)
     assert.equal(await store.pets.list({ afterId: 0, limit: 3 }), first)
     // A commit that leaves the page's rows as they are: the very same page.
-    await store.pets.insert({ name: 'newer', categoryId: 1 }, 1_000)
+    await insertPet(store.pets, { name: 'newer', categoryId: 1 }, 1_000)
     assert.equal(await store.pets.list({ afterId: 0, limit: 3 }), first)
     // A commit that changes one of its rows (a reservation): a new page with the change.
-    const available = await store.pets.insert({ name: 'to reserve', categoryId: 1 }, 1_000)
+    const available = await insertPet(store.pets, { name: 'to reserve', categoryId: 1 }, 1_000)
     const page = await store.pets.list({ afterId: available.id - 1, limit: 1 })
     assert.equal((await store.orders.place(available.id, 1, 1_000)).outcome, 'placed')
     const changed = await store.pets.list({ afterId: available.id - 1, limit: 1 })

@@ -9,9 +9,10 @@ import type pg from 'pg'
 import type { Selectable } from 'kysely'
 import { createReadCoalescer } from '../batching/read-coalescer.js'
 import { createTurnBatcher } from '../batching/turn-batcher.js'
-import type { PetPrecondition, PetsPage, PetsStore } from '../pets-store.js'
+import { isPlainList, type ChangeResult, type InsertResult, type ListPetsQuery, type PetPrecondition, type PetsPage, type PetsStore } from '../pets-store.js'
 import type { PetsTable } from '../schema.js'
-import { changed, petsStatements, POSTGRES_INSERT_MANY, toInventory, toPet, type Inventory } from '../sql/pets-sql.js'
+import { isNoSuchCategory } from '../sql/categories.js'
+import { changed, filteredKey, filteredListStatement, petsStatements, POSTGRES_INSERT_MANY, toInventory, toPet, type Inventory } from '../sql/pets-sql.js'
 import { completeClaim } from './idempotency.js'
 import { inTransaction } from './transaction.js'
 import type { NewPet, Pet } from '../../schemas/pet.js'
@@ -28,6 +29,7 @@ const COUNT_BY_STATUS = { name: 'petstore_pets_count_by_status', text: SQL.count
 // FOR UPDATE: the pet stays as read until the change commits; a reservation of it
 // (orders-store.ts locks the same row first) waits, or is waited for.
 const LOCK_BY_ID = { name: 'petstore_pets_lock_by_id', text: `${SQL.byId} FOR UPDATE` }
+const CATEGORY_EXISTS = { name: 'petstore_categories_exists', text: SQL.categoryExists }
 const OPEN_ORDER_OF = { name: 'petstore_pets_open_order_of', text: SQL.openOrderOf }
 const UPDATE = { name: 'petstore_pets_update', text: SQL.update }
 const REMOVE = { name: 'petstore_pets_remove', text: SQL.remove }
@@ -38,6 +40,14 @@ export function createPostgresPetsStore(pool: pg.Pool): PetsStore {
   const pageOfTurn = createReadCoalescer<PetsPage>()
   const listPage = async (query: pg.QueryConfig): Promise<PetsPage> =>
     Object.freeze({ pets: Object.freeze((await rows(query)).map((row) => Object.freeze(toPet(row)))), shared: true })
+  // Named, so that each connection prepares a filtered list's statement once: a handful of texts (sql/pets-sql.ts).
+  const statementNames = new Map<string, string>()
+  const filteredStatement = (query: ListPetsQuery): pg.QueryConfig => {
+    const { text, values } = filteredListStatement('postgres', query)
+    let name = statementNames.get(text)
+    if (name === undefined) statementNames.set(text, (name = `petstore_pets_filtered_${statementNames.size + 1}`))
+    return { name, text, values }
+  }
   const rowOfTurn = createReadCoalescer<PetRecord[]>()
   const countsOfTurn = createReadCoalescer<Inventory>()
   const readCounts = async () => toInventory((await pool.query<{ status: string; count: string }>(COUNT_BY_STATUS)).rows)
@@ -46,12 +56,17 @@ export function createPostgresPetsStore(pool: pg.Pool): PetsStore {
     ...INSERT_MANY,
     values: [pets.map((p) => p.name), pets.map((p) => p.categoryId), pets.map((p) => p.status ?? 'available'), now],
   })
-  const insertBatch = createTurnBatcher<{ pet: NewPet; now: number }, Pet>(
+  const insertBatch = createTurnBatcher<{ pet: NewPet; now: number }, InsertResult>(
     async (batch) => {
-      const inserted = await rows(insertMany(batch.map(({ input }) => input.pet), batch.map(({ input }) => input.now)))
-      if (inserted.length !== batch.length) throw new Error(`a batch of ${batch.length} creates inserted ${inserted.length} rows`)
+      const statement = insertMany(batch.map(({ input }) => input.pet), batch.map(({ input }) => input.now))
+      // A category deleted between the statement's check and its foreign key's refuses
+      // the whole statement; run again, the check sees it gone.
+      const inserted = await rows(statement).catch((error: unknown) => (isNoSuchCategory(error) ? rows(statement) : Promise.reject(error)))
+      // The rows returned are the pets whose category exists, in the batch's order
+      // (sql/pets-sql.ts): a pet is the next row when the row is of its category.
+      const results = matchInserted(batch.map(({ input }) => input.pet), inserted)
       // Committed (autocommit): now, and only now, may anyone hear back.
-      batch.forEach((item, i) => item.resolve(toPet(inserted[i]!)))
+      batch.forEach((item, i) => item.resolve(results[i]!))
     },
     // One INSERT at a time, as SQLite's group commit: the creates arriving meanwhile
     // make the next one larger. Two or four at a time measured no better (bench/results.md, fifth pass).
@@ -59,7 +74,7 @@ export function createPostgresPetsStore(pool: pg.Pool): PetsStore {
 
   /** In a transaction with the pet locked: the pet, or why `change` is refused; `change` runs only when nothing refuses it. */
   const changeLocked = <T>(id: number, precondition: PetPrecondition | undefined, statusChanges: (current: Pet) => boolean, change: (client: pg.PoolClient, current: Pet) => Promise<T>) =>
-    inTransaction(pool, async (client): Promise<T | { outcome: 'no_such_pet' } | { outcome: 'pet_in_order'; orderId: number } | { outcome: 'precondition_failed'; current: Pet }> => {
+    inTransaction(pool, async (client): Promise<ChangeResult<T>> => {
       const [row] = (await client.query<PetRecord>({ ...LOCK_BY_ID, values: [id] })).rows
       if (!row) return { outcome: 'no_such_pet' }
       const current = toPet(row)
@@ -73,7 +88,10 @@ export function createPostgresPetsStore(pool: pg.Pool): PetsStore {
     })
 
   return {
-    list({ status, afterId, limit }) {
+    list(query) {
+      if (!isPlainList(query)) return pageOfTurn(filteredKey(query), () => listPage(filteredStatement(query)))
+      const status = query.statuses?.[0]
+      const { afterId, limit } = query
       return pageOfTurn(`${status ?? ''}:${afterId}:${limit}`, () =>
         status ? listPage({ ...LIST_BY_STATUS, values: [status, afterId, limit] }) : listPage({ ...LIST_ALL, values: [afterId, limit] }),
       )
@@ -86,19 +104,24 @@ export function createPostgresPetsStore(pool: pg.Pool): PetsStore {
 
     insert(pet, now, completion) {
       if (!completion) return insertBatch({ pet, now })
-      return inTransaction(pool, async (client) => {
+      return inTransaction(pool, async (client): Promise<InsertResult> => {
         const [row] = (await client.query<PetRecord>(insertMany([pet], [now]))).rows
-        const created = toPet(row!)
+        if (!row) return { outcome: 'no_such_category' }
+        const created = toPet(row)
         await completeClaim(client, completion, created)
-        return created
-      })
+        return { outcome: 'created', pet: created }
+      }).catch((error: unknown) => (isNoSuchCategory(error) ? { outcome: 'no_such_category' as const } : Promise.reject(error)))
     },
     update: (id, changes, precondition) =>
       changeLocked(id, precondition, (current) => changed(current, changes).statusChanges, async (client, current) => {
         const { pet } = changed(current, changes)
+        if (pet.categoryId !== current.categoryId && (await client.query({ ...CATEGORY_EXISTS, values: [pet.categoryId] })).rowCount === 0) {
+          return { outcome: 'no_such_category' as const }
+        }
         await client.query({ ...UPDATE, values: [pet.name, pet.categoryId, pet.status, id] })
         return { outcome: 'updated' as const, pet }
-      }),
+        // A category deleted since the check: the foreign key refuses the update.
+      }).catch((error: unknown) => (isNoSuchCategory(error) ? { outcome: 'no_such_category' as const } : Promise.reject(error))),
 
     remove: (id, precondition) =>
       changeLocked(id, precondition, () => true, async (client) => {
@@ -112,4 +135,17 @@ export function createPostgresPetsStore(pool: pg.Pool): PetsStore {
       return { ...(await countsOfTurn('inventory', readCounts)) }
     },
   }
+}
+
+/** Each pet given, as the row inserted for it or refused: `inserted` holds the pets whose category exists, in order. */
+function matchInserted(pets: readonly NewPet[], inserted: readonly PetRecord[]): InsertResult[] {
+  let next = 0
+  const results = pets.map((pet): InsertResult => {
+    const row = inserted[next]
+    if (row === undefined || row.category_id !== pet.categoryId) return { outcome: 'no_such_category' }
+    next++
+    return { outcome: 'created', pet: toPet(row) }
+  })
+  if (next !== inserted.length) throw new Error(`a batch of ${pets.length} creates inserted ${inserted.length} rows, ${next} of them matched`)
+  return results
 }

@@ -2,6 +2,7 @@
 // hot paths' named statements alike.
 import { migrate, ping } from '../database.js'
 import { createAccountsStore, createApiKeysStore } from '../sql/api-keys.js'
+import { createCategoriesStore } from '../sql/categories.js'
 import { createUsageStore } from '../sql/usage.js'
 import { createDeliveryQueue } from '../sql/delivery-queue.js'
 import { createWebhookEndpointsStore } from '../sql/webhook-endpoints.js'
@@ -24,6 +25,7 @@ export async function openPostgresStore(url: string, options: PostgresPoolOption
   return {
     dialect: 'postgres',
     pets: createPostgresPetsStore(pool),
+    categories: createCategoriesStore(db),
     orders: createPostgresOrdersStore(db, pool),
     apiKeys: createApiKeysStore(db),
     accounts: createAccountsStore(db),

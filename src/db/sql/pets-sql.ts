@@ -1,7 +1,8 @@
 // Every statement on the pets table, in one place: the stores of both databases
 // (sqlite/pets-store.ts, postgres/pets-store.ts) prepare these texts.
 import type { Selectable } from 'kysely'
-import type { PetChanges } from '../pets-store.js'
+import type { ListPetsQuery, PetChanges } from '../pets-store.js'
+import type { Dialect } from '../dialect.js'
 import type { PetsTable } from '../schema.js'
 import type { Inventory } from '../../schemas/order.js'
 import type { Pet, PetStatus } from '../../schemas/pet.js'
@@ -18,6 +19,8 @@ export function petsStatements(param: (n: number) => string) {
     insert: `INSERT INTO pets (name, category_id, status, created_at) VALUES (${param(1)}, ${param(2)}, ${param(3)}, ${param(4)})`,
     update: `UPDATE pets SET name = ${param(1)}, category_id = ${param(2)}, status = ${param(3)} WHERE id = ${param(4)}`,
     remove: `DELETE FROM pets WHERE id = ${param(1)}`,
+    /** Whether a category exists (a pet must name one). */
+    categoryExists: `SELECT 1 FROM categories WHERE id = ${param(1)}`,
     /** The open order that holds a pet, if any (orders_one_open_per_pet: at most one). */
     openOrderOf: `SELECT id FROM orders WHERE pet_id = ${param(1)} AND status = 'placed'`,
     /**
@@ -28,16 +31,76 @@ export function petsStatements(param: (n: number) => string) {
   }
 }
 
+/** A statement with its values, in the order of its placeholders. */
+export interface Statement {
+  text: string
+  values: unknown[]
+}
+
+/**
+ * The filtered list (any filter but the plain list's, any sort), for `dialect`. The
+ * text depends only on which filters are given and the sort, never on their values
+ * (lists are one parameter: SQLite json_each, PostgreSQL arrays), so each store
+ * prepares a handful of statements at most.
+ *
+ * - `q`: SQLite's FTS5 trigram table `pets_search`, read in rowid order so that a page
+ *   of matches ends early; PostgreSQL's ILIKE, through the pg_trgm index on name.
+ * - `name` order compares by code point on both (SQLite BINARY, PostgreSQL "C"), so a
+ *   page starts at the same place whichever store answers.
+ */
+export function filteredListStatement(dialect: Dialect, query: ListPetsQuery): Statement {
+  const values: unknown[] = []
+  const param = (value: unknown, cast = '') => {
+    values.push(value)
+    return dialect === 'sqlite' ? '?' : `$${values.length}${cast}`
+  }
+  const list = (items: readonly unknown[], cast: string) =>
+    dialect === 'sqlite' ? `IN (SELECT value FROM json_each(${param(JSON.stringify(items))}))` : `= ANY(${param(items, cast)})`
+  const sort = query.sort ?? 'id'
+  const searched = query.q !== undefined && dialect === 'sqlite'
+  // With the FTS table leading, its rowid is the pet's id: ordering and bounding by it lets FTS5 stop at the page's end.
+  const id = searched ? 'pets_search.rowid' : 'p.id'
+  const where: string[] = []
+  if (query.q !== undefined) {
+    where.push(dialect === 'sqlite' ? `pets_search MATCH ${param(ftsPhrase(query.q))}` : `p.name ILIKE ${param(`%${likeEscaped(query.q)}%`)}`)
+  }
+  if (query.statuses !== undefined && query.statuses.length > 0) where.push(`p.status ${list(query.statuses, '::text[]')}`)
+  if (query.categoryIds !== undefined) where.push(`p.category_id ${list(query.categoryIds, '::bigint[]')}`)
+  if (query.ids !== undefined) where.push(`p.id ${list(query.ids, '::bigint[]')}`)
+  const name = dialect === 'sqlite' ? 'p.name' : 'p.name COLLATE "C"'
+  if (query.afterId > 0) {
+    if (sort === 'id') where.push(`${id} > ${param(query.afterId)}`)
+    else if (sort === '-id') where.push(`${id} < ${param(query.afterId)}`)
+    else where.push(`(${name}, p.id) > (${param(query.afterName ?? '')}, ${param(query.afterId)})`)
+  }
+  const order = sort === 'id' ? id : sort === '-id' ? `${id} DESC` : `${name}, p.id`
+  const from = searched ? 'pets_search JOIN pets p ON p.id = pets_search.rowid' : 'pets p'
+  const text = `SELECT p.id, p.name, p.category_id, p.status FROM ${from}${where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY ${order} LIMIT ${param(query.limit)}`
+  return { text, values }
+}
+
+/** A filtered list's identity, for the stores' per-turn and per-version page caches. */
+export const filteredKey = (query: ListPetsQuery): string =>
+  JSON.stringify([query.statuses, query.categoryIds, query.q, query.ids, query.sort, query.afterId, query.afterName, query.limit])
+
+/** FTS5: the text as one phrase (a substring, with the trigram tokenizer), quotes doubled. */
+const ftsPhrase = (text: string) => `"${text.replaceAll('"', '""')}"`
+/** LIKE: the text matched literally (PostgreSQL's default escape is the backslash). */
+const likeEscaped = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`)
+
 /**
  * PostgreSQL: the creates of one batch in one statement (one transaction, one
  * commit), however many there are: the columns as four arrays, so that it is one
  * prepared statement for every batch size. Rows are inserted, given their ids and
- * returned in the arrays' order (ORDER BY the ordinality), so the i-th row returned is
- * the i-th pet given, and ids increase in that order.
+ * returned in the arrays' order (ORDER BY the ordinality), so ids increase in that
+ * order. A pet whose category does not exist is left out (and the foreign key would
+ * refuse it): every pet of a missing category is, so the rows returned are the pets
+ * given whose category exists, in order (postgres/pets-store.ts matches them so).
  */
 export const POSTGRES_INSERT_MANY = `INSERT INTO pets (name, category_id, status, created_at)
   SELECT name, category_id, status, created_at
   FROM unnest($1::text[], $2::bigint[], $3::text[], $4::bigint[]) WITH ORDINALITY AS batch (name, category_id, status, created_at, n)
+  WHERE EXISTS (SELECT 1 FROM categories c WHERE c.id = batch.category_id)
   ORDER BY n
   RETURNING ${PET_COLUMNS}`
 

@@ -24,8 +24,8 @@
 import SqliteDatabase from 'better-sqlite3'
 import type { GroupCommit } from '../batching/group-commit.js'
 import { createReadCoalescer } from '../batching/read-coalescer.js'
-import type { PetPrecondition, PetsPage, PetsStore } from '../pets-store.js'
-import { changed, petsStatements, rowToPet, toInventory, type Inventory, type PetRow } from '../sql/pets-sql.js'
+import { isPlainList, type InsertResult, type ListPetsQuery, type PetPrecondition, type PetsPage, type PetsStore } from '../pets-store.js'
+import { changed, filteredKey, filteredListStatement, petsStatements, rowToPet, toInventory, type Inventory, type PetRow } from '../sql/pets-sql.js'
 import type { CompleteClaim } from './idempotency.js'
 import type { NewPet, Pet } from '../../schemas/pet.js'
 
@@ -60,6 +60,8 @@ export function createSqlitePetsStore(options: SqlitePetsStoreOptions): PetsStor
   const removeStatement = writer.prepare(SQL.remove)
   const lockedById = writer.prepare(SQL.byId).raw()
   const openOrderOf = writer.prepare(SQL.openOrderOf).pluck()
+  // On the writer, inside the group commit: nothing deletes the category before the commit.
+  const categoryExists = writer.prepare(SQL.categoryExists).pluck()
 
   /**
    * The pet as the writer sees it inside the group commit (SQLite has one writer, so
@@ -88,19 +90,32 @@ export function createSqlitePetsStore(options: SqlitePetsStoreOptions): PetsStor
   const rowOfTurn = createReadCoalescer<PetRow | undefined>()
   const readById = (id: number) => async () => byId.get(id) as PetRow | undefined
 
+  // The filtered lists' statements, prepared once each: their texts depend only on which filters are given (sql/pets-sql.ts).
+  const filteredStatements = new Map<string, SqliteDatabase.Statement>()
+  const readFiltered = (query: ListPetsQuery): unknown[] => {
+    const { text, values } = filteredListStatement('sqlite', query)
+    let statement = filteredStatements.get(text)
+    if (!statement) filteredStatements.set(text, (statement = reader.prepare(text).raw()))
+    return statement.all(...values)
+  }
+
   const insertOne = (pet: NewPet, now: number): Pet => {
+    // (Checked by the caller; the trigger of migration 010 would refuse it anyway.)
     const status = pet.status ?? 'available'
     const { lastInsertRowid } = insertStatement.run(pet.name, pet.categoryId, status, now)
     return { id: Number(lastInsertRowid), name: pet.name, categoryId: pet.categoryId, status }
   }
 
   return {
-    async list({ status, afterId, limit }) {
+    async list(query) {
       const version = await currentVersion()
-      const cacheKey = `${status ?? ''}:${afterId}:${limit}`
+      const plain = isPlainList(query)
+      const status = query.statuses?.[0]
+      const { afterId, limit } = query
+      const cacheKey = plain ? `${status ?? ''}:${afterId}:${limit}` : filteredKey(query)
       const cached = pages.get(cacheKey)
       if (cached && cached.version === version) return cached.page
-      const rows = (status ? listByStatus.all(status, afterId, limit) : listAll.all(afterId, limit)) as PetRow[]
+      const rows = (plain ? (status ? listByStatus.all(status, afterId, limit) : listAll.all(afterId, limit)) : readFiltered(query)) as PetRow[]
       if (cached && samePets(cached.page.pets, rows)) {
         cached.version = version
         return cached.page
@@ -119,11 +134,12 @@ export function createSqlitePetsStore(options: SqlitePetsStoreOptions): PetsStor
     },
 
     insert: (pet, now, completion) =>
-      groupCommit(() => {
+      groupCommit((): InsertResult => {
+        if (categoryExists.get(pet.categoryId) === undefined) return { outcome: 'no_such_category' }
         const created = insertOne(pet, now)
         // In the insert's own savepoint: a lost claim rolls the pet back too.
         if (completion) completeClaim(completion, created)
-        return created
+        return { outcome: 'created', pet: created }
       }),
 
     update: (id, changes, precondition) =>
@@ -131,6 +147,7 @@ export function createSqlitePetsStore(options: SqlitePetsStoreOptions): PetsStor
         const found = changeable(id, precondition, (current) => changed(current, changes).statusChanges)
         if (found.refused) return found.refused
         const { pet } = changed(found.current, changes)
+        if (pet.categoryId !== found.current.categoryId && categoryExists.get(pet.categoryId) === undefined) return { outcome: 'no_such_category' as const }
         updateStatement.run(pet.name, pet.categoryId, pet.status, id)
         return { outcome: 'updated' as const, pet }
       }),

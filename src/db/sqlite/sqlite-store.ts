@@ -5,6 +5,7 @@
 import { createSqliteGroupCommit } from '../batching/group-commit.js'
 import { migrate, ping } from '../database.js'
 import { createAccountsStore, createApiKeysStore } from '../sql/api-keys.js'
+import { createCategoriesStore } from '../sql/categories.js'
 import { createUsageStore } from '../sql/usage.js'
 import { createDeliveryQueue } from '../sql/delivery-queue.js'
 import { createWebhookEndpointsStore } from '../sql/webhook-endpoints.js'
@@ -30,6 +31,7 @@ export async function openSqliteStore(path: string): Promise<Store> {
   return {
     dialect: 'sqlite',
     pets,
+    categories: createCategoriesStore(db),
     orders: createSqliteOrdersStore({ db, writer, groupCommit, completeClaim }),
     apiKeys: createApiKeysStore(db),
     accounts: createAccountsStore(db),

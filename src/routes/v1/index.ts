@@ -11,6 +11,7 @@ import { refuseOtherMethods } from '../method-not-allowed.js'
 import { petRoutes } from './pets.js'
 import { orderRoutes } from './orders.js'
 import type { OrderService } from '../../orders/order-service.js'
+import { categoryRoutes } from './categories.js'
 import { applyOperationScopes } from './scopes.js'
 import { keyRoutes } from './keys.js'
 import { usageRoutes } from './usage.js'
@@ -55,6 +56,7 @@ export async function v1Routes(app: FastifyInstance, { authenticator, limiter, s
   await app.register(petRoutes, { store, clock })
   refuseOtherMethods(app, '/pets', ['GET', 'POST'])
   refuseOtherMethods(app, '/pets/:petId', ['GET', 'PATCH', 'DELETE'])
+  await app.register(categoryRoutes, { store, clock })
   await app.register(orderRoutes, { orderService, idempotencyRecords: store.idempotency, clock })
   await app.register(keyRoutes, { keyAdmin, usage, idempotency: store.idempotency, clock })
   await app.register(usageRoutes, { keyAdmin, limiter, usage, clock })

@@ -1,5 +1,6 @@
 // What GET /v1/pets answers for a page the store returned: the pets to send (the
-// look-ahead pet dropped) and the Link header of the next page, if any.
+// look-ahead pet dropped), the Link header of the next page, if any, and with `ids`
+// each pet's ETag.
 //
 // A shared page (PetsPage.shared: the store hands this very object to several
 // callers) cannot change while it lives, so its answer is worked out once, the body already serialized, and kept in a WeakMap keyed by the page: it
@@ -7,29 +8,39 @@
 // own response serializer, so the bytes are the ones Fastify would send for the
 // same pets, and the response schema's guarantee holds.
 import type { PetsPage } from '../../db/pets-store.js'
-import type { Pet, PetStatus } from '../../schemas/pet.js'
-import { pageWithLink } from './cursor.js'
+import type { Pet } from '../../schemas/pet.js'
+import { etagOf } from './etag.js'
+import { encodePetsCursor, type PetsListFilters } from './pets-list-query.js'
+
+interface Headers {
+  link: string | undefined
+  /** With `ids`: `<id>=<ETag>` per pet of the page, comma-separated. */
+  etags: string | undefined
+}
 
 /** The answer to send: the pets, or their JSON already serialized (then sent as application/json as it is). */
-export type ListPageAnswer =
-  | { pets: readonly Pet[]; json?: undefined; link: string | undefined }
-  | { pets?: undefined; json: string; link: string | undefined }
+export type ListPageAnswer = ({ pets: readonly Pet[]; json?: undefined } | { pets?: undefined; json: string }) & Headers
 
 export interface ListPageRequest {
-  status: PetStatus | undefined
+  filters: PetsListFilters
   /** Pets asked for; the page holds one more when a next page exists. */
   limit: number
 }
 
 interface Remembered {
   answer: ListPageAnswer
-  status: PetStatus | undefined
+  canonical: string
   limit: number
 }
 
-function answerFor(pets: readonly Pet[], { status, limit }: ListPageRequest): { pets: readonly Pet[]; link: string | undefined } {
-  const { items, link } = pageWithLink(pets, { path: '/v1/pets', status, limit })
-  return { pets: items, link }
+function answerFor(pets: readonly Pet[], { filters, limit }: ListPageRequest): { pets: readonly Pet[] } & Headers {
+  const items = pets.length > limit ? pets.slice(0, limit) : pets
+  // Concatenated, not URLSearchParams: every part is already URL-safe (numbers, names
+  // from enums, q percent-encoded, a base64url cursor).
+  const query = filters.canonical ? `&${filters.canonical}` : ''
+  const link = pets.length > limit ? `</v1/pets?limit=${limit}${query}&cursor=${encodePetsCursor(filters, items.at(-1)!)}>; rel="next"` : undefined
+  const etags = filters.query.ids === undefined ? undefined : items.map((pet) => `${pet.id}=${etagOf(pet)}`).join(', ')
+  return { pets: items, link, etags }
 }
 
 export function createListPageAnswers() {
@@ -40,11 +51,11 @@ export function createListPageAnswers() {
     answer(page: PetsPage, request: ListPageRequest, serialize: (pets: readonly Pet[]) => string): ListPageAnswer {
       if (!page.shared) return answerFor(page.pets, request)
       const known = remembered.get(page)
-      // The store keys its pages by status and limit too; checked anyway, as it costs nothing.
-      if (known && known.status === request.status && known.limit === request.limit) return known.answer
-      const { pets, link } = answerFor(page.pets, request)
-      const answer: ListPageAnswer = { json: serialize(pets), link }
-      remembered.set(page, { answer, status: request.status, limit: request.limit })
+      // The store keys its pages by filters and limit too; checked anyway, as it costs nothing.
+      if (known && known.canonical === request.filters.canonical && known.limit === request.limit) return known.answer
+      const { pets, ...headers } = answerFor(page.pets, request)
+      const answer: ListPageAnswer = { json: serialize(pets), ...headers }
+      remembered.set(page, { answer, canonical: request.filters.canonical, limit: request.limit })
       return answer
     },
   }

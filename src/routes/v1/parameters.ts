@@ -8,16 +8,20 @@ import { parametersWithDefaults } from '../../schemas/shared.js'
 export const DEFAULT_LIMIT = 20
 export const MAX_LIMIT = 100
 
-/** `?limit=&status=&cursor=` of a list operation: `items` names what is listed, `status` is its status filter's schema. */
-export function listQuery<S extends TSchema>(items: string, status: S) {
-  return parametersWithDefaults(
-    Type.Object({
-      limit: Type.Integer({ minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT, description: `Maximum number of ${items} to return.` }),
-      status: Type.Optional(status),
-      cursor: Type.Optional(Type.String({ description: 'Where the page starts: an opaque token from the `Link: rel="next"` header of the previous page.' })),
-    }),
-  )
+/** `limit` of a list operation: `items` names what is listed. */
+export const limitParameter = (items: string) => Type.Integer({ minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT, description: `Maximum number of ${items} to return.` })
+const cursorParameter = () => Type.String({ description: 'Where the page starts: an opaque token from the `Link: rel="next"` header of the previous page.' })
+
+/** `?limit=&cursor=` of a list operation, and `status=` when `status` (its status filter's schema) is given: `items` names what is listed. */
+export function listQuery(items: string): ReturnType<typeof plainListQuery>
+export function listQuery<S extends TSchema>(items: string, status: S): ReturnType<typeof filteredListQuery<S>>
+export function listQuery<S extends TSchema>(items: string, status?: S) {
+  return status === undefined ? plainListQuery(items) : filteredListQuery(items, status)
 }
+
+const plainListQuery = (items: string) => parametersWithDefaults(Type.Object({ limit: limitParameter(items), cursor: Type.Optional(cursorParameter()) }))
+const filteredListQuery = <S extends TSchema>(items: string, status: S) =>
+  parametersWithDefaults(Type.Object({ limit: limitParameter(items), status: Type.Optional(status), cursor: Type.Optional(cursorParameter()) }))
 
 /** The Idempotency-Key header: what a replay answers (`replays`) and does not do again (`doesNot`); `more`, anything the operation adds. */
 export function idempotencyKeyHeaders({ replays, doesNot, more = '' }: { replays: string; doesNot: string; more?: string }) {

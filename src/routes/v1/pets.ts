@@ -3,18 +3,18 @@ import type { FastifyInstance, FastifyReply } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import type { Clock } from '../../clock.js'
-import type { ChangeResult } from '../../db/pets-store.js'
+import type { ChangeResult, InsertResult } from '../../db/pets-store.js'
 import type { Store } from '../../db/store.js'
 import { ApiError } from '../../errors.js'
 import { createIdempotency } from '../../idempotency/idempotency.js'
 import { fingerprint } from '../../idempotency/idempotency-key.js'
-import { idSchema, NewPet, Pet, PetPatch, PetStatusSchema } from '../../schemas/pet.js'
+import { idSchema, NewPet, Pet, PetPatch } from '../../schemas/pet.js'
 import { errorResponse, header, optionalHeader, response, TOO_MANY_REQUESTS, UNAUTHORIZED } from '../../schemas/responses.js'
 import { ref } from '../../schemas/shared.js'
-import { decodeCursor } from './cursor.js'
+import { decodePetsCursor, parsePetsListFilters, PetsListQuery } from './pets-list-query.js'
 import { etagOf, ifMatch } from './etag.js'
 import { createListPageAnswers } from './list-page-answer.js'
-import { idempotencyKeyHeaders, listQuery } from './parameters.js'
+import { idempotencyKeyHeaders } from './parameters.js'
 
 export interface PetRoutesOptions {
   store: Pick<Store, 'pets' | 'idempotency'>
@@ -41,8 +41,6 @@ function serializePage(reply: FastifyReply, pets: readonly Pet[]): string {
   return serialize(pets as unknown as Record<string, unknown>)
 }
 
-const ListQuery = listQuery('animals', PetStatusSchema({ description: 'Only animals with this status.' }))
-
 const PetIdParams = Type.Object({
   petId: idSchema('Identifier of the animal to retrieve.'),
 })
@@ -65,8 +63,21 @@ const etagHeader = { ETag: header('A strong entity tag of the animal as returned
 const PET_IN_ORDER = errorResponse('An open (`placed`) order holds the animal: its status cannot change, nor can it be deleted, until the order is completed or cancelled. The message names the order.', ['pet_in_order'])
 const PRECONDITION_FAILED = errorResponse('`If-Match` names another version of the animal: it changed since the client read it. Read it again (its current `ETag`) and decide anew.', ['precondition_failed'])
 
+/** The 400 of a pet naming a category that does not exist. */
+const noSuchCategory = (categoryId: number) =>
+  new ApiError('invalid_field', `There is no category with id ${categoryId}: name one of GET /v1/categories, or create it first.`, {
+    details: [{ field: 'categoryId', message: `no category with id ${categoryId}` }],
+  })
+
+/** The pet created, or the refusal as an ApiError (nothing was committed). */
+function createdPet(result: InsertResult, categoryId: number): Pet {
+  if (result.outcome === 'no_such_category') throw noSuchCategory(categoryId)
+  return result.pet
+}
+
 /** A refused change as the ApiError it answers. */
-function refusal(petId: number, result: ChangeResult<never>): ApiError {
+function refusal(petId: number, result: ChangeResult<never>, categoryId: number | undefined): ApiError {
+  if (result.outcome === 'no_such_category') return noSuchCategory(categoryId!)
   if (result.outcome === 'no_such_pet') return new ApiError('not_found', `There is no pet with id ${petId}.`)
   if (result.outcome === 'pet_in_order') {
     return new ApiError('pet_in_order', `Pet ${petId} is held by open order ${result.orderId}: complete or cancel the order first (POST /v1/store/orders/${result.orderId}/complete or …/cancel).`)
@@ -96,25 +107,28 @@ export async function petRoutes(app: FastifyInstance, { store, clock }: PetRoute
         tags: ['pets'],
         summary: 'List animals',
         description:
-          'Animals in ascending id order, optionally filtered by status. When more match than were returned, the `Link` header carries the URL of the next page (`rel="next"`); the body stays a bare array.',
-        querystring: ListQuery,
+          'Animals in ascending id order (or as `sort` says), filtered by any of `status`, `categoryId`, `q` (a case-insensitive substring of the name) and `ids`, all of which must hold. When more match than were returned, the `Link` header carries the URL of the next page (`rel="next"`), with the same filters; its cursor is valid only with them. The body stays a bare array.',
+        querystring: PetsListQuery,
         response: {
           200: response('A page of animals.', Type.Array(ref(Pet)), {
             Link: optionalHeader('`</v1/pets?…&cursor=…>; rel="next"` (RFC 8288) when more animals match.'),
+            'Pet-ETags': optionalHeader('With `ids` only: `<id>=<ETag>` for each animal of the page, comma-separated (`4="…", 8="…"`): send one back in `If-Match` to change that animal only if nobody else did meanwhile.'),
           }),
-          400: errorResponse('A query parameter is invalid.', ['invalid_parameter']),
+          400: errorResponse('A query parameter is invalid, or the cursor was made for other filters or another sort.', ['invalid_parameter']),
           401: UNAUTHORIZED,
           429: TOO_MANY_REQUESTS,
         },
       },
     },
     async (request, reply) => {
-      const { limit, status, cursor } = request.query
-      const afterId = cursor === undefined ? 0 : decodeCursor(cursor)
+      const { limit, cursor } = request.query
+      const filters = parsePetsListFilters(request.query)
+      const position = cursor === undefined ? { afterId: 0 } : decodePetsCursor(filters, cursor)
       // One more than asked tells whether a next page exists without counting.
-      const page = await pets.list({ status, afterId, limit: limit + 1 })
-      const answer = listPageAnswers.answer(page, { status, limit }, (pets) => serializePage(reply, pets))
+      const page = await pets.list({ ...filters.query, ...position, limit: limit + 1 })
+      const answer = listPageAnswers.answer(page, { filters, limit }, (pets) => serializePage(reply, pets))
       if (answer.link !== undefined) reply.header('link', answer.link)
+      if (answer.etags !== undefined) reply.header('pet-etags', answer.etags)
       // The cast drops readonly: serializing only reads the pets.
       if (answer.json === undefined) return answer.pets as Pet[]
       // Already JSON: with a JSON content type Fastify sends a string as it is, without
@@ -139,7 +153,7 @@ export async function petRoutes(app: FastifyInstance, { store, clock }: PetRoute
             Location: header('`/v1/pets/{id}`: where the new animal can be read.'),
           }),
           400: errorResponse(
-            'The body is not a JSON object, or a field is missing, of the wrong type, out of range or unknown; or the Idempotency-Key header is malformed.',
+            'The body is not a JSON object, or a field is missing, of the wrong type, out of range or unknown; `categoryId` names no category (`invalid_field`, the field in `details`); or the Idempotency-Key header is malformed.',
             ['invalid_body', 'invalid_field', 'invalid_parameter'],
           ),
           409: errorResponse('A request with this Idempotency-Key is still running; retry after `Retry-After` seconds to get its answer.', ['idempotency_key_in_use'], {
@@ -158,9 +172,10 @@ export async function petRoutes(app: FastifyInstance, { store, clock }: PetRoute
       const answer = await idempotency.run(request, {
         fingerprint: () => fingerprint(request.body),
         write: (completion) => pets.insert(request.body, now, completion),
+        completed: (result) => result.outcome === 'created',
       })
       if (answer.replayed) reply.header('idempotent-replayed', 'true')
-      const pet = answer.replayed ? (answer.body as Pet) : answer.result
+      const pet = answer.replayed ? (answer.body as Pet) : createdPet(answer.result, request.body.categoryId)
       return reply.code(201).header('location', `/v1/pets/${pet.id}`).send(pet)
     },
   )
@@ -171,7 +186,7 @@ export async function petRoutes(app: FastifyInstance, { store, clock }: PetRoute
       // Before validation, so that after the sunset every call answers 410, even a malformed one.
       preValidation: async () => {
         if (clock.now() >= GET_PET_SUNSET_AT) {
-          throw new ApiError('gone', 'GET /v1/pets/{petId} was removed on 5 December 2030; use GET /v1/pets with the status filter.')
+          throw new ApiError('gone', 'GET /v1/pets/{petId} was removed on 5 December 2030; use GET /v1/pets?ids={petId} (or its other filters).')
         }
       },
       onSend: async (_request, reply: FastifyReply) => {
@@ -183,7 +198,7 @@ export async function petRoutes(app: FastifyInstance, { store, clock }: PetRoute
         deprecated: true,
         summary: 'Fetch one animal (deprecated)',
         description:
-          'Deprecated: removed on 5 December 2030, after which it answers 410. Use `GET /pets` with the `status` filter instead. Every response carries `Deprecation`, `Sunset` and `Link` headers.',
+          'Deprecated: removed on 5 December 2030, after which it answers 410. Use `GET /pets` instead: `ids=4,8,15` fetches given animals (with their ETags in `Pet-ETags`), `status`, `categoryId` and `q` find them. Every response carries `Deprecation`, `Sunset` and `Link` headers.',
         params: PetIdParams,
         response: {
           200: response('The animal.', ref(Pet), { ...deprecationHeaders, ...etagHeader }),
@@ -219,7 +234,7 @@ export async function petRoutes(app: FastifyInstance, { store, clock }: PetRoute
         response: {
           200: response('The animal as changed.', ref(Pet), etagHeader),
           400: errorResponse(
-            'petId is not a positive integer; the body is not a JSON object, has no field, or a field is of the wrong type, out of range, `null` or unknown; or If-Match is malformed.',
+            'petId is not a positive integer; the body is not a JSON object, has no field, or a field is of the wrong type, out of range, `null` or unknown; `categoryId` names no category (`invalid_field`); or If-Match is malformed.',
             ['invalid_body', 'invalid_field', 'invalid_parameter'],
           ),
           401: UNAUTHORIZED,
@@ -235,7 +250,7 @@ export async function petRoutes(app: FastifyInstance, { store, clock }: PetRoute
     async (request, reply) => {
       const { petId } = request.params
       const result = await pets.update(petId, request.body, ifMatch(request.headers['if-match']))
-      if (result.outcome !== 'updated') throw refusal(petId, result)
+      if (result.outcome !== 'updated') throw refusal(petId, result, request.body.categoryId)
       return reply.header('etag', etagOf(result.pet)).send(result.pet)
     },
   )
@@ -265,7 +280,7 @@ export async function petRoutes(app: FastifyInstance, { store, clock }: PetRoute
     async (request, reply) => {
       const { petId } = request.params
       const result = await pets.remove(petId, ifMatch(request.headers['if-match']))
-      if (result.outcome !== 'removed') throw refusal(petId, result)
+      if (result.outcome !== 'removed') throw refusal(petId, result, undefined)
       return reply.code(204).send(null)
     },
   )

@@ -1,0 +1,86 @@
+// The categories store (categories-store.ts), written once in Kysely for both
+// databases, and the one mapping of a categories row to the API's Category.
+import type { Kysely, Selectable } from 'kysely'
+import type { CategoriesStore } from '../categories-store.js'
+import type { CategoriesTable, Database } from '../schema.js'
+import { isUniqueViolation } from '../store-errors.js'
+import type { Category } from '../../schemas/category.js'
+
+/**
+ * A name as its uniqueness sees it: Unicode-normalised (NFC) and case-folded by upper
+ * then lower case, so that `Straße` and `STRASSE` are one name, as are `é` composed or not.
+ * Folded here rather than by lower() in SQL: SQLite's knows ASCII only.
+ */
+export const foldName = (name: string): string => name.normalize('NFC').toUpperCase().toLowerCase()
+
+/**
+ * True for the refusal of deleting a category pets still name: PostgreSQL's foreign
+ * key (23503), SQLite's trigger (migration 2026-11-25-010).
+ */
+export function isCategoryInUse(error: unknown): boolean {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown }
+  return code === '23503' || (code === 'SQLITE_CONSTRAINT_TRIGGER' && message === 'category_in_use')
+}
+
+/** True for the refusal of a pet naming a category that does not exist (PostgreSQL's foreign key, SQLite's trigger). */
+export function isNoSuchCategory(error: unknown): boolean {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown }
+  return code === '23503' || (code === 'SQLITE_CONSTRAINT_TRIGGER' && message === 'no_such_category')
+}
+
+export function createCategoriesStore(db: Kysely<Database>): CategoriesStore {
+  const holderOf = async (name: string) => (await db.selectFrom('categories').select('id').where('name_key', '=', foldName(name)).executeTakeFirst())?.id
+
+  return {
+    async list({ afterId, limit }) {
+      return (await db.selectFrom('categories').selectAll().where('id', '>', afterId).orderBy('id').limit(limit).execute()).map(toCategory)
+    },
+
+    async find(id) {
+      const row = await db.selectFrom('categories').selectAll().where('id', '=', id).executeTakeFirst()
+      return row && toCategory(row)
+    },
+
+    async insert({ name, description = '' }, now) {
+      try {
+        const row = await db.insertInto('categories').values({ name, name_key: foldName(name), description, created_at: now }).returningAll().executeTakeFirstOrThrow()
+        return { outcome: 'written', category: toCategory(row) }
+      } catch (error) {
+        const holder = isUniqueViolation(error) ? await holderOf(name) : undefined
+        if (holder === undefined) throw error
+        return { outcome: 'name_taken', categoryId: holder }
+      }
+    },
+
+    async update(id, { name, description }) {
+      try {
+        const row = await db
+          .updateTable('categories')
+          .set({ ...(name === undefined ? {} : { name, name_key: foldName(name) }), ...(description === undefined ? {} : { description }) })
+          .where('id', '=', id)
+          .returningAll()
+          .executeTakeFirst()
+        return row ? { outcome: 'written', category: toCategory(row) } : { outcome: 'no_such_category' }
+      } catch (error) {
+        const holder = isUniqueViolation(error) && name !== undefined ? await holderOf(name) : undefined
+        if (holder === undefined) throw error
+        return { outcome: 'name_taken', categoryId: holder }
+      }
+    },
+
+    async remove(id) {
+      try {
+        const { numDeletedRows } = await db.deleteFrom('categories').where('id', '=', id).executeTakeFirst()
+        return numDeletedRows > 0n ? { outcome: 'removed' } : { outcome: 'no_such_category' }
+      } catch (error) {
+        if (isCategoryInUse(error)) return { outcome: 'category_in_use' }
+        throw error
+      }
+    },
+  }
+}
+
+/** Maps a categories row to the API's Category: the one place that does. */
+export function toCategory(row: Selectable<CategoriesTable>): Category {
+  return { id: row.id, name: row.name, description: row.description }
+}

@@ -1,0 +1,127 @@
+// Categories over HTTP on every store: the common ones a fresh database starts with,
+// create/read/list/change/delete, names unique case-insensitively, a pet's categoryId
+// naming an existing category (on create and PATCH), 409 category_in_use, the scopes,
+// and the events.
+import { after, before, describe, it } from 'node:test'
+import assert from 'node:assert/strict'
+import type { ErrorBody } from '../src/errors.js'
+import type { Category } from '../src/schemas/category.js'
+import type { Pet } from '../src/schemas/pet.js'
+import type { Event } from '../src/webhooks/events.js'
+import { UNLIMITED } from './helpers/keys.js'
+import { STORES, startTestServer, type TestServer } from './helpers/server.js'
+
+type Answer<T> = T & Partial<Omit<ErrorBody, 'status'>> & { details?: ErrorBody['details'] }
+
+for (const store of STORES) describe(`categories (${store})`, () => {
+  let server: TestServer
+  let key: string
+  before(async () => {
+    server = await startTestServer({ store })
+    key = await server.createKey('enterprise', UNLIMITED, { scopes: ['pets:read', 'pets:write', 'categories:read', 'categories:write', 'events:read'] })
+  })
+  after(() => server.close())
+
+  const create = (json: unknown) => server.request<Answer<Category>>('/v1/categories', { method: 'POST', key, json })
+  const patch = (id: number, json: unknown) =>
+    server.request<Answer<Category>>(`/v1/categories/${id}`, { method: 'PATCH', key, headers: { 'content-type': 'application/merge-patch+json' }, body: JSON.stringify(json) })
+  const remove = (id: number) => server.request<Answer<object>>(`/v1/categories/${id}`, { method: 'DELETE', key })
+  const createPet = (json: unknown) => server.request<Answer<Pet>>('/v1/pets', { method: 'POST', key, json })
+
+  it('lists the common categories a fresh database starts with, paged by cursor', async () => {
+    const first = await server.request<Category[]>('/v1/categories?limit=4', { key })
+    assert.equal(first.status, 200)
+    assert.deepEqual(first.body.map((c) => c.name), ['Dogs', 'Cats', 'Birds', 'Rabbits'])
+    assert.deepEqual(first.body[0], { id: 1, name: 'Dogs', description: '' })
+    const next = /^<([^>]+)>; rel="next"$/.exec(first.headers.get('link') ?? '')?.[1]
+    assert.ok(next?.startsWith('/v1/categories?limit=4&cursor='), `a next link: ${String(next)}`)
+    const second = await server.request<Category[]>(next!, { key })
+    assert.deepEqual(second.body.slice(0, 3).map((c) => c.name), ['Reptiles', 'Fish', 'Other'])
+    assert.equal((await server.request<ErrorBody>('/v1/categories?cursor=nonsense', { key })).body.code, 'invalid_parameter')
+  })
+
+  it('creates a category (201, Location), reads, changes and deletes it', async () => {
+    const made = await create({ name: 'Ferrets', description: 'Small and curious' })
+    assert.equal(made.status, 201)
+    assert.deepEqual(made.body, { id: made.body.id, name: 'Ferrets', description: 'Small and curious' })
+    assert.equal(made.headers.get('location'), `/v1/categories/${made.body.id}`)
+    assert.deepEqual((await server.request<Category>(`/v1/categories/${made.body.id}`, { key })).body, made.body)
+    const changed = await patch(made.body.id, { description: 'Small' })
+    assert.deepEqual([changed.status, changed.body], [200, { ...made.body, description: 'Small' }])
+    assert.equal((await remove(made.body.id)).status, 204)
+    assert.equal((await server.request<ErrorBody>(`/v1/categories/${made.body.id}`, { key })).status, 404)
+    assert.equal((await remove(made.body.id)).status, 404)
+    assert.equal((await patch(made.body.id, { name: 'Ghost' })).status, 404)
+  })
+
+  it('refuses a name another category has, in any case: 409 category_name_taken naming it', async () => {
+    const taken = await create({ name: 'cATS' })
+    assert.deepEqual([taken.status, taken.body.code], [409, 'category_name_taken'])
+    assert.match(taken.body.message ?? '', /Category 2/)
+    assert.equal((await patch(1, { name: 'CATS' })).body.code, 'category_name_taken')
+    assert.equal((await patch(2, { name: 'CATS' })).status, 200, 'its own name in another case is no clash')
+    await patch(2, { name: 'Cats' })
+  })
+
+  it('refuses bad bodies and ids with 400, never coercing', async () => {
+    for (const body of [{}, { name: '' }, { name: '   ' }, { name: 'x'.repeat(101) }, { name: 7 }, { name: 'ok', id: 3 }, { name: 'ok', description: null }]) {
+      const res = await create(body)
+      assert.equal(res.status, 400, JSON.stringify(body))
+      assert.ok(['invalid_body', 'invalid_field'].includes(res.body.code!), `${JSON.stringify(body)}: ${res.body.code}`)
+    }
+    assert.equal((await patch(1, {})).status, 400)
+    assert.equal((await server.request<ErrorBody>('/v1/categories/abc', { key })).body.code, 'invalid_parameter')
+  })
+
+  it('refuses a pet whose categoryId names no category: 400 invalid_field naming the field, on create and PATCH', async () => {
+    const refused = await createPet({ name: 'Nowhere', categoryId: 987654 })
+    assert.deepEqual([refused.status, refused.body.code], [400, 'invalid_field'])
+    assert.deepEqual(refused.body.details, [{ field: 'categoryId', message: 'no category with id 987654' }])
+    const pet = (await createPet({ name: 'Somewhere', categoryId: 3 })).body
+    const moved = await server.request<Answer<Pet>>(`/v1/pets/${pet.id}`, { method: 'PATCH', key, json: { categoryId: 987654 } })
+    assert.deepEqual([moved.status, moved.body.code, moved.body.details?.[0]?.field], [400, 'invalid_field', 'categoryId'])
+    assert.equal((await server.request<Pet>(`/v1/pets/${pet.id}`, { key })).body.categoryId, 3, 'nothing changed')
+    // With an Idempotency-Key, a refusal stores nothing: the same key then makes the pet once the category exists.
+    const idem = { 'idempotency-key': `cat-${store}` }
+    const ferrets = (await create({ name: 'Polecats' })).body
+    const first = await server.request<Answer<Pet>>('/v1/pets', { method: 'POST', key, headers: idem, json: { name: 'Later', categoryId: ferrets.id + 1000 } })
+    assert.equal(first.status, 400)
+    assert.equal((await server.request<Answer<Pet>>('/v1/pets', { method: 'POST', key, headers: idem, json: { name: 'Later', categoryId: ferrets.id + 1000 } })).status, 400)
+  })
+
+  it('refuses to delete a category animals name (409 category_in_use), until none does', async () => {
+    const lizards = (await create({ name: 'Geckos' })).body
+    const pet = (await createPet({ name: 'Gex', categoryId: lizards.id })).body
+    const refused = await remove(lizards.id)
+    assert.deepEqual([refused.status, refused.body.code], [409, 'category_in_use'])
+    assert.match(refused.body.message ?? '', new RegExp(`categoryId=${lizards.id}`))
+    assert.equal((await server.request(`/v1/pets/${pet.id}`, { method: 'DELETE', key })).status, 204)
+    assert.equal((await remove(lizards.id)).status, 204)
+  })
+
+  it('needs categories:read to read and categories:write to change, which the presets give as documented', async () => {
+    const petsOnly = await server.createKey('enterprise', UNLIMITED, { scopes: ['pets:read', 'pets:write'] })
+    const readOnly = await server.createKey('enterprise', UNLIMITED, { scopes: ['pets:read', 'categories:read'] })
+    const denied = await server.request<ErrorBody>('/v1/categories', { key: petsOnly })
+    assert.deepEqual([denied.status, denied.body.code], [403, 'insufficient_scope'])
+    assert.equal((await server.request('/v1/categories', { key: readOnly })).status, 200)
+    const write = await server.request<ErrorBody>('/v1/categories', { method: 'POST', key: readOnly, json: { name: 'Newts' } })
+    assert.deepEqual([write.status, write.body.code], [403, 'insufficient_scope'])
+    assert.match(write.headers.get('www-authenticate') ?? '', /scope="categories:write"/)
+  })
+
+  it('reports category.created, category.updated and category.deleted as events every account sees', async () => {
+    const made = (await create({ name: 'Tortoises' })).body
+    await patch(made.id, { description: 'Slow' })
+    await remove(made.id)
+    const other = await server.createKey('free', {}, { scopes: ['events:read'] })
+    for (const [type, data] of [
+      ['category.created', { id: made.id, name: 'Tortoises', description: '' }],
+      ['category.updated', { id: made.id, name: 'Tortoises', description: 'Slow' }],
+      ['category.deleted', { id: made.id, name: 'Tortoises', description: 'Slow' }],
+    ] as const) {
+      const events = (await server.request<Event[]>(`/v1/events?type=${type}`, { key: other })).body
+      assert.deepEqual(events.find((e) => (e.data as { id?: number }).id === made.id)?.data, data, type)
+    }
+  })
+})

@@ -1,0 +1,149 @@
+// GET /v1/pets's filters and sort on every store: categoryId and status (one or a comma
+// list), q (a case-insensitive substring of the name), ids (up to 100, with each pet's
+// ETag), sort (id, -id, name); every combination pages to the same pets as one big
+// page, and a cursor used with other filters or another sort is a 400.
+import { after, before, describe, it } from 'node:test'
+import assert from 'node:assert/strict'
+import type { ErrorBody } from '../src/errors.js'
+import type { Category } from '../src/schemas/category.js'
+import type { Pet, PetStatus } from '../src/schemas/pet.js'
+import { encodeCursor } from '../src/routes/v1/cursor.js'
+import { UNLIMITED } from './helpers/keys.js'
+import { STORES, startTestServer, type TestServer } from './helpers/server.js'
+
+const NAMES = ['Luna', 'LUNATIC', 'una lun', 'Émile', 'éMILE', '100% cat', '1000 cats', 'a_b', 'axb', 'Zed', 'Bo', 'luna', 'Alunaa']
+
+for (const store of STORES) describe(`listing pets with filters (${store})`, () => {
+  let server: TestServer
+  let key: string
+  let cats: Category
+  let dogs: Category
+  /** Every pet the suite made, in id order. */
+  const pets: Pet[] = []
+  before(async () => {
+    server = await startTestServer({ store })
+    key = await server.createKey('enterprise', UNLIMITED)
+    const category = async (name: string) => (await server.request<Category>('/v1/categories', { method: 'POST', key, json: { name } })).body
+    cats = await category('Filter cats')
+    dogs = await category('Filter dogs')
+    const statuses: PetStatus[] = ['available', 'pending', 'sold']
+    for (const [i, name] of NAMES.entries()) {
+      const json = { name, categoryId: i % 2 === 0 ? cats.id : dogs.id, status: statuses[i % 3] }
+      pets.push((await server.request<Pet>('/v1/pets', { method: 'POST', key, json })).body)
+    }
+  })
+  after(() => server.close())
+
+  const mine = (pet: Pet) => pet.categoryId === cats.id || pet.categoryId === dogs.id
+  /** Every page of `path` (limit 2), following the links; the pets of this suite only. */
+  async function every(path: string): Promise<Pet[]> {
+    const seen: Pet[] = []
+    let next: string | undefined = `${path}${path.includes('?') ? '&' : '?'}limit=2`
+    for (let pages = 0; next !== undefined; pages++) {
+      assert.ok(pages < 200, 'the pages end')
+      const res: { status: number; body: Pet[]; headers: Headers } = await server.request<Pet[]>(next, { key })
+      assert.equal(res.status, 200, `${next}: ${JSON.stringify(res.body)}`)
+      assert.ok(res.body.length <= 2)
+      seen.push(...res.body)
+      next = /^<([^>]+)>; rel="next"$/.exec(res.headers.get('link') ?? '')?.[1]
+    }
+    return seen.filter(mine)
+  }
+  const byId = (a: Pet, b: Pet) => a.id - b.id
+  const byName = (a: Pet, b: Pet) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.id - b.id)
+  const where = (test: (pet: Pet) => boolean, order = byId) => pets.filter(test).sort(order)
+
+  it('filters by one category, or any of a comma list', async () => {
+    assert.deepEqual(await every(`/v1/pets?categoryId=${cats.id}`), where((p) => p.categoryId === cats.id))
+    assert.deepEqual(await every(`/v1/pets?categoryId=${dogs.id},${cats.id}`), where(mine))
+    assert.deepEqual(await every('/v1/pets?categoryId=987654'), [])
+  })
+
+  it('filters by one status, or any of a comma list', async () => {
+    assert.deepEqual(await every('/v1/pets?status=sold'), where((p) => p.status === 'sold'))
+    assert.deepEqual(await every('/v1/pets?status=sold,available'), where((p) => p.status !== 'pending'))
+  })
+
+  it('finds names containing q, case-insensitively, as a substring (not merely its trigrams), % and _ literally', async () => {
+    const named = async (q: string) => (await every(`/v1/pets?q=${encodeURIComponent(q)}`)).map((p) => p.name)
+    assert.deepEqual(await named('luna'), ['Luna', 'LUNATIC', 'luna', 'Alunaa'])
+    assert.deepEqual(await named('UNA'), ['Luna', 'LUNATIC', 'una lun', 'luna', 'Alunaa'])
+    assert.deepEqual(await named('émi'), ['Émile', 'éMILE'])
+    assert.deepEqual(await named('0% c'), ['100% cat'])
+    assert.deepEqual(await named('a_b'), ['a_b'])
+    assert.deepEqual(await named('zzz'), [])
+  })
+
+  it('sees a renamed or deleted pet in the search at once', async () => {
+    const pet = (await server.request<Pet>('/v1/pets', { method: 'POST', key, json: { name: 'Quokka', categoryId: cats.id } })).body
+    assert.deepEqual((await every('/v1/pets?q=okk')).map((p) => p.id), [pet.id])
+    await server.request(`/v1/pets/${pet.id}`, { method: 'PATCH', key, json: { name: 'Wombat' } })
+    assert.deepEqual(await every('/v1/pets?q=okk'), [])
+    assert.deepEqual((await every('/v1/pets?q=omba')).map((p) => p.id), [pet.id])
+    await server.request(`/v1/pets/${pet.id}`, { method: 'DELETE', key })
+    assert.deepEqual(await every('/v1/pets?q=omba'), [])
+  })
+
+  it('fetches the pets of ids, each with its ETag in Pet-ETags', async () => {
+    const wanted = [pets[3]!, pets[0]!, pets[7]!]
+    const res = await server.request<Pet[]>(`/v1/pets?ids=${wanted.map((p) => p.id).join(',')},987654321`, { key })
+    assert.deepEqual(res.body, [...wanted].sort(byId))
+    const patched = await server.request<Pet>(`/v1/pets/${pets[0]!.id}`, { method: 'PATCH', key, json: { name: pets[0]!.name } })
+    const etags = Object.fromEntries((res.headers.get('pet-etags') ?? '').split(', ').map((pair) => pair.split('=')))
+    assert.equal(etags[String(pets[0]!.id)], patched.headers.get('etag'), 'the ETag the pet has')
+    assert.deepEqual(Object.keys(etags).map(Number), res.body.map((p) => p.id))
+    assert.equal((await server.request('/v1/pets?limit=1', { key })).headers.get('pet-etags'), null, 'only with ids')
+  })
+
+  it('sorts by -id and by name, and every combination of filters and sort pages to the same pets as one large page', async () => {
+    assert.deepEqual(await every(`/v1/pets?categoryId=${cats.id},${dogs.id}&sort=-id`), where(mine, (a, b) => b.id - a.id))
+    assert.deepEqual(await every(`/v1/pets?categoryId=${cats.id},${dogs.id}&sort=name`), where(mine, byName))
+    const combos: [string, (p: Pet) => boolean][] = [
+      [`categoryId=${cats.id}&status=available,sold`, (p) => p.categoryId === cats.id && p.status !== 'pending'],
+      [`categoryId=${dogs.id}&q=una`, (p) => p.categoryId === dogs.id && p.name.toLowerCase().includes('una')],
+      ['q=una&status=available,pending', (p) => p.name.toLowerCase().includes('una') && p.status !== 'sold'],
+      [`ids=${pets.map((p) => p.id).join(',')}&status=pending`, (p) => p.status === 'pending'],
+      [`ids=${pets.map((p) => p.id).join(',')}&q=mile&categoryId=${cats.id},${dogs.id}`, (p) => p.name.toLowerCase().includes('mile')],
+    ]
+    for (const [filters, test] of combos) {
+      for (const [sort, order] of [['id', byId], ['-id', (a: Pet, b: Pet) => b.id - a.id], ['name', byName]] as const) {
+        assert.deepEqual(await every(`/v1/pets?${filters}&sort=${sort}`), where((p) => mine(p) && test(p), order), `${filters}&sort=${sort}`)
+      }
+    }
+  })
+
+  it('refuses a cursor used with other filters or another sort, and keeps the cursors of plain lists from before filters', async () => {
+    const first = await server.request<Pet[]>(`/v1/pets?categoryId=${cats.id}&limit=1`, { key })
+    const next = /^<([^>]+)>; rel="next"$/.exec(first.headers.get('link') ?? '')?.[1]
+    assert.ok(next)
+    const cursor = new URLSearchParams(next.split('?')[1]).get('cursor')!
+    for (const other of [`categoryId=${dogs.id}`, `categoryId=${cats.id}&status=sold`, `categoryId=${cats.id}&sort=-id`, `categoryId=${cats.id}&sort=name`, '']) {
+      const res = await server.request<ErrorBody>(`/v1/pets?${other}&cursor=${cursor}`, { key })
+      assert.deepEqual([res.status, res.body.code], [400, 'invalid_parameter'], other)
+      assert.match(res.body.message, /cursor/)
+    }
+    assert.equal((await server.request(`/v1/pets?categoryId=${cats.id}&cursor=${cursor}&limit=5`, { key })).status, 200, 'the same filters in another order of parameters, another limit')
+    const legacy = await server.request<Pet[]>(`/v1/pets?limit=1&cursor=${encodeCursor(pets[0]!.id)}`, { key })
+    assert.equal(legacy.body[0]?.id, pets[1]!.id)
+    assert.equal((await server.request(`/v1/pets?categoryId=${cats.id}&cursor=${encodeCursor(pets[0]!.id)}`, { key })).status, 400, 'an old cursor knows no filters')
+  })
+
+  it('refuses malformed filters with 400 invalid_parameter naming the parameter', async () => {
+    for (const [query, parameter] of [
+      ['status=lost', 'status'],
+      ['status=available,', 'status'],
+      ['categoryId=0', 'categoryId'],
+      ['categoryId=1,x', 'categoryId'],
+      ['categoryId=9007199254740992', 'categoryId'],
+      ['ids=1,,2', 'ids'],
+      [`ids=${Array.from({ length: 101 }, (_, i) => i + 1).join(',')}`, 'ids'],
+      ['q=ab', 'q'],
+      [`q=${'x'.repeat(101)}`, 'q'],
+      ['sort=age', 'sort'],
+    ]) {
+      const res = await server.request<ErrorBody>(`/v1/pets?${query}`, { key })
+      assert.deepEqual([res.status, res.body.code, res.body.details?.[0]?.field], [400, 'invalid_parameter', parameter], query)
+    }
+    assert.equal((await server.request(`/v1/pets?ids=${Array.from({ length: 100 }, (_, i) => i + 1).join(',')}`, { key })).status, 200, '100 ids')
+  })
+})
