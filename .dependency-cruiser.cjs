@@ -3,7 +3,7 @@
 //
 //   entries   server.ts cluster.ts dispatch.ts cli/
 //   HTTP      app.ts plugins/ routes/
-//   rooms     api-keys/ orders/ usage/ webhooks/   (no room imports another)
+//   rooms     api-keys/ catalogue/ orders/ usage/ webhooks/   (no room imports another)
 //   helpers   rate-limit/ idempotency/
 //   store     db/
 //   schemas   schemas/
@@ -14,7 +14,7 @@ const FLOOR = 'src/(vocabulary/|config\\.ts|logging\\.ts|clock\\.ts|errors\\.ts|
 const SCHEMAS = `${FLOOR}|src/schemas/`
 const STORE = `${SCHEMAS}|src/db/`
 const HELPERS = `${STORE}|src/(rate-limit|idempotency)/`
-const ROOMS = ['api-keys', 'orders', 'usage', 'webhooks']
+const ROOMS = ['api-keys', 'catalogue', 'orders', 'usage', 'webhooks']
 const HTTP = `${HELPERS}|src/(${ROOMS.join('|')})/|src/(app\\.ts|plugins/|routes/)`
 
 /** Imports from `from` may reach only what `allowed` matches (within src/). */

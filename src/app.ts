@@ -15,6 +15,7 @@ import { createUsageRecorder, type UsageRecorder } from './usage/recorder.js'
 import { parseCidrs } from './webhooks/outbound.js'
 import { createWebhookAdmin } from './webhooks/webhook-admin.js'
 import { createOrderService } from './orders/order-service.js'
+import { createCatalogue } from './catalogue/catalogue.js'
 import type { Store } from './db/store.js'
 import type { RateLimiter } from './rate-limit/limiter.js'
 import errorHandler, { answerFrameworkError } from './plugins/error-handler.js'
@@ -119,6 +120,7 @@ export async function buildApp({ config, store, clock = systemClock, limiter, lo
   if (!givenUsage) app.addHook('onClose', () => usage.close())
   const keyAdmin = createKeyAdmin({ apiKeys: store.apiKeys, limiter, clock, environment: keyEnvironmentFor(config.environment) })
   const accountAdmin = createAccountAdmin({ accounts: store.accounts, keyAdmin, clock })
+  const catalogue = createCatalogue({ pets: store.pets, categories: store.categories, clock })
   const orderService = createOrderService({ orders: store.orders, pets: store.pets, clock })
   const webhookAdmin = createWebhookAdmin({
     endpoints: store.webhookEndpoints,
@@ -133,7 +135,7 @@ export async function buildApp({ config, store, clock = systemClock, limiter, lo
   await app.register(health, { store, limiter })
   // GET /docs: the API reference page, also outside /v1 (no key, no rate limit).
   await app.register(docs)
-  await app.register(v1Routes, { prefix: '/v1', authenticator, limiter, store, clock, keyAdmin, accountAdmin, usage, metrics, orderService, webhookAdmin })
+  await app.register(v1Routes, { prefix: '/v1', authenticator, limiter, idempotencyRecords: store.idempotency, clock, keyAdmin, accountAdmin, usage, metrics, catalogue, orderService, webhookAdmin })
 
   return app
 }

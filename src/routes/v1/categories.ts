@@ -1,12 +1,10 @@
 // The category operations: list, read, create, change and delete the kinds of animal
-// a pet's categoryId names. Plain CRUD over the store; that a category with pets
-// cannot go is the database's rule (db/categories-store.ts).
+// a pet's categoryId names, over the catalogue (catalogue/catalogue.ts); that a
+// category with pets cannot go is the database's rule (db/categories-store.ts).
 import type { FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
-import type { Clock } from '../../clock.js'
-import type { CategoryWriteResult } from '../../db/categories-store.js'
-import type { Store } from '../../db/store.js'
+import type { Catalogue, CategoryWriteResult } from '../../catalogue/catalogue.js'
 import { ApiError } from '../../errors.js'
 import { Category, CategoryPatch, NewCategory } from '../../schemas/category.js'
 import { idSchema } from '../../schemas/pet.js'
@@ -17,8 +15,7 @@ import { decodeCursor, pageWithLink } from './cursor.js'
 import { listQuery } from './parameters.js'
 
 export interface CategoryRoutesOptions {
-  store: Pick<Store, 'categories'>
-  clock: Clock
+  categories: Catalogue['categories']
 }
 
 const CategoryIdParams = Type.Object({ categoryId: idSchema('Identifier of the category.') })
@@ -42,9 +39,8 @@ function written(name: string | undefined, result: CategoryWriteResult, id?: num
   return result.category
 }
 
-export async function categoryRoutes(app: FastifyInstance, { store, clock }: CategoryRoutesOptions) {
+export async function categoryRoutes(app: FastifyInstance, { categories }: CategoryRoutesOptions) {
   const v1 = app.withTypeProvider<TypeBoxTypeProvider>()
-  const { categories } = store
 
   v1.get(
     '/categories',
@@ -101,7 +97,7 @@ export async function categoryRoutes(app: FastifyInstance, { store, clock }: Cat
       },
     },
     async (request, reply) => {
-      const category = written(request.body.name, await categories.insert(request.body, clock.now()))
+      const category = written(request.body.name, await categories.add(request.body))
       return reply.code(201).header('location', `/v1/categories/${category.id}`).send(category)
     },
   )
@@ -154,7 +150,7 @@ export async function categoryRoutes(app: FastifyInstance, { store, clock }: Cat
     },
     async (request) => {
       const { categoryId } = request.params
-      return written(request.body.name, await categories.update(categoryId, request.body), categoryId)
+      return written(request.body.name, await categories.change(categoryId, request.body), categoryId)
     },
   )
 

@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { Authenticator } from '../../api-keys/authenticator.js'
 import type { Clock } from '../../clock.js'
-import type { Store } from '../../db/store.js'
+import type { IdempotencyStore } from '../../db/idempotency-store.js'
 import v1Guard from '../../plugins/v1-guard.js'
 import type { RateLimiter } from '../../rate-limit/limiter.js'
 import { answerNotFound } from '../../plugins/error-handler.js'
@@ -11,6 +11,7 @@ import { refuseOtherMethods } from '../method-not-allowed.js'
 import { petRoutes } from './pets.js'
 import { orderRoutes } from './orders.js'
 import type { OrderService } from '../../orders/order-service.js'
+import type { Catalogue } from '../../catalogue/catalogue.js'
 import { categoryRoutes } from './categories.js'
 import { applyOperationScopes } from './scopes.js'
 import { keyRoutes } from './keys.js'
@@ -27,17 +28,19 @@ import type { WebhookAdmin } from '../../webhooks/webhook-admin.js'
 export interface V1Options {
   authenticator: Authenticator
   limiter: RateLimiter
-  store: Store
+  /** Where Idempotency-Key answers are kept (src/idempotency/ runs them): the one part of the store the routes hold. */
+  idempotencyRecords: IdempotencyStore
   clock: Clock
   keyAdmin: KeyAdmin
   accountAdmin: AccountAdmin
   usage: UsageRecorder
   metrics: Metrics
+  catalogue: Catalogue
   orderService: OrderService
   webhookAdmin: WebhookAdmin
 }
 
-export async function v1Routes(app: FastifyInstance, { authenticator, limiter, store, clock, keyAdmin, accountAdmin, usage, metrics, orderService, webhookAdmin }: V1Options) {
+export async function v1Routes(app: FastifyInstance, { authenticator, limiter, idempotencyRecords, clock, keyAdmin, accountAdmin, usage, metrics, catalogue, orderService, webhookAdmin }: V1Options) {
   await app.register(v1Guard, { authenticator, limiter })
   applyOperationScopes(app)
   // Every answer to a valid key is counted for its usage history and /metrics, refusals included.
@@ -53,12 +56,12 @@ export async function v1Routes(app: FastifyInstance, { authenticator, limiter, s
 
   app.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger())
   refuseOtherMethods(app, '/openapi.json', ['GET'], { public: true })
-  await app.register(petRoutes, { store, clock })
+  await app.register(petRoutes, { pets: catalogue.pets, idempotencyRecords, clock })
   refuseOtherMethods(app, '/pets', ['GET', 'POST'])
   refuseOtherMethods(app, '/pets/:petId', ['GET', 'PATCH', 'DELETE'])
-  await app.register(categoryRoutes, { store, clock })
-  await app.register(orderRoutes, { orderService, idempotencyRecords: store.idempotency, clock })
-  await app.register(keyRoutes, { keyAdmin, usage, idempotency: store.idempotency, clock })
+  await app.register(categoryRoutes, { categories: catalogue.categories })
+  await app.register(orderRoutes, { orderService, idempotencyRecords, clock })
+  await app.register(keyRoutes, { keyAdmin, usage, idempotency: idempotencyRecords, clock })
   await app.register(usageRoutes, { keyAdmin, limiter, usage, clock })
   await app.register(accountRoutes, { accountAdmin })
   await app.register(webhookRoutes, { webhookAdmin })

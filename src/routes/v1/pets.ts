@@ -2,9 +2,9 @@
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
+import type { Catalogue, ChangeResult, InsertResult } from '../../catalogue/catalogue.js'
 import type { Clock } from '../../clock.js'
-import type { ChangeResult, InsertResult } from '../../db/pets-store.js'
-import type { Store } from '../../db/store.js'
+import type { IdempotencyStore } from '../../db/idempotency-store.js'
 import { ApiError } from '../../errors.js'
 import { createIdempotency } from '../../idempotency/idempotency.js'
 import { fingerprint } from '../../idempotency/idempotency-key.js'
@@ -17,7 +17,9 @@ import { createListPageAnswers } from './list-page-answer.js'
 import { idempotencyKeyHeaders } from './parameters.js'
 
 export interface PetRoutesOptions {
-  store: Pick<Store, 'pets' | 'idempotency'>
+  pets: Catalogue['pets']
+  /** Where an Idempotency-Key's answer is kept, in the create's own transaction. */
+  idempotencyRecords: IdempotencyStore
   clock: Clock
 }
 
@@ -93,10 +95,9 @@ const deprecationHeaders = {
 
 const CreateHeaders = idempotencyKeyHeaders({ replays: 'the first response', doesNot: 'creates nothing' })
 
-export async function petRoutes(app: FastifyInstance, { store, clock }: PetRoutesOptions) {
+export async function petRoutes(app: FastifyInstance, { pets, idempotencyRecords, clock }: PetRoutesOptions) {
   const v1 = app.withTypeProvider<TypeBoxTypeProvider>()
-  const { pets } = store
-  const idempotency = createIdempotency({ records: store.idempotency, clock })
+  const idempotency = createIdempotency({ records: idempotencyRecords, clock })
   const listPageAnswers = createListPageAnswers()
 
   v1.get(
@@ -168,10 +169,9 @@ export async function petRoutes(app: FastifyInstance, { store, clock }: PetRoute
       },
     },
     async (request, reply) => {
-      const now = clock.now()
       const answer = await idempotency.run(request, {
         fingerprint: () => fingerprint(request.body),
-        write: (completion) => pets.insert(request.body, now, completion),
+        write: (completion) => pets.add(request.body, completion),
         completed: (result) => result.outcome === 'created',
       })
       if (answer.replayed) reply.header('idempotent-replayed', 'true')
@@ -249,7 +249,7 @@ export async function petRoutes(app: FastifyInstance, { store, clock }: PetRoute
     },
     async (request, reply) => {
       const { petId } = request.params
-      const result = await pets.update(petId, request.body, ifMatch(request.headers['if-match']))
+      const result = await pets.change(petId, request.body, ifMatch(request.headers['if-match']))
       if (result.outcome !== 'updated') throw refusal(petId, result, request.body.categoryId)
       return reply.header('etag', etagOf(result.pet)).send(result.pet)
     },
