@@ -116,7 +116,7 @@ export async function buildApp({ config, store, clock = systemClock, limiter, lo
   const accountAdmin = createAccountAdmin({ accounts: store.accounts, keyAdmin, clock })
 
   // Operations endpoints, outside /v1: no key, no rate limit.
-  await app.register(metricsPlugin, { metrics, limiter })
+  await app.register(metricsPlugin, { metrics, limiter, store })
   await app.register(health, { store, limiter })
   // GET /docs: the API reference page, also outside /v1 (no key, no rate limit).
   await app.register(docs)

@@ -17,9 +17,13 @@ export async function openStore(url: string, { onConnectionError, onBackgroundEr
     ? await openSqliteStore(url.slice('sqlite:'.length))
     : await openPostgresStore(url, { onIdleError: onConnectionError, idleTimeoutMs })
 
-  const idempotency = guarded(store.idempotency)
-  const usage = guarded(store.usage)
-  const webhooks = guarded(store.webhooks)
+  let calls = 0
+  const counted = () => {
+    calls++
+  }
+  const idempotency = guarded(store.idempotency, counted)
+  const usage = guarded(store.usage, counted)
+  const webhooks = guarded(store.webhooks, counted)
   const purge = setInterval(() => {
     webhooks.purge(Date.now() - EVENTS_KEPT_MS).catch((error: unknown) => onBackgroundError(error, 'could not purge events older than 30 days'))
     idempotency.purgeExpired(Date.now()).catch((error: unknown) => onBackgroundError(error, 'could not purge expired Idempotency-Keys'))
@@ -29,14 +33,15 @@ export async function openStore(url: string, { onConnectionError, onBackgroundEr
   return {
     dialect: store.dialect,
     // The edge where a driver's "cannot reach the database" becomes a StoreUnavailableError.
-    pets: guarded(store.pets),
-    orders: guarded(store.orders),
-    apiKeys: guarded(store.apiKeys),
-    accounts: guarded(store.accounts),
+    pets: guarded(store.pets, counted),
+    orders: guarded(store.orders, counted),
+    apiKeys: guarded(store.apiKeys, counted),
+    accounts: guarded(store.accounts, counted),
     usage,
     webhooks,
     idempotency,
     ping: store.ping,
+    calls: () => calls,
     close: () => {
       clearInterval(purge)
       return store.close()

@@ -36,14 +36,16 @@ function translated(error: unknown): unknown {
 /**
  * The one guard at the store's edge: every method of `part` that returns a promise
  * rejects with a StoreUnavailableError instead of the driver's error when the
- * database cannot be reached. Returns a plain object (tests may replace a method).
+ * database cannot be reached. `onCall` hears of every call (the store's count of
+ * them, for /metrics). Returns a plain object (tests may replace a method).
  */
-export function guarded<T extends object>(part: T): T {
+export function guarded<T extends object>(part: T, onCall: () => void = () => {}): T {
   const guard = {} as Record<string, unknown>
   for (const [name, member] of Object.entries(part)) {
     guard[name] =
       typeof member === 'function'
         ? (...args: unknown[]) => {
+            onCall()
             let result: unknown
             try {
               result = (member as (...a: unknown[]) => unknown).apply(part, args)

@@ -20,6 +20,12 @@ export interface Store {
   webhooks: WebhooksStore
   /** Idempotency-Key records; requests use them through src/idempotency/. */
   idempotency: IdempotencyStore
+  /**
+   * Calls made to the store's parts so far, each one or more statements (or a share
+   * of a batch): what /metrics shows, so that a request that should cost none can be
+   * seen to cost none.
+   */
+  calls(): number
   /** Resolves when the database answers a trivial query. */
   ping(): Promise<void>
   close(): Promise<void>
@@ -37,3 +43,6 @@ export interface StoreOptions {
    */
   idleTimeoutMs?: number
 }
+
+/** What a backend (sqlite/, postgres/) opens: open-store.ts guards and counts its calls. */
+export type BackendStore = Omit<Store, 'calls'>

@@ -3,6 +3,7 @@
 import fp from 'fastify-plugin'
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
 import type { RateLimiter } from '../rate-limit/limiter.js'
+import type { Store } from '../db/store.js'
 
 export function createMetrics() {
   const registry = new Registry()
@@ -68,7 +69,18 @@ function apiRequestsCounter(registry: Registry) {
 }
 
 export default fp(
-  async (app, { metrics, limiter }: { metrics: Metrics; limiter: RateLimiter }) => {
+  async (app, { metrics, limiter, store }: { metrics: Metrics; limiter: RateLimiter; store: Pick<Store, 'calls'> }) => {
+    let storeCallsCounted = 0
+    new Counter({
+      name: 'petstore_store_calls_total',
+      help: 'Calls made to the database store (each one or more statements): a refused request should add none.',
+      registers: [metrics.registry],
+      collect() {
+        const calls = store.calls()
+        this.inc(calls - storeCallsCounted)
+        storeCallsCounted = calls
+      },
+    })
     let fallbacksCounted = 0
     new Counter({
       name: 'petstore_redis_fallbacks_total',

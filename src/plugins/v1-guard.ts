@@ -5,6 +5,11 @@
 //
 // This is the one place that knows the steps may finish at once: with the key
 // cached and the counters in memory, nothing waits and no promise is made.
+//
+// Every refusal is decided before the store is asked, when it can be: a key cached
+// as known or unknown needs no lookup, and a key not cached sent from a banned
+// address is refused without one (a banned caller's flood costs no query). Only a
+// key never seen, from an address not banned, is looked up.
 import fp from 'fastify-plugin'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { AuthResult, Authenticator } from '../api-keys/authenticator.js'
@@ -42,11 +47,21 @@ export default fp(
     app.decorateRequest('rateLimitOutcome', undefined)
 
     app.addHook('onRequest', (request, reply, done) => {
+      const known = authenticator.peek(request.headers.authorization)
+      if (!known) {
+        const ban = limiter.bannedNow(addressOf(request), PLAN_LIMITS.free)
+        if (ban) {
+          try {
+            admit(request, reply, NOT_LOOKED_UP, ban)
+          } catch (error) {
+            return done(error as Error)
+          }
+        }
+      }
       if (request.routeOptions.config.uncounted) {
-        uncounted(request, reply).then(() => done(), done)
+        uncounted(request, reply, known).then(() => done(), done)
         return
       }
-      const known = authenticator.peek(request.headers.authorization)
       // Nothing to wait for: the key was known without the store, the counters are here.
       if (known && limiter.checkNow) {
         try {
@@ -64,15 +79,19 @@ export default fp(
       admit(request, reply, auth, await limiter.check(identityOf(request, auth), limitsOf(auth)))
     }
 
-    // A valid key is let through without being counted; anything else is counted and
-    // refused as on any route, so that the route cannot be used to guess keys for free.
-    async function uncounted(request: FastifyRequest, reply: FastifyReply) {
-      const auth = await authenticator.authenticate(request.headers.authorization)
+    // A valid key is let through without being counted, unless it is banned: usage is
+    // for keys that may still call, and a banned key's flood must cost nothing. Anything
+    // else is counted and refused as on any route, so that the route cannot be used to
+    // guess keys for free.
+    async function uncounted(request: FastifyRequest, reply: FastifyReply, known: AuthResult | undefined) {
+      const auth = known ?? (await authenticator.authenticate(request.headers.authorization))
       if (auth.ok) {
+        const windows = await limiter.peek(auth.key, auth.key.limits)
+        if (windows.outcome === 'banned') return admit(request, reply, auth, windows)
         request.apiKey = auth.key
         // The rate-limit headers every /v1 answer carries, from the windows as they stand.
-        const headers = rateLimitHeaders(await limiter.peek(auth.key, auth.key.limits))
-        delete headers['retry-after'] // answered anyway, banned or not
+        const headers = rateLimitHeaders(windows)
+        delete headers['retry-after'] // answered anyway, though limited
         reply.headers(headers)
         return
       }
@@ -84,11 +103,13 @@ export default fp(
 
 // A key is counted as its account, and banned as itself (api-key-record.ts); a caller
 // without a valid key is counted and banned as its address.
-const identityOf = (request: FastifyRequest, auth: AuthResult): Caller => {
-  if (auth.ok) return auth.key
+const identityOf = (request: FastifyRequest, auth: AuthResult): Caller => (auth.ok ? auth.key : addressOf(request))
+const addressOf = (request: FastifyRequest): Caller => {
   const ip = `ip:${request.ip}`
   return { counterIdentity: ip, banIdentity: ip }
 }
+/** A key refused without a lookup because its address is banned: the ban is the answer. */
+const NOT_LOOKED_UP: AuthResult = Object.freeze({ ok: false, missing: false, message: 'The address is banned; the key was not looked up.' })
 const limitsOf = (auth: AuthResult) => (auth.ok ? auth.key.limits : PLAN_LIMITS.free)
 
 /** Lets the request through, or throws the answer: 503, 429 or 401, in that order. */
