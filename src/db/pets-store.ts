@@ -39,8 +39,8 @@ export type PetPrecondition = (current: Pet) => boolean
 export type ChangeResult<T> =
   | T
   | { outcome: 'no_such_pet' }
-  /** An open (`placed`) order holds the pet: its status cannot change, nor can it go. */
-  | { outcome: 'pet_in_order'; orderId: number }
+  /** An open (`placed`) order holds the pet: its status cannot change, nor can it go. `accountId`: the order's. */
+  | { outcome: 'pet_in_order'; orderId: number; accountId: number }
   | { outcome: 'precondition_failed'; current: Pet }
 
 export interface PetsStore {

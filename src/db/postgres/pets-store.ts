@@ -59,15 +59,15 @@ export function createPostgresPetsStore(pool: pg.Pool): PetsStore {
 
   /** In a transaction with the pet locked: the pet, or why `change` is refused; `change` runs only when nothing refuses it. */
   const changeLocked = <T>(id: number, precondition: PetPrecondition | undefined, statusChanges: (current: Pet) => boolean, change: (client: pg.PoolClient, current: Pet) => Promise<T>) =>
-    inTransaction(pool, async (client): Promise<T | { outcome: 'no_such_pet' } | { outcome: 'pet_in_order'; orderId: number } | { outcome: 'precondition_failed'; current: Pet }> => {
+    inTransaction(pool, async (client): Promise<T | { outcome: 'no_such_pet' } | { outcome: 'pet_in_order'; orderId: number; accountId: number } | { outcome: 'precondition_failed'; current: Pet }> => {
       const [row] = (await client.query<PetRecord>({ ...LOCK_BY_ID, values: [id] })).rows
       if (!row) return { outcome: 'no_such_pet' }
       const current = toPet(row)
       if (precondition && !precondition(current)) return { outcome: 'precondition_failed', current }
       if (statusChanges(current)) {
         // A statement of its own, after the lock: READ COMMITTED sees an order committed while it waited.
-        const [open] = (await client.query<{ id: number }>({ ...OPEN_ORDER_OF, values: [id] })).rows
-        if (open) return { outcome: 'pet_in_order', orderId: open.id }
+        const [open] = (await client.query<{ id: number; accountId: number }>({ ...OPEN_ORDER_OF, values: [id] })).rows
+        if (open) return { outcome: 'pet_in_order', orderId: open.id, accountId: open.accountId }
       }
       return change(client, current)
     })

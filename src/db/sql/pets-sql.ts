@@ -19,7 +19,7 @@ export function petsStatements(param: (n: number) => string) {
     update: `UPDATE pets SET name = ${param(1)}, category_id = ${param(2)}, status = ${param(3)} WHERE id = ${param(4)}`,
     remove: `DELETE FROM pets WHERE id = ${param(1)}`,
     /** The open order that holds a pet, if any (orders_one_open_per_pet: at most one). */
-    openOrderOf: `SELECT id FROM orders WHERE pet_id = ${param(1)} AND status = 'placed'`,
+    openOrderOf: `SELECT id, account_id AS "accountId" FROM orders WHERE pet_id = ${param(1)} AND status = 'placed'`,
     /**
      * Exact counts per status, kept by triggers on pets (migrations/2026-11-24-004):
      * at most a few hundred rows, whatever the number of pets.
