@@ -10,8 +10,12 @@ export class StoreUnavailableError extends Error {
 
 // PostgreSQL SQLSTATEs for a lost or refused connection (class 08, admin shutdown,
 // crash shutdown, cannot connect now), Node's socket errors, SQLite's busy/locked,
-// and Kysely's answer once the store is closed (an instance shutting down).
-const UNAVAILABLE_CODES = new Set(['57P01', '57P02', '57P03', 'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'SQLITE_BUSY', 'SQLITE_LOCKED'])
+// and Kysely's answer once the store is closed (an instance shutting down). Also
+// PostgreSQL's own "busy": a statement that outlived statement_timeout (57014), a lock
+// not granted within lock_timeout (55P03), a deadlock (40P01) or a serialization
+// failure (40001). Each is SQLITE_BUSY's kin, a contention that a retry shortly may
+// not meet, and is answered the same: 503 with Retry-After, not 500.
+const UNAVAILABLE_CODES = new Set(['57P01', '57P02', '57P03', '57014', '55P03', '40P01', '40001', 'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'SQLITE_BUSY', 'SQLITE_LOCKED'])
 const UNAVAILABLE_MESSAGES = /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Query read timeout|Connection closed|driver has already been destroyed/
 
 /** True for a driver error that means the database cannot be reached right now, not a bug. */
