@@ -20,7 +20,7 @@ import jsonBody, { BODY_LIMIT } from './plugins/json-body.js'
 import openapi from './plugins/openapi.js'
 import docs from './plugins/docs.js'
 import requestLog, { requestId } from './plugins/request-log.js'
-import { createValidatorCompiler } from './plugins/validation.js'
+import { createValidatorCompiler, validateEveryQueryString } from './plugins/validation.js'
 import health from './plugins/health.js'
 import { answerClientError } from './plugins/client-errors.js'
 import metricsPlugin, { createMetrics } from './plugins/metrics.js'
@@ -84,6 +84,7 @@ export async function buildApp({ config, store, clock = systemClock, limiter, lo
   })
 
   app.setValidatorCompiler(createValidatorCompiler(SHARED_SCHEMAS))
+  app.addHook('onRoute', validateEveryQueryString)
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema)
 
   // Cross-cutting plugins first: they see every route registered after them.

@@ -175,7 +175,11 @@ for (const store of STORES) describe(`the OpenAPI document (${store})`, () => {
     413: (target) =>
       server.request(concrete(target), { method: target.method.toUpperCase(), key, body: JSON.stringify({ name: 'x'.repeat(70_000) }), headers: { 'content-type': 'application/json' } }),
     415: (target) => server.request(concrete(target), { method: target.method.toUpperCase(), key, body: 'name=Rex', headers: { 'content-type': 'text/plain' } }),
-    400: (target) => server.request(concrete(target), { method: target.method.toUpperCase(), key, body: '{', headers: { 'content-type': 'application/json' } }),
+    // A malformed body where one may be sent; elsewhere a query parameter the operation does not define.
+    400: (target) =>
+      ['get', 'head'].includes(target.method)
+        ? server.request(`${concrete(target)}${concrete(target).includes('?') ? '&' : '?'}unknownParameter=1`, { method: target.method.toUpperCase(), key })
+        : server.request(concrete(target), { method: target.method.toUpperCase(), key, body: '{', headers: { 'content-type': 'application/json' } }),
   }
 
   function rawRequest(bytes: string): Promise<string> {

@@ -41,13 +41,17 @@ const rateLimitIfCounted = (): Record<string, HeaderObject> => ({
 const rateLimitCounted = (): Record<string, HeaderObject> =>
   Object.fromEntries(Object.entries(rateLimitIfCounted()).map(([name, header]) => [name, { ...header, description: header.description?.replace(', when the request was counted', ''), required: true }]))
 
+/** Every operation refuses the query parameters it does not define (plugins/validation.ts). */
+const UNKNOWN_PARAMETER = 'A query parameter the operation does not define is refused, naming it and the one it most likely meant (`?stauts=sold`: did you mean "status"?): `invalid_parameter`.'
+
 /** Shared answers, referenced from each operation: `#/components/responses/…`. */
 const COMMON_RESPONSES: Record<string, [status: string, ResponseObject, bodyOnly?: boolean]> = {
   MalformedBody: [
     '400',
-    { description: 'The body is not JSON, not UTF-8, or empty. Codes: `invalid_body`.', headers: rateLimitCounted(), ...error },
+    { description: `The body is not JSON, not UTF-8, or empty: \`invalid_body\`. ${UNKNOWN_PARAMETER} Codes: \`invalid_body\`, \`invalid_parameter\`.`, headers: rateLimitCounted(), ...error },
     true,
   ],
+  UnknownParameter: ['400', { description: `${UNKNOWN_PARAMETER} Codes: \`invalid_parameter\`.`, headers: rateLimitCounted(), ...error }],
   RequestTimeout: [
     '408',
     {
@@ -94,6 +98,8 @@ export function completeResponses<T>(openapiObject: T): T {
     for (const [method, operation] of Object.entries(methods)) {
       const responses = (operation.responses ??= {})
       for (const response of Object.values(responses)) markRequiredHeaders(response)
+      const own400 = responses['400']
+      if (own400?.description !== undefined) own400.description = withUnknownParameter(own400.description)
       for (const [name, [status, , bodyOnly]] of Object.entries(COMMON_RESPONSES)) {
         // Fastify parses a body on these methods only, whether or not the operation takes one.
         if (bodyOnly && !METHODS_WITH_BODY.has(method)) continue
@@ -104,6 +110,15 @@ export function completeResponses<T>(openapiObject: T): T {
     }
   }
   return openapiObject
+}
+
+/** An operation's own 400 description, saying that unknown query parameters are refused too (once: the document may be built twice). */
+function withUnknownParameter(description: string): string {
+  if (description.includes(UNKNOWN_PARAMETER)) return description
+  const codes = / Codes: (.*)\.$/.exec(description)
+  if (!codes) return `${description} ${UNKNOWN_PARAMETER}`
+  const listed = codes[1]!.includes('`invalid_parameter`') ? codes[1] : `${codes[1]}, \`invalid_parameter\``
+  return `${description.slice(0, codes.index)} ${UNKNOWN_PARAMETER} Codes: ${listed}.`
 }
 
 /** A header is sent on every answer of its status unless marked optional (responses.ts). */
