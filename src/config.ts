@@ -188,21 +188,26 @@ function trustProxy(env: Env): boolean | string {
 const SECRET_PARAMETER = /pass|secret|token|key/i
 
 /**
- * A URL fit for a log line or an error message: the password of its userinfo and the
- * values of secret-looking query parameters replaced by `***`. Works on text that is
- * not a valid URL too (the password ends at the last `@` of the authority), so that a
- * URL refused for its syntax is never echoed with its secret. `sqlite:` paths are
- * returned as they are.
+ * A URL fit for a log line or an error message: its userinfo masked (the password,
+ * or the whole of it when it has no password: a token is often given as the user
+ * name) and the values of secret-looking query parameters replaced by `***`. Works on
+ * text that is not a valid URL too: the userinfo is whatever lies between the scheme
+ * (with or without `//`) and the last `@`, which over-masks rather than leaks when a
+ * password holds `/`, `?`, `#` or `@`, and covers `postgres:user:pw@host` and
+ * `user:pw@host`. `sqlite:` paths are returned as they are.
  */
 export function redactUrl(raw: string): string {
   if (raw.startsWith('sqlite:')) return raw
   let text = raw
-  // The userinfo's password: from the first colon after `//` to the last `@`, which
-  // over-masks rather than leaks when the password itself holds `/`, `?`, `#` or `@`.
-  const start = text.indexOf('//') + 2
   const at = text.lastIndexOf('@')
-  const colon = text.indexOf(':', start)
-  if (start > 1 && at > start && colon !== -1 && colon < at) text = `${text.slice(0, colon)}:***${text.slice(at)}`
+  if (at !== -1) {
+    const scheme = /^[a-z][a-z0-9+.-]*:(?=[^@]*@)/i.exec(text)?.[0] ?? ''
+    const start = scheme.length + /^\/*/.exec(text.slice(scheme.length))![0].length
+    const userinfo = text.slice(start, at)
+    const colon = userinfo.indexOf(':')
+    // "user:***" keeps who connects; a user name alone may be the secret.
+    text = `${text.slice(0, start)}${colon === -1 ? '***' : `${userinfo.slice(0, colon)}:***`}${text.slice(at)}`
+  }
   return text.replace(/([?&])([^=&#]*)=([^&#]*)/g, (match, separator: string, name: string) =>
     SECRET_PARAMETER.test(decodeURIComponentSafely(name)) ? `${separator}${name}=***` : match,
   )

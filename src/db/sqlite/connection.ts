@@ -1,6 +1,6 @@
 // The SQLite file: opened with the pragmas the service relies on, and Kysely over
 // that one connection (the writer).
-import { mkdirSync } from 'node:fs'
+import { existsSync, mkdirSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import SqliteDatabase from 'better-sqlite3'
 import { Kysely, SqliteDialect } from 'kysely'
@@ -14,9 +14,20 @@ export interface SqliteConnection {
   db: Kysely<Database>
 }
 
+/**
+ * mkdir -p, one level at a time: Node's recursive mkdirSync never returns for a
+ * folder under /proc (DATABASE_URL=sqlite:/proc/nope/x.db hung the start with no
+ * output), where a plain mkdirSync fails at once with ENOENT.
+ */
+function makeFolders(folder: string) {
+  if (existsSync(folder)) return
+  makeFolders(dirname(folder))
+  mkdirSync(folder)
+}
+
 export function openSqlite(path: string): SqliteConnection {
   const file = resolve(path)
-  mkdirSync(dirname(file), { recursive: true })
+  makeFolders(dirname(file))
   const writer = new SqliteDatabase(file)
   // WAL: readers never block the writer. synchronous=NORMAL in WAL mode makes a
   // commit durable against the process dying (kill -9): the WAL write is done
