@@ -22,7 +22,7 @@ import docs from './plugins/docs.js'
 import requestLog, { requestId } from './plugins/request-log.js'
 import { createValidatorCompiler, validateEveryQueryString } from './plugins/validation.js'
 import health from './plugins/health.js'
-import { answerClientError } from './plugins/client-errors.js'
+import { answerClientError, limitConnectionsPerAddress } from './plugins/client-errors.js'
 import metricsPlugin, { createMetrics } from './plugins/metrics.js'
 import { v1Routes } from './routes/v1/index.js'
 import { MAX_PARAM_LENGTH, routablePath } from './routes/request-path.js'
@@ -58,8 +58,11 @@ export async function buildApp({ config, store, clock = systemClock, limiter, lo
     genReqId: requestId,
     bodyLimit: BODY_LIMIT,
     trustProxy: config.trustProxy,
-    // Slow or stalled clients cannot hold a connection: a request must arrive whole
-    // within requestTimeout, and an idle keep-alive connection closes after keepAliveTimeout.
+    // Slow or stalled clients cannot hold a connection: headers must arrive within
+    // headersTimeout, a request whole within requestTimeout, and an idle keep-alive
+    // connection closes after keepAliveTimeout. Node checks the first two every
+    // connectionsCheckingInterval, 30 s by default: a 10 s limit was a 408 at up to 40 s.
+    http: { connectionsCheckingInterval: Math.min(1_000, config.headersTimeout * 250) },
     requestTimeout: config.requestTimeout * 1000,
     keepAliveTimeout: config.keepAliveTimeout * 1000,
     connectionTimeout: (config.requestTimeout + config.keepAliveTimeout) * 1000,
@@ -69,7 +72,8 @@ export async function buildApp({ config, store, clock = systemClock, limiter, lo
     return503OnClosing: false,
   }).withTypeProvider<TypeBoxTypeProvider>()
   // Headers must arrive within 10 s (slowloris), before the whole-request timeout.
-  app.server.headersTimeout = Math.min(10_000, config.requestTimeout * 1000)
+  app.server.headersTimeout = Math.min(config.headersTimeout, config.requestTimeout) * 1000
+  limitConnectionsPerAddress(app.server, config.maxConnectionsPerIp)
 
   let closing = false
   app.addHook('preClose', async () => {

@@ -29,9 +29,12 @@ export interface Config {
   readonly logFormat: 'json' | 'pretty'
   /** Seconds SIGTERM waits for in-flight requests before the process exits anyway. */
   readonly shutdownTimeout: number
-  /** Seconds a whole request may take to arrive; seconds an idle keep-alive connection stays open. */
+  /** Seconds the headers of a request may take to arrive; a whole request; an idle keep-alive connection stays open. */
+  readonly headersTimeout: number
   readonly requestTimeout: number
   readonly keepAliveTimeout: number
+  /** Connections one client address may hold open at once; 0: no limit (behind a proxy, every client has its address). */
+  readonly maxConnectionsPerIp: number
   /** Address ranges webhooks may be sent to although not public (tests, a private network): CIDRs. */
   readonly webhookAllowCidrs: readonly string[]
   /** `on`: this process delivers webhooks beside serving; `off`: a `petstore dispatch` process does. */
@@ -79,8 +82,11 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
     logFormat: logFormat(env, environment),
     shutdownTimeout: integer(env, 'PETSTORE_SHUTDOWN_TIMEOUT', 10, 1, 600),
+    headersTimeout: integer(env, 'PETSTORE_HEADERS_TIMEOUT', 10, 1, 600),
     requestTimeout: integer(env, 'PETSTORE_REQUEST_TIMEOUT', 30, 1, 600),
     keepAliveTimeout: integer(env, 'PETSTORE_KEEP_ALIVE_TIMEOUT', 5, 1, 600),
+    // Behind a proxy every connection comes from the proxy's address: no limit unless set.
+    maxConnectionsPerIp: integer(env, 'PETSTORE_MAX_CONNECTIONS_PER_IP', env.PETSTORE_TRUST_PROXY && env.PETSTORE_TRUST_PROXY !== 'false' ? 0 : 128, 0, 1_000_000),
     webhookAllowCidrs: cidrs(env, 'PETSTORE_WEBHOOK_ALLOW_CIDRS'),
     dispatch: oneOf(env, 'PETSTORE_DISPATCH', ['on', 'off'] as const, 'on'),
     webhookLease: integer(env, 'PETSTORE_WEBHOOK_LEASE', 60, 1, 3600),
