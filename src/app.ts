@@ -123,8 +123,8 @@ export async function buildApp({ config, store, clock = systemClock, limiter, lo
   // Operations endpoints, outside /v1: no key, no rate limit.
   await app.register(metricsPlugin, { metrics, limiter, store })
   await app.register(health, { store, limiter })
-  // GET /docs: the API reference page, also outside /v1 (no key, no rate limit).
-  await app.register(docs)
+  // GET /docs: the API reference page, also outside /v1 (no key; limited as keyless requests are).
+  await app.register(docs, { limiter })
   const webhooks = { allowHttp: config.environment !== 'production', allowed: parseCidrs(config.webhookAllowCidrs), wake: wakeDispatcher }
   await app.register(v1Routes, { prefix: '/v1', authenticator, limiter, store, clock, keyAdmin, accountAdmin, usage, metrics, webhooks })
 

@@ -11,7 +11,7 @@
 // address is refused without one (a banned caller's flood costs no query). Only a
 // key never seen, from an address not banned, is looked up.
 import fp from 'fastify-plugin'
-import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify'
 import type { AuthResult, Authenticator } from '../api-keys/authenticator.js'
 import { PLAN_LIMITS, type Limits } from '../api-keys/plans.js'
 import type { ApiKeyRecord } from '../api-keys/api-key-record.js'
@@ -112,9 +112,29 @@ const addressOf = (request: FastifyRequest): Caller => {
 const NOT_LOOKED_UP: AuthResult = Object.freeze({ ok: false, missing: false, message: 'The address is banned; the key was not looked up.' })
 const limitsOf = (auth: AuthResult) => (auth.ok ? auth.key.limits : PLAN_LIMITS.free)
 
-/** Lets the request through, or throws the answer: 503, 429 or 401, in that order. */
-function admit(request: FastifyRequest, reply: FastifyReply, auth: AuthResult, counted: RateLimitResult) {
-  if (auth.ok) request.apiKey = auth.key
+const ANONYMOUS = 'callers without a valid API key'
+
+/**
+ * An onRequest hook for the keyless routes outside /v1 (the docs page and its
+ * document): counted by address with the free plan's limits and refused as any
+ * request without a key is, so that they cannot be fetched without bound.
+ */
+export function anonymousLimit(limiter: RateLimiter): onRequestHookHandler {
+  return (request, reply, done) => {
+    if (limiter.checkNow) {
+      try {
+        applyCount(request, reply, limiter.checkNow(addressOf(request), PLAN_LIMITS.free), ANONYMOUS)
+      } catch (error) {
+        return done(error as Error)
+      }
+      return done()
+    }
+    limiter.check(addressOf(request), PLAN_LIMITS.free).then((counted) => applyCount(request, reply, counted, ANONYMOUS)).then(() => done(), done)
+  }
+}
+
+/** Sets the rate-limit headers of a counted request, or throws the answer: 503 when the limiter is unavailable, else 429. */
+function applyCount(request: FastifyRequest, reply: FastifyReply, counted: RateLimitResult, who: string) {
   if (counted.outcome === 'unavailable') {
     throw new ApiError('service_unavailable', 'The rate limiter is unavailable; retry shortly.', {
       headers: { 'retry-after': '1' },
@@ -123,7 +143,13 @@ function admit(request: FastifyRequest, reply: FastifyReply, auth: AuthResult, c
   }
   reply.headers(rateLimitHeaders(counted))
   if (counted.outcome !== 'served') request.rateLimitOutcome = counted.outcome
-  if (counted.outcome !== 'served') throw refusal(counted, auth.ok ? `the ${auth.key.plan} plan` : 'callers without a valid API key')
+  if (counted.outcome !== 'served') throw refusal(counted, who)
+}
+
+/** Lets the request through, or throws the answer: 503, 429 or 401, in that order. */
+function admit(request: FastifyRequest, reply: FastifyReply, auth: AuthResult, counted: RateLimitResult) {
+  if (auth.ok) request.apiKey = auth.key
+  applyCount(request, reply, counted, auth.ok ? `the ${auth.key.plan} plan` : ANONYMOUS)
   if (!auth.ok && !request.routeOptions.config.public) {
     // RFC 6750 §3: a challenge on every 401; error="invalid_token" when one was sent.
     const challenge = auth.missing
