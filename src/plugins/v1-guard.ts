@@ -74,7 +74,18 @@ export default fp(
       guard(request, reply, known).then(() => done(), done)
     })
 
+    /**
+     * With Redis, an address's ban is known here for a second only: past it, Redis is
+     * asked (a round trip, no query) before the store is asked for a key not cached.
+     */
+    async function refuseBannedAddress(request: FastifyRequest, reply: FastifyReply, known: AuthResult | undefined) {
+      if (known || !limiter.shared) return
+      const windows = await limiter.peek(addressOf(request), PLAN_LIMITS.free)
+      if (windows.outcome === 'banned') admit(request, reply, NOT_LOOKED_UP, windows)
+    }
+
     async function guard(request: FastifyRequest, reply: FastifyReply, known: AuthResult | undefined) {
+      await refuseBannedAddress(request, reply, known)
       const auth = known ?? (await authenticator.authenticate(request.headers.authorization))
       admit(request, reply, auth, await limiter.check(identityOf(request, auth), limitsOf(auth)))
     }
@@ -84,6 +95,7 @@ export default fp(
     // else is counted and refused as on any route, so that the route cannot be used to
     // guess keys for free.
     async function uncounted(request: FastifyRequest, reply: FastifyReply, known: AuthResult | undefined) {
+      await refuseBannedAddress(request, reply, known)
       const auth = known ?? (await authenticator.authenticate(request.headers.authorization))
       if (auth.ok) {
         const windows = await limiter.peek(auth.key, auth.key.limits)

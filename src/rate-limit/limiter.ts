@@ -134,7 +134,9 @@ export function createRateLimiter({ store, banAfter, banSeconds }: RateLimiterOp
     checkNow: local && ((caller, limits) => count(local.hitNow(request(caller, limits)), limits)),
     async peek(caller, limits) {
       const { now, minuteCount, dayCount, bannedUntil } = await store.peek(caller.counterIdentity, caller.banIdentity)
-      return count({ outcome: bannedUntil > now ? 'banned' : 'served', now, minuteCount, dayCount, bannedUntil }, limits)
+      const hit: HitResult = { outcome: bannedUntil > now ? 'banned' : 'served', now, minuteCount, dayCount, bannedUntil }
+      remember(caller, hit)
+      return count(hit, limits)
     },
     unban: (caller) => {
       knownBans.delete(caller.banIdentity)
