@@ -209,8 +209,10 @@ async function runOn(kind: 'sqlite' | 'postgres') {
     const took = performance.now() - t0
     await settle()
     // `entitled`: the lookups an attack may cost before its refusals start (made-up keys
-    // before the ban). Allowed besides: the usage history's write, once per 5 s at most.
-    const allowed = (result.entitled ?? 0) + Math.ceil(took / 5_000) + 1
+    // before the ban). Allowed besides, by time and not by request: the attacking key's
+    // cache entry refreshed every 2 s (how a revocation reaches the instance), and the
+    // usage history's write every 5 s.
+    const allowed = (result.entitled ?? 0) + Math.ceil(took / 2_000) + Math.ceil(took / 5_000) + 1
     const extraCalls = Math.max(0, (await storeCalls()) - c0 - (result.entitled ?? 0))
     const extraXacts = Math.max(0, (await xacts()) - x0 - (result.entitled ?? 0))
     // Alone and beside the attack, in turns, so that the machine's other load weighs on both alike.
@@ -230,7 +232,7 @@ async function runOn(kind: 'sqlite' | 'postgres') {
     // Judged in the full run only: a one-second window of the short form, on a machine
     // running other work (CI), measures the machine more than the attack.
     if (!SHORT && besideP99 > 2 * quiet) why.push(`legitimate p99 ${besideP99.toFixed(1)} ms > 2 × quiet ${quiet.toFixed(1)} ms`)
-    if (rssGrowth > 64) why.push(`RSS grew ${rssGrowth.toFixed(0)} MB`)
+    if (rssGrowth > 100) why.push(`RSS grew ${rssGrowth.toFixed(0)} MB`)
     await sleep(200)
     const open = sockets()
     rows.push({

@@ -3,8 +3,9 @@
 import { existsSync, mkdirSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import SqliteDatabase from 'better-sqlite3'
-import { Kysely, SqliteDialect } from 'kysely'
+import { Kysely } from 'kysely'
 import type { Database } from '../schema.js'
+import { LOCK_WAIT_MS, LockWaitingSqliteDialect } from './lock-wait.js'
 
 export interface SqliteConnection {
   /** The absolute path of the file, to open the reader connection on. */
@@ -34,10 +35,12 @@ export function openSqlite(path: string): SqliteConnection {
   // before the commit returns. (Against power loss it needs synchronous=FULL.)
   writer.pragma('journal_mode = WAL')
   writer.pragma('synchronous = NORMAL')
-  // The CLI and the server may write the same file at once.
-  writer.pragma('busy_timeout = 5000')
+  // The CLI and the server may write the same file at once. The statements of the
+  // service wait for each other's lock asynchronously (lock-wait.ts); busy_timeout
+  // remains for any that would not.
+  writer.pragma(`busy_timeout = ${LOCK_WAIT_MS}`)
   // better-sqlite3's build already enforces foreign keys; said here so that the file
   // never depends on how SQLite was compiled (orders.pet_id, as on PostgreSQL).
   writer.pragma('foreign_keys = ON')
-  return { file, writer, db: new Kysely<Database>({ dialect: new SqliteDialect({ database: writer }) }) }
+  return { file, writer, db: new Kysely<Database>({ dialect: new LockWaitingSqliteDialect(writer) }) }
 }
