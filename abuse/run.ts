@@ -23,7 +23,7 @@ import { createTestDatabase, needs, POSTGRES_ADMIN_URL, REDIS_URL, uniqueRedisPr
 
 const SHORT = process.argv.includes('--short')
 /** Requests per flood, and seconds per timed attack: bounded, a few minutes in all (seconds with --short). */
-const FLOOD = SHORT ? 600 : 3_000
+const FLOOD = SHORT ? 600 : 2_000
 const CONCURRENCY = 8
 /** Requests per second of a flood, all its connections together: bounded, as the suite is. */
 const RATE = 500
@@ -136,6 +136,9 @@ async function runOn(kind: 'sqlite' | 'postgres') {
   if (kind === 'postgres') Object.assign(env, { REDIS_URL, PETSTORE_REDIS_PREFIX: uniqueRedisPrefix() })
   // spawnServer waits for the "listening" line, at info; the server then logs at warn.
   const server: ServerProcess = await spawnServer({ ...env, LOG_LEVEL: 'info' })
+  // Interrupted, the run leaves no server behind.
+  const stopServer = () => server.child.kill('SIGTERM')
+  process.once('SIGINT', stopServer).once('SIGTERM', stopServer)
   const label = kind === 'postgres' ? 'PostgreSQL + Redis' : 'SQLite'
   const pid = server.child.pid!
   const admin = kind === 'postgres' ? new pg.Client({ connectionString: POSTGRES_ADMIN_URL }) : undefined
@@ -228,7 +231,9 @@ async function runOn(kind: 'sqlite' | 'postgres') {
     const why = [...result.check]
     const refusals = Math.max(1, result.refusals)
     if (costed && extraCalls + (result.entitled ?? 0) > allowed) why.push(`${extraCalls} store calls for ${result.refusals} refusals`)
-    if (costed && kind === 'postgres' && !SHORT && extraXacts + (result.entitled ?? 0) > allowed) why.push(`${extraXacts} transactions for ${result.refusals} refusals`)
+    // Transactions, as PostgreSQL counts them, at most one per hundred refusals: what the
+    // store calls allowed above cost, and nothing per request.
+    if (costed && kind === 'postgres' && !SHORT && extraXacts / refusals > 0.01) why.push(`${extraXacts} transactions for ${result.refusals} refusals`)
     // Judged in the full run only: a one-second window of the short form, on a machine
     // running other work (CI), measures the machine more than the attack.
     if (!SHORT && besideP99 > 2 * quiet) why.push(`legitimate p99 ${besideP99.toFixed(1)} ms > 2 × quiet ${quiet.toFixed(1)} ms`)
@@ -260,6 +265,8 @@ async function runOn(kind: 'sqlite' | 'postgres') {
   for (let i = 0; i < 3 + BAN_AFTER + 1; i++) await call(server.url, '/v1/pets', { headers: bearer(doomed), from: ATTACKER })
   const bannedCheck = await call(server.url, '/v1/usage', { headers: bearer(doomed), from: ATTACKER })
   if (bannedCheck.status !== 429) throw new Error(`${label}: the key was not banned: ${bannedCheck.status} ${bannedCheck.text}`)
+  // One flood unmeasured first: the heap grows to its working size once, which is not what RSS is watched for.
+  await flood(FLOOD, (i) => call(server.url, i % 2 ? '/v1/usage' : '/v1/pets', { headers: bearer(doomed), from: ATTACKER }))
 
   await attack('banned key floods GET /v1/usage and /v1/pets', async () => {
     const statuses = await flood(FLOOD, (i) => call(server.url, i % 2 ? '/v1/usage' : '/v1/pets', { headers: bearer(doomed), from: ATTACKER }))
@@ -430,6 +437,7 @@ async function runOn(kind: 'sqlite' | 'postgres') {
   }, { costed: false })
 
   await admin?.end()
+  process.off('SIGINT', stopServer).off('SIGTERM', stopServer)
   server.child.kill('SIGTERM')
   await server.exited
   await database?.drop()
