@@ -7,10 +7,10 @@
 //   helpers   rate-limit/ idempotency/
 //   store     db/
 //   schemas   schemas/
-//   floor     vocabulary/ config.ts logging.ts clock.ts errors.ts node-support.ts
+//   floor     vocabulary/ config.ts logging.ts clock.ts errors.ts closest.ts node-support.ts
 //
 // client/ stands apart: it takes types from schemas/ and errors.ts, and only cli/ uses it.
-const FLOOR = 'src/(vocabulary/|config\\.ts|logging\\.ts|clock\\.ts|errors\\.ts|node-support\\.ts)'
+const FLOOR = 'src/(vocabulary/|config\\.ts|logging\\.ts|clock\\.ts|errors\\.ts|closest\\.ts|node-support\\.ts)'
 const SCHEMAS = `${FLOOR}|src/schemas/`
 const STORE = `${SCHEMAS}|src/db/`
 const HELPERS = `${STORE}|src/(rate-limit|idempotency)/`

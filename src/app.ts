@@ -23,9 +23,9 @@ import jsonBody, { BODY_LIMIT } from './plugins/json-body.js'
 import openapi from './plugins/openapi.js'
 import docs from './plugins/docs.js'
 import requestLog, { requestId } from './plugins/request-log.js'
-import { createValidatorCompiler } from './plugins/validation.js'
+import { createValidatorCompiler, validateEveryQueryString } from './plugins/validation.js'
 import health from './plugins/health.js'
-import { answerClientError } from './plugins/client-errors.js'
+import { answerClientError, limitConnectionsPerAddress } from './plugins/client-errors.js'
 import metricsPlugin, { createMetrics } from './plugins/metrics.js'
 import { v1Routes } from './routes/v1/index.js'
 import { MAX_PARAM_LENGTH, routablePath } from './routes/request-path.js'
@@ -61,8 +61,11 @@ export async function buildApp({ config, store, clock = systemClock, limiter, lo
     genReqId: requestId,
     bodyLimit: BODY_LIMIT,
     trustProxy: config.trustProxy,
-    // Slow or stalled clients cannot hold a connection: a request must arrive whole
-    // within requestTimeout, and an idle keep-alive connection closes after keepAliveTimeout.
+    // Slow or stalled clients cannot hold a connection: headers must arrive within
+    // headersTimeout, a request whole within requestTimeout, and an idle keep-alive
+    // connection closes after keepAliveTimeout. Node checks the first two every
+    // connectionsCheckingInterval, 30 s by default: a 10 s limit was a 408 at up to 40 s.
+    http: { connectionsCheckingInterval: Math.min(1_000, config.headersTimeout * 250) },
     requestTimeout: config.requestTimeout * 1000,
     // One deadline for the whole answer, whatever it waits on (a silent database, the
     // queue of writes behind it): then a 503, and the work goes on without its caller.
@@ -75,7 +78,8 @@ export async function buildApp({ config, store, clock = systemClock, limiter, lo
     return503OnClosing: false,
   }).withTypeProvider<TypeBoxTypeProvider>()
   // Headers must arrive within 10 s (slowloris), before the whole-request timeout.
-  app.server.headersTimeout = Math.min(10_000, config.requestTimeout * 1000)
+  app.server.headersTimeout = Math.min(config.headersTimeout, config.requestTimeout) * 1000
+  limitConnectionsPerAddress(app.server, config.maxConnectionsPerIp)
 
   let closing = false
   app.addHook('preClose', async () => {
@@ -90,6 +94,7 @@ export async function buildApp({ config, store, clock = systemClock, limiter, lo
   })
 
   app.setValidatorCompiler(createValidatorCompiler(SHARED_SCHEMAS))
+  app.addHook('onRoute', validateEveryQueryString)
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema)
 
   // Cross-cutting plugins first: they see every route registered after them.
@@ -133,8 +138,8 @@ export async function buildApp({ config, store, clock = systemClock, limiter, lo
   // Operations endpoints, outside /v1: no key, no rate limit.
   await app.register(metricsPlugin, { metrics, limiter, store })
   await app.register(health, { store, limiter })
-  // GET /docs: the API reference page, also outside /v1 (no key, no rate limit).
-  await app.register(docs)
+  // GET /docs: the API reference page, also outside /v1 (no key; limited as keyless requests are).
+  await app.register(docs, { limiter })
   await app.register(v1Routes, { prefix: '/v1', authenticator, limiter, idempotencyRecords: store.idempotency, clock, keyAdmin, accountAdmin, usage, metrics, catalogue, orderService, webhookAdmin })
 
   return app

@@ -29,11 +29,14 @@ export interface Config {
   readonly logFormat: 'json' | 'pretty'
   /** Seconds SIGTERM waits for in-flight requests before the process exits anyway. */
   readonly shutdownTimeout: number
-  /** Seconds a whole request may take to arrive; seconds an idle keep-alive connection stays open. */
+  /** Seconds the headers of a request may take to arrive; a whole request; an idle keep-alive connection stays open. */
+  readonly headersTimeout: number
   readonly requestTimeout: number
   readonly keepAliveTimeout: number
   /** Seconds the service may take to answer a request once it has arrived: the one deadline for every wait behind it (a lost database, a queue). */
   readonly requestDeadline: number
+  /** Connections one client address may hold open at once; 0: no limit (behind a proxy, every client has its address). */
+  readonly maxConnectionsPerIp: number
   /** Address ranges webhooks may be sent to although not public (tests, a private network): CIDRs. */
   readonly webhookAllowCidrs: readonly string[]
   /** `on`: this process delivers webhooks beside serving; `off`: a `petstore dispatch` process does. */
@@ -81,9 +84,12 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
     logFormat: logFormat(env, environment),
     shutdownTimeout: integer(env, 'PETSTORE_SHUTDOWN_TIMEOUT', 10, 1, 600),
+    headersTimeout: integer(env, 'PETSTORE_HEADERS_TIMEOUT', 10, 1, 600),
     requestTimeout: integer(env, 'PETSTORE_REQUEST_TIMEOUT', 30, 1, 600),
     keepAliveTimeout: integer(env, 'PETSTORE_KEEP_ALIVE_TIMEOUT', 5, 1, 600),
     requestDeadline: integer(env, 'PETSTORE_REQUEST_DEADLINE', 7, 1, 600),
+    // Behind a proxy every connection comes from the proxy's address: no limit unless set.
+    maxConnectionsPerIp: integer(env, 'PETSTORE_MAX_CONNECTIONS_PER_IP', env.PETSTORE_TRUST_PROXY && env.PETSTORE_TRUST_PROXY !== 'false' ? 0 : 128, 0, 1_000_000),
     webhookAllowCidrs: cidrs(env, 'PETSTORE_WEBHOOK_ALLOW_CIDRS'),
     dispatch: oneOf(env, 'PETSTORE_DISPATCH', ['on', 'off'] as const, 'on'),
     webhookLease: integer(env, 'PETSTORE_WEBHOOK_LEASE', 60, 1, 3600),
@@ -191,21 +197,26 @@ function trustProxy(env: Env): boolean | string {
 const SECRET_PARAMETER = /pass|secret|token|key/i
 
 /**
- * A URL fit for a log line or an error message: the password of its userinfo and the
- * values of secret-looking query parameters replaced by `***`. Works on text that is
- * not a valid URL too (the password ends at the last `@` of the authority), so that a
- * URL refused for its syntax is never echoed with its secret. `sqlite:` paths are
- * returned as they are.
+ * A URL fit for a log line or an error message: its userinfo masked (the password,
+ * or the whole of it when it has no password: a token is often given as the user
+ * name) and the values of secret-looking query parameters replaced by `***`. Works on
+ * text that is not a valid URL too: the userinfo is whatever lies between the scheme
+ * (with or without `//`) and the last `@`, which over-masks rather than leaks when a
+ * password holds `/`, `?`, `#` or `@`, and covers `postgres:user:pw@host` and
+ * `user:pw@host`. `sqlite:` paths are returned as they are.
  */
 export function redactUrl(raw: string): string {
   if (raw.startsWith('sqlite:')) return raw
   let text = raw
-  // The userinfo's password: from the first colon after `//` to the last `@`, which
-  // over-masks rather than leaks when the password itself holds `/`, `?`, `#` or `@`.
-  const start = text.indexOf('//') + 2
   const at = text.lastIndexOf('@')
-  const colon = text.indexOf(':', start)
-  if (start > 1 && at > start && colon !== -1 && colon < at) text = `${text.slice(0, colon)}:***${text.slice(at)}`
+  if (at !== -1) {
+    const scheme = /^[a-z][a-z0-9+.-]*:(?=[^@]*@)/i.exec(text)?.[0] ?? ''
+    const start = scheme.length + /^\/*/.exec(text.slice(scheme.length))![0].length
+    const userinfo = text.slice(start, at)
+    const colon = userinfo.indexOf(':')
+    // "user:***" keeps who connects; a user name alone may be the secret.
+    text = `${text.slice(0, start)}${colon === -1 ? '***' : `${userinfo.slice(0, colon)}:***`}${text.slice(at)}`
+  }
   return text.replace(/([?&])([^=&#]*)=([^&#]*)/g, (match, separator: string, name: string) =>
     SECRET_PARAMETER.test(decodeURIComponentSafely(name)) ? `${separator}${name}=***` : match,
   )

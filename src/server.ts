@@ -2,10 +2,12 @@
 // in-flight requests, then close the limiter and the store.
 import type { AddressInfo } from 'node:net'
 import { pathToFileURL } from 'node:url'
+import { pino } from 'pino'
 import { buildApp } from './app.js'
 import { systemClock } from './clock.js'
 import { isPrimaryOf, runPrimary } from './cluster.js'
 import { loadConfig, loadDotEnv, redactUrl, type Config } from './config.js'
+import { loggerOptions } from './logging.js'
 import { openStoreFromConfig } from './db/from-config.js'
 import { unsupportedNodeMessage } from './node-support.js'
 import { createRateLimiterFromConfig } from './rate-limit/from-config.js'
@@ -14,11 +16,13 @@ import { startDispatcher } from './webhooks/dispatcher.js'
 import { parseCidrs } from './webhooks/outbound.js'
 import { requestPressure } from './webhooks/request-pressure.js'
 
-/** How the store and the limiter report what happens in the background: to stderr until the app's logger exists. */
-type Report = (level: 'warn' | 'error', message: string, error?: unknown) => void
+/** How the store and the limiter report what happens in the background: through a logger of the same options until the app's exists. */
+type Report = (level: 'warn' | 'error', message: string, error?: unknown, fields?: Record<string, unknown>) => void
 
 export async function startServer(config: Config) {
-  let report: Report = (_level, message, error) => console.error(`petstore: ${message}${error instanceof Error ? ` (${error.message})` : ''}`)
+  // Log lines before the app exists (Redis that never connects is told while starting) are log lines like the others.
+  const early = pino(loggerOptions(config))
+  let report: Report = (level, message, error, fields) => early[level]({ ...fields, err: error }, message)
   const store = await openStoreFromConfig(config, {
     onConnectionError: (error) => report('warn', 'a database connection was lost; the pool opens a new one', error),
     onBackgroundError: (error, what) => report('warn', what, error),
@@ -27,11 +31,12 @@ export async function startServer(config: Config) {
         ? report('error', 'the database did not answer in time: refusing requests that need it (503) at once until it answers again', error)
         : report('warn', 'the database answers again'),
   })
+  const redis = config.redisUrl ? redactUrl(config.redisUrl) : undefined
   const limiter = createRateLimiterFromConfig(config, systemClock, {
     onRedisTransition: (degraded, error) =>
       degraded
-        ? report('error', 'Redis unreachable: rate limiting on this instance alone until it answers again', error)
-        : report('warn', 'Redis answers again: rate limits are shared again'),
+        ? report('error', `Redis at ${redis} unreachable (${error instanceof Error ? error.message : 'connection lost'}): rate limiting on this instance alone until it answers again`, undefined, { redis })
+        : report('warn', `Redis at ${redis} answers again: rate limits are shared again`, undefined, { redis }),
   })
   try {
     await limiter.ready()
@@ -56,7 +61,7 @@ export async function startServer(config: Config) {
       : undefined
   const app = await buildApp({ config, store, limiter, usage, wakeDispatcher: dispatcher?.wake ?? (() => {}) })
   if (pressure) app.server.on('request', pressure.onRequest)
-  report = (level, message, error) => app.log[level]({ err: error }, message)
+  report = (level, message, error, fields) => app.log[level]({ ...fields, err: error }, message)
   // Closed in reverse order of opening, once the app has drained.
   app.addHook('onClose', async () => {
     // Deliveries under way finish (or their leases run out for another instance); nothing is lost.

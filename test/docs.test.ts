@@ -6,7 +6,9 @@ import { existsSync } from 'node:fs'
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { chromium, type Browser, type Page, type Request } from 'playwright-core'
+import { PLAN_LIMITS } from '../src/vocabulary/plans.js'
 import { ERROR_CODES } from '../src/errors.js'
+import { rawHttp } from './helpers/raw-http.js'
 import type { Pet } from '../src/schemas/pet.js'
 import { V1_OPERATIONS } from './helpers/operations.js'
 import { startTestServer, type TestServer } from './helpers/server.js'
@@ -32,12 +34,45 @@ describe('GET /docs over HTTP', () => {
   })
   after(() => server.close())
 
-  it('serves the page without a key and outside the rate limit', async () => {
+  it('serves the page without a key, counted as keyless requests are (the free plan\'s limit, by address)', async () => {
     const res = await server.request('/docs')
     assert.equal(res.status, 200)
     assert.match(res.headers.get('content-type') ?? '', /^text\/html/)
-    assert.equal(res.headers.get('x-ratelimit-limit'), null)
+    assert.equal(res.headers.get('x-ratelimit-limit'), String(PLAN_LIMITS.free.perMinute))
     assert.match(res.text, /<title>Pet Store API reference<\/title>/)
+  })
+
+  it('answers the document from memory: compressed, with an ETag, 304 when unchanged', async () => {
+    for (const path of ['/docs/json', '/v1/openapi.json']) {
+      const raw = (headers: Record<string, string>) => rawHttp(server.url, `GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n`, { halfClose: false })
+      const plain = await server.request(path)
+      const etag = plain.headers.get('etag')
+      assert.match(etag ?? '', /^"[A-Za-z0-9_-]+"$/, path)
+      assert.equal(plain.headers.get('vary'), 'accept-encoding')
+      const br = await raw({ 'Accept-Encoding': 'gzip, br' })
+      assert.match(br, /\r\ncontent-encoding: br\r\n/i, path)
+      const length = Number(/\r\ncontent-length: (\d+)\r\n/i.exec(br)?.[1])
+      assert.ok(length > 0 && length < Buffer.byteLength(plain.text) / 5, `${path}: ${length} bytes in brotli of ${Buffer.byteLength(plain.text)}`)
+      assert.match(await raw({ 'Accept-Encoding': 'gzip' }), /\r\ncontent-encoding: gzip\r\n/i, path)
+      assert.doesNotMatch(await raw({}), /\r\ncontent-encoding:/i, `${path}: identity when nothing is accepted`)
+      const unchanged = await server.request(path, { headers: { 'if-none-match': etag! } })
+      assert.equal(unchanged.status, 304, path)
+      assert.equal(unchanged.text, '')
+      assert.equal((await server.request(path, { headers: { 'if-none-match': '"other"' } })).status, 200)
+    }
+  })
+
+  it('refuses the docs past the free plan\'s limit per address, 429 as any keyless request', async () => {
+    const limited = await startTestServer()
+    try {
+      let res
+      for (let i = 0; i <= PLAN_LIMITS.free.perMinute; i++) res = await limited.request(i % 2 ? '/docs/json' : '/docs')
+      assert.equal(res!.status, 429, res!.text)
+      assert.equal((res!.body as { code: string }).code, 'rate_limited')
+      assert.ok(Number(res!.headers.get('retry-after')) > 0)
+    } finally {
+      await limited.close()
+    }
   })
 
   it('sends a Content-Security-Policy that allows this origin only', async () => {

@@ -203,7 +203,7 @@ console.log(JSON.stringify({
       const documented = required.length ? `${url}?${required.join('&')}` : url
       const sent: Sent[] = [
         { what: 'as documented', method, path: documented, headers: { ...auth, ...json }, body, good: true },
-        { what: 'with an unknown query parameter', method, path: `${documented}${required.length ? '&' : '?'}utm_source=x`, headers: { ...auth, ...json }, body, good: true },
+        { what: 'with an unknown query parameter', method, path: `${documented}${required.length ? '&' : '?'}utm_source=x`, headers: { ...auth, ...json }, body, good: false }, // refused: 400 invalid_parameter (test/unknown-parameters.test.ts)
       ]
       for (const parameter of parameters.filter((p) => p.in === 'query')) {
         // A cursor is opaque: any text is valid to the document, so only a value from the server is sent.

@@ -81,6 +81,23 @@ for (const store of STORES) describe(`managing pets (${store})`, () => {
     assert.equal((await patch(pet.id, { status: 'sold' })).status, 200, 'once the order is closed, it can change')
   })
 
+  it("refuses a change under another account's order without naming that order", async () => {
+    const pet = await newPet()
+    const order = (await place(pet.id)).body
+    const other = await a.createKey('enterprise', UNLIMITED)
+    const answers = [
+      await a.request<Answer<Pet>>(`/v1/pets/${pet.id}`, { method: 'PATCH', key: other, headers: { 'content-type': 'application/merge-patch+json' }, body: JSON.stringify({ status: 'sold' }) }),
+      await a.request<Answer<object>>(`/v1/pets/${pet.id}`, { method: 'DELETE', key: other }),
+    ]
+    for (const res of answers) {
+      assert.equal(res.status, 409, res.text)
+      assert.equal(res.body.code, 'pet_in_order')
+      assert.match(res.body.message!, /another account/)
+      assert.doesNotMatch(res.text.replace(`Pet ${pet.id}`, ''), new RegExp(`\\b${order.id}\\b`), 'the order id is not told')
+    }
+    assert.equal((await a.request(`/v1/store/orders/${order.id}/cancel`, { method: 'POST', key })).status, 200)
+  })
+
   it('refuses bodies that are not a patch of a pet: empty, unknown fields, null, wrong types, another media type', async () => {
     const pet = await newPet()
     for (const body of [{}, { id: 5 }, { name: null }, { status: 'lost' }, { categoryId: '3' }, { name: '' }, []]) {

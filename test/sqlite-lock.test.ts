@@ -7,7 +7,9 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import SqliteDatabase from 'better-sqlite3'
+import { hashApiKey } from '../src/api-keys/key-format.js'
 import { openStore } from '../src/db/open-store.js'
+import { issueTestKey } from './helpers/keys.js'
 import type { Store } from '../src/db/store.js'
 import { insertPet } from './helpers/pets.js'
 
@@ -45,5 +47,29 @@ describe('SQLite write lock held by another process', () => {
     other.close()
     const pet = await insert
     assert.deepEqual(await store.pets.find(pet.id), pet)
+  })
+
+  it('lets a write through Kysely (a key made) wait for the lock without blocking the event loop, then commits', async () => {
+    const other = new SqliteDatabase(join(dir, 'petstore.db'))
+    other.exec('BEGIN IMMEDIATE')
+    let committed = false
+    const made = issueTestKey(store.apiKeys, { name: 'patient' }).then((key) => ((committed = true), key))
+    const started = performance.now()
+    const ticks = await new Promise<number>((resolve) => {
+      let n = 0
+      const timer = setInterval(() => {
+        if (++n === 10) {
+          clearInterval(timer)
+          resolve(n)
+        }
+      }, 20)
+    })
+    assert.equal(ticks, 10)
+    assert.ok(performance.now() - started < 1_000, `the timers fired late: ${Math.round(performance.now() - started)} ms`)
+    assert.equal(committed, false, 'the lock is still held: nothing can have committed')
+    other.exec('COMMIT')
+    other.close()
+    const key = await made
+    assert.equal((await store.apiKeys.findByHash(hashApiKey(key.secret)))?.id, key.id)
   })
 })

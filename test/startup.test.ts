@@ -74,6 +74,41 @@ describe('starting the server', () => {
     }
   })
 
+  it('stops within 10 s with one line naming a store that cannot be opened, its secret masked', async () => {
+    // A silent "PostgreSQL": it accepts connections and never answers.
+    const silent = createServer(() => {})
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve))
+    try {
+      const port = (silent.address() as AddressInfo).port
+      const cases: [string, RegExp][] = [
+        ['sqlite:/proc/nope/x.db', /^petstore: DATABASE_URL=sqlite:\/proc\/nope\/x\.db: cannot open the store: /],
+        ['postgres:u:S3cretPW@127.0.0.1/db', /^petstore: DATABASE_URL=postgres:u:\*\*\*@127\.0\.0\.1\/db: cannot open the store: /],
+        [`postgres://S3cretPW@127.0.0.1:${port}/db`, new RegExp(`^petstore: DATABASE_URL=postgres://\\*\\*\\*@127\\.0\\.0\\.1:${port}/db: cannot open the store: `)],
+      ]
+      for (const [url, line] of cases) {
+        const started = performance.now()
+        const { out, err, code } = await runServer({ PORT: '0', DATABASE_URL: url }, /serving/)
+        assert.ok(performance.now() - started < 12_000, `${url}: stopped in ${Math.round(performance.now() - started)} ms`)
+        assert.equal(code, 1, url)
+        assert.equal(err.length, 1, `${url}: one line: ${err.join('\n')}`)
+        assert.match(err[0]!, line)
+        assert.ok(![...out, ...err].join('\n').includes('S3cretPW'), `${url}: the secret is never shown`)
+      }
+    } finally {
+      silent.close()
+    }
+  })
+
+  it('logs one JSON line naming a Redis that never connected, its password masked, and serves', async () => {
+    const { out } = await runServer({ PORT: '0', DATABASE_URL: `sqlite:${join(dir, 'no-redis.db')}`, REDIS_URL: 'redis://app:S3cretPW@127.0.0.1:1' }, /serving/)
+    const lines = out.filter((l) => /Redis/.test(l)).map((l) => JSON.parse(l) as { level: number; msg: string; redis: string })
+    assert.equal(lines.length, 1, out.join('\n'))
+    assert.equal(lines[0]!.level, 50)
+    assert.equal(lines[0]!.redis, 'redis://app:***@127.0.0.1:1')
+    assert.match(lines[0]!.msg, /^Redis at redis:\/\/app:\*\*\*@127\.0\.0\.1:1 unreachable \(never connected to Redis\): rate limiting on this instance alone/)
+    assert.ok(!out.join('\n').includes('S3cretPW'))
+  })
+
   it('says which variable to change when the port is taken, and exits 1', async () => {
     const blocker = createServer()
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve))

@@ -2,7 +2,9 @@
 // Records are cached for a few seconds so the hot path rarely touches the store;
 // the cache's lifetime bounds how long a revocation, a plan or scope change, or
 // disabling takes to reach a running instance (within 5 seconds). Expiry is checked
-// against the clock on every request, cached or not.
+// against the clock on every request, cached or not. Keys the store does not know
+// are remembered too, as briefly and in a bounded map: a made-up key sent again and
+// again costs one lookup per lifetime, not one per request.
 import type { Clock } from '../clock.js'
 import type { ApiKeysStore } from '../db/api-keys-store.js'
 import { keyState, toApiKeyRecord, type ApiKeyRecord } from './api-key-record.js'
@@ -21,6 +23,8 @@ export interface AuthenticatorOptions {
   /** How long before a cached entry expires a request starts its background refresh. */
   refreshAheadMs?: number
   maxCached?: number
+  /** How many unknown keys are remembered (each for cacheMs); the oldest are forgotten first. */
+  maxUnknown?: number
   /** A store call no request waits for failed: recording a key's last use, or refreshing a cached key. */
   onError?: (error: unknown, what: string) => void
 }
@@ -37,47 +41,62 @@ export function createAuthenticator({
   cacheMs = 3_000,
   refreshAheadMs = 1_000,
   maxCached = 10_000,
+  maxUnknown = 10_000,
   onError = () => {},
 }: AuthenticatorOptions) {
-  // Keyed by the Authorization header as sent, not by the key's hash: a hit then costs
-  // neither the Bearer parse, nor the checksum, nor SHA-256 (the header is in this
-  // process's memory with every request anyway). Only keys found in the store are
-  // kept, so a hit is a well-formed key of this environment. The store is still
-  // looked up by hash.
-  const cache = new Map<string, { key: ApiKeyRecord; token: string; until: number }>()
-  // Lookups under way, by header. The requests that miss while one runs wait for it:
+  // Keyed by the token, not by the header as sent: "bearer", "BEARER" and any number
+  // of spaces name the same key (RFC 6750, RFC 9110 §11.1), and must not each cost a
+  // lookup. Nor by the key's hash: a hit costs neither the checksum nor SHA-256. Only
+  // keys found in the store are kept, so a hit is a well-formed key of this environment.
+  const cache = new Map<string, { key: ApiKeyRecord; until: number }>()
+  // Tokens the store did not know, until when. A key made a moment ago is not among
+  // them unless its secret was sent before it existed, which only a guess can do.
+  const unknown = new Map<string, number>()
+  // Lookups under way, by token. The requests that miss while one runs wait for it:
   // without this, an entry expiring under load sent one store query per request
   // until the first came back.
   const looking = new Map<string, Promise<ApiKeyRecord | undefined>>()
   const lastTouched = new Map<number, number>()
 
-  function cached(header: string, now: number): ApiKeyRecord | undefined {
-    const hit = cache.get(header)
-    if (!hit || hit.until <= now) return undefined
+  /** The record, null when the store did not know the token a moment ago, undefined when not cached. */
+  function cached(token: string, now: number): ApiKeyRecord | null | undefined {
+    const hit = cache.get(token)
+    if (!hit || hit.until <= now) {
+      const until = unknown.get(token)
+      if (until === undefined) return undefined
+      if (until > now) return null
+      unknown.delete(token)
+      return undefined
+    }
     // A key in use is looked up again shortly before its entry expires, in the
     // background, so that under steady use no request waits for the store. The
     // entry's lifetime, not the refresh, bounds how long a revocation takes (D6).
-    if (hit.until - now <= refreshAheadMs && !looking.has(header)) {
-      lookup(header, hit.token, now).catch((error: unknown) => onError(error, 'could not refresh a cached API key'))
+    if (hit.until - now <= refreshAheadMs && !looking.has(token)) {
+      lookup(token, now).catch((error: unknown) => onError(error, 'could not refresh a cached API key'))
     }
     return hit.key
   }
 
-  function lookup(header: string, token: string, now: number): Promise<ApiKeyRecord | undefined> {
-    const under = looking.get(header)
+  function lookup(token: string, now: number): Promise<ApiKeyRecord | undefined> {
+    const under = looking.get(token)
     if (under) return under
     const pending = apiKeys
       .findByHash(hashApiKey(token))
       .then((stored) => {
         const key = stored && toApiKeyRecord(stored)
-        cache.delete(header) // re-inserted last: the oldest entries go first when the cache is full
-        if (cache.size >= maxCached) cache.delete(cache.keys().next().value as string)
-        // Unknown keys are not remembered: a key created a moment ago must work at once.
-        if (key) cache.set(header, { key, token, until: now + cacheMs })
+        cache.delete(token) // re-inserted last: the oldest entries go first when the cache is full
+        unknown.delete(token)
+        if (key) {
+          if (cache.size >= maxCached) cache.delete(cache.keys().next().value as string)
+          cache.set(token, { key, until: now + cacheMs })
+        } else {
+          if (unknown.size >= maxUnknown) unknown.delete(unknown.keys().next().value as string)
+          unknown.set(token, now + cacheMs)
+        }
         return key
       })
-      .finally(() => looking.delete(header))
-    looking.set(header, pending)
+      .finally(() => looking.delete(token))
+    looking.set(token, pending)
     return pending
   }
 
@@ -88,7 +107,7 @@ export function createAuthenticator({
   }
 
   /** The key's record, undefined when the store does not know it, or why its format is refused. */
-  async function checkAndLookup(header: string, token: string, now: number): Promise<ApiKeyRecord | undefined | string> {
+  async function checkAndLookup(token: string, now: number): Promise<ApiKeyRecord | undefined | string> {
     const parsed = parseApiKey(token)
     if (!parsed.ok) {
       return 'The API key is malformed: keys start with ps_live_ or ps_test_ and end in a checksum; check it was copied whole.'
@@ -96,10 +115,10 @@ export function createAuthenticator({
     if (parsed.environment !== environment) {
       return `This is a ${parsed.environment} key (ps_${parsed.environment}_…); this server accepts ${environment} keys (ps_${environment}_…).`
     }
-    return lookup(header, token, now)
+    return lookup(token, now)
   }
 
-  function verdict(key: ApiKeyRecord | undefined | string, now: number): AuthResult {
+  function verdict(key: ApiKeyRecord | null | undefined | string, now: number): AuthResult {
     if (typeof key === 'string') return { ok: false, missing: false, message: key }
     if (!key) return { ok: false, missing: false, message: 'The API key is not recognised.' }
     switch (keyState(key, now)) {
@@ -121,18 +140,20 @@ export function createAuthenticator({
 
   /** The Bearer token, or why the header is refused. */
   function tokenOf(header: string): string | AuthResult {
+    // The form every client sends, without the regular expression; anything else is parsed.
+    if (header.startsWith('Bearer ') && cache.has(header.slice(7))) return header.slice(7)
     return BEARER.exec(header)?.[1] ?? { ok: false, missing: false, message: 'The Authorization header must be "Bearer <key>".' }
   }
 
   return {
-    /** The answer when it needs no store lookup (no key, a malformed header, a cached key); undefined otherwise. */
+    /** The answer when it needs no store lookup (no key, a malformed header, a key cached as known or unknown); undefined otherwise. */
     peek(header: string | undefined): AuthResult | undefined {
       if (!header) return MISSING
-      const now = clock.now()
-      const hit = cached(header, now)
-      if (hit) return verdict(hit, now)
       const token = tokenOf(header)
-      return typeof token === 'string' ? undefined : token
+      if (typeof token !== 'string') return token
+      const now = clock.now()
+      const hit = cached(token, now)
+      return hit === undefined ? undefined : verdict(hit, now)
     },
     /** The answer, looking the key up in the store when it is not cached. */
     async authenticate(header: string | undefined): Promise<AuthResult> {
@@ -140,7 +161,8 @@ export function createAuthenticator({
       const token = tokenOf(header)
       if (typeof token !== 'string') return token
       const now = clock.now()
-      return verdict(cached(header, now) ?? (await checkAndLookup(header, token, now)), now)
+      const hit = cached(token, now)
+      return verdict(hit === undefined ? await checkAndLookup(token, now) : hit, now)
     },
   }
 }

@@ -19,9 +19,16 @@ export async function openStore(url: string, { onConnectionError, onBackgroundEr
     : await openPostgresStore(url, { onIdleError: onConnectionError, idleTimeoutMs })
 
   const breaker = createCircuitBreaker({ probe: store.ping, onChange: onCircuitChange })
-  const idempotency = guarded(store.idempotency, breaker)
-  const usage = guarded(store.usage, breaker)
-  const deliveries = guarded(store.deliveries, breaker)
+  let calls = 0
+  const counted = {
+    breaker,
+    onCall: () => {
+      calls++
+    },
+  }
+  const idempotency = guarded(store.idempotency, counted)
+  const usage = guarded(store.usage, counted)
+  const deliveries = guarded(store.deliveries, counted)
   const purge = setInterval(() => {
     deliveries.purge(Date.now() - EVENTS_KEPT_MS).catch((error: unknown) => onBackgroundError(error, 'could not purge events older than 30 days'))
     idempotency.purgeExpired(Date.now()).catch((error: unknown) => onBackgroundError(error, 'could not purge expired Idempotency-Keys'))
@@ -31,19 +38,21 @@ export async function openStore(url: string, { onConnectionError, onBackgroundEr
   return {
     dialect: store.dialect,
     // The edge where a driver's "cannot reach the database" becomes a StoreUnavailableError.
-    pets: guarded(store.pets, breaker),
-    categories: guarded(store.categories, breaker),
-    orders: guarded(store.orders, breaker),
-    apiKeys: guarded(store.apiKeys, breaker),
-    accounts: guarded(store.accounts, breaker),
+    pets: guarded(store.pets, counted),
+    categories: guarded(store.categories, counted),
+    orders: guarded(store.orders, counted),
+    apiKeys: guarded(store.apiKeys, counted),
+    accounts: guarded(store.accounts, counted),
     usage,
-    webhookEndpoints: guarded(store.webhookEndpoints, breaker),
+    webhookEndpoints: guarded(store.webhookEndpoints, counted),
     deliveries,
     idempotency,
-    ping: guarded({ ping: store.ping }, breaker).ping,
+    // Health checks and the breaker's probes are not the store calls /metrics counts.
+    ping: guarded({ ping: store.ping }, { breaker }).ping,
     get circuitOpen() {
       return breaker.open
     },
+    calls: () => calls,
     close: () => {
       clearInterval(purge)
       breaker.close()

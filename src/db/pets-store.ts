@@ -61,8 +61,8 @@ export type ChangeResult<T> =
   | { outcome: 'no_such_pet' }
   /** The change names a category that does not exist. */
   | { outcome: 'no_such_category' }
-  /** An open (`placed`) order holds the pet: its status cannot change, nor can it go. */
-  | { outcome: 'pet_in_order'; orderId: number }
+  /** An open (`placed`) order holds the pet: its status cannot change, nor can it go. `accountId`: the order's. */
+  | { outcome: 'pet_in_order'; orderId: number; accountId: number }
   | { outcome: 'precondition_failed'; current: Pet }
 
 export interface PetsStore {

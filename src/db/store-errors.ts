@@ -23,13 +23,18 @@ export class StoreUnavailableError extends Error {
 
 // PostgreSQL SQLSTATEs for a lost or refused connection (class 08, admin shutdown,
 // crash shutdown, cannot connect now), Node's socket errors, SQLite's busy/locked,
-// and Kysely's answer once the store is closed (an instance shutting down).
-const UNAVAILABLE_CODES = new Set(['57P01', '57P02', '57P03', 'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'SQLITE_BUSY', 'SQLITE_LOCKED'])
+// and Kysely's answer once the store is closed (an instance shutting down). Also
+// PostgreSQL's own "busy": a statement that outlived statement_timeout (57014), a lock
+// not granted within lock_timeout (55P03), a deadlock (40P01) or a serialization
+// failure (40001). Each is SQLITE_BUSY's kin, a contention that a retry shortly may
+// not meet, and is answered the same: 503 with Retry-After, not 500.
+const UNAVAILABLE_CODES = new Set(['57P01', '57P02', '57P03', '57014', '55P03', '40P01', '40001', 'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'SQLITE_BUSY', 'SQLITE_LOCKED'])
 const UNAVAILABLE_MESSAGES = /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Query read timeout|Connection closed|driver has already been destroyed/
 
-// Failures before anything was sent: no connection was had, or SQLite never got its
-// lock (a busy COMMIT is not committed), or the store was closed.
-const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'SQLITE_BUSY', 'SQLITE_LOCKED', '57P03'])
+// Failures that wrote nothing: no connection was had, SQLite never got its lock (a busy
+// COMMIT is not committed), the store was closed, or PostgreSQL cancelled or rolled
+// back the statement itself (statement or lock timeout, deadlock, serialization).
+const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'SQLITE_BUSY', 'SQLITE_LOCKED', '57P03', '57014', '55P03', '40P01', '40001'])
 const NOT_SENT_MESSAGES = /timeout exceeded when trying to connect|driver has already been destroyed/
 
 /** What a failed write may have done: see WriteOutcome. */
@@ -84,9 +89,11 @@ const NO_BREAKER: Breaker = { refusal: () => undefined, trip() {} }
  * The one guard at the store's edge: every method of `part` that returns a promise
  * rejects with a StoreUnavailableError instead of the driver's error when the
  * database cannot be reached; while `breaker` is open, every call is refused at once,
- * and a wait given up on opens it. Returns a plain object (tests may replace a method).
+ * and a wait given up on opens it. `onCall` hears of every call made (the store's count
+ * of them, for /metrics; a refusal of the open circuit costs none and is not one).
+ * Returns a plain object (tests may replace a method).
  */
-export function guarded<T extends object>(part: T, breaker: Breaker = NO_BREAKER): T {
+export function guarded<T extends object>(part: T, { breaker = NO_BREAKER, onCall = () => {} }: { breaker?: Breaker; onCall?: () => void } = {}): T {
   const guard = {} as Record<string, unknown>
   const failed = (error: unknown) => {
     const translation = translated(error)
@@ -101,6 +108,7 @@ export function guarded<T extends object>(part: T, breaker: Breaker = NO_BREAKER
             // async function whose promise nobody awaits) must not see it thrown past it.
             const refusal = breaker.refusal()
             if (refusal) return Promise.reject(refusal)
+            onCall()
             let result: unknown
             try {
               result = (member as (...a: unknown[]) => unknown).apply(part, args)

@@ -26,6 +26,12 @@ export interface Store {
   deliveries: DeliveryQueue
   /** Idempotency-Key records; requests use them through src/idempotency/. */
   idempotency: IdempotencyStore
+  /**
+   * Calls made to the store's parts so far, each one or more statements (or a share
+   * of a batch): what /metrics shows, so that a request that should cost none can be
+   * seen to cost none.
+   */
+  calls(): number
   /** Resolves when the database answers a trivial query; refused at once while the circuit is open. */
   ping(): Promise<void>
   /** True while the database went silent and calls are refused at once (circuit-breaker.ts); backends leave it undefined. */
@@ -47,3 +53,6 @@ export interface StoreOptions {
    */
   idleTimeoutMs?: number
 }
+
+/** What a backend (sqlite/, postgres/) opens: open-store.ts guards and counts its calls. */
+export type BackendStore = Omit<Store, 'calls'>

@@ -1,11 +1,15 @@
 // GET /docs: the interactive API reference (Swagger UI), rendered from the OpenAPI
-// document that /v1/openapi.json serves. Outside /v1, like /healthz: no key, no rate
-// limit. Swagger UI's files come from @fastify/swagger-ui's own copy, so the page
+// document that /v1/openapi.json serves. Outside /v1: no key, but counted and limited
+// by address like any request without a key, and the document is answered from memory
+// (serialized and compressed once, with an ETag). Swagger UI's files come from @fastify/swagger-ui's own copy, so the page
 // loads nothing from another host (users run it offline and behind firewalls); the
 // Content-Security-Policy below makes the browser refuse anything that would.
 import fp from 'fastify-plugin'
 import type { FastifyError } from 'fastify'
 import swaggerUi from '@fastify/swagger-ui'
+import type { RateLimiter } from '../rate-limit/limiter.js'
+import { staticJson } from './static-json.js'
+import { anonymousLimit } from './v1-guard.js'
 
 export const DOCS_PREFIX = '/docs'
 
@@ -30,7 +34,15 @@ export const DOCS_CSP = [
 ].join('; ')
 
 export default fp(
-  async (app) => {
+  async (app, { limiter }: { limiter: RateLimiter }) => {
+    app.addHook('onRequest', anonymousLimit(limiter))
+    // The document the page loads, with this server first in `servers` (the production
+    // and staging URLs stay listed after it): built from /v1/openapi.json's (one source,
+    // no copy to drift) on the first request, then answered from memory.
+    const documentJson = staticJson(() => {
+      const document = app.swagger() as { servers?: unknown[] }
+      return { ...document, servers: [THIS_SERVER, ...(document.servers ?? [])] }
+    })
     // @fastify/static refuses paths such as /docs/static/../package.json with a 403
     // error. There is no such file: answer the JSON 404 every unknown path gets. Other
     // errors go on to the app's error handler.
@@ -51,16 +63,11 @@ export default fp(
         displayOperationId: true,
         displayRequestDuration: true,
       },
-      // The page loads /docs/json: the same generated document as /v1/openapi.json
-      // (one source, no copy to drift), with this server first in `servers`; the
-      // production and staging URLs stay listed after it. A shallow copy suffices,
-      // nothing below the top level is changed.
-      transformSpecificationClone: false,
-      transformSpecification: (document) => ({ ...document, servers: [THIS_SERVER, ...((document.servers as unknown[]) ?? [])] }),
       uiHooks: {
         // The renderer also offers /docs/yaml; the page does not need a third copy.
         onRequest: async (request, reply) => {
           if (request.routeOptions.url === `${DOCS_PREFIX}/yaml`) return reply.callNotFound()
+          if (request.routeOptions.url === `${DOCS_PREFIX}/json`) return documentJson(request, reply)
         },
       },
     })

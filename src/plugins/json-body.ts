@@ -13,8 +13,28 @@ const utf8 = new TextDecoder('utf-8', { fatal: true })
 /** The one answer to an empty body, from this parser or from Fastify's (FST_ERR_CTP_EMPTY_JSON_BODY). */
 export const emptyBody = () => new ApiError('invalid_body', 'The request body is empty; send a JSON object, as this operation\'s schema in /v1/openapi.json describes.')
 
+/** Whether a request comes with a body: chunked, or a Content-Length above 0. */
+const hasBody = (headers: { 'transfer-encoding'?: string; 'content-length'?: string }) =>
+  headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0')
+
 export default fp(
   async (app) => {
+    // A body on GET or HEAD, whose bodies Fastify never reads, is refused before a byte
+    // of it is read: answered at once, Node would then read it to its end to reuse the
+    // connection (a 1 GB chunked GET was read whole, and answered 200).
+    app.addHook('onRequest', (request, _reply, done) => {
+      if ((request.method === 'GET' || request.method === 'HEAD') && hasBody(request.headers)) {
+        return done(new ApiError('payload_too_large', `${request.method} takes no request body; send none.`))
+      }
+      done()
+    })
+    // Any answer given before the request's body arrived whole (a refusal decided on
+    // the headers: 401, 429, 413, 415) closes the connection rather than reading the
+    // rest of the body, however long, to keep the connection open.
+    app.addHook('onSend', (request, reply, payload, done) => {
+      if (!request.raw.complete) reply.header('connection', 'close')
+      done(null, payload)
+    })
     app.removeAllContentTypeParsers()
     // RFC 7396's merge patch is JSON too, for PATCH alone (a create is not a patch).
     app.addContentTypeParser(['application/json', 'application/merge-patch+json'], { parseAs: 'buffer', bodyLimit: BODY_LIMIT }, (request, body, done) => {

@@ -69,7 +69,18 @@ function apiRequestsCounter(registry: Registry) {
 }
 
 export default fp(
-  async (app, { metrics, limiter, store }: { metrics: Metrics; limiter: RateLimiter; store: Pick<Store, 'circuitOpen'> }) => {
+  async (app, { metrics, limiter, store }: { metrics: Metrics; limiter: RateLimiter; store: Pick<Store, 'calls' | 'circuitOpen'> }) => {
+    let storeCallsCounted = 0
+    new Counter({
+      name: 'petstore_store_calls_total',
+      help: 'Calls made to the database store (each one or more statements): a refused request should add none.',
+      registers: [metrics.registry],
+      collect() {
+        const calls = store.calls()
+        this.inc(calls - storeCallsCounted)
+        storeCallsCounted = calls
+      },
+    })
     let fallbacksCounted = 0
     new Counter({
       name: 'petstore_redis_fallbacks_total',

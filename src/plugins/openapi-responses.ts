@@ -41,13 +41,17 @@ const rateLimitIfCounted = (): Record<string, HeaderObject> => ({
 const rateLimitCounted = (): Record<string, HeaderObject> =>
   Object.fromEntries(Object.entries(rateLimitIfCounted()).map(([name, header]) => [name, { ...header, description: header.description?.replace(', when the request was counted', ''), required: true }]))
 
+/** Every operation refuses the query parameters it does not define (plugins/validation.ts). */
+const UNKNOWN_PARAMETER = 'A query parameter the operation does not define is refused, naming it and the one it most likely meant (`?stauts=sold`: did you mean "status"?): `invalid_parameter`.'
+
 /** Shared answers, referenced from each operation: `#/components/responses/…`. */
-const COMMON_RESPONSES: Record<string, [status: string, ResponseObject, bodyOnly?: boolean]> = {
+const COMMON_RESPONSES: Record<string, [status: string, ResponseObject, methods?: 'with body' | 'without body']> = {
   MalformedBody: [
     '400',
-    { description: 'The body is not JSON, not UTF-8, or empty. Codes: `invalid_body`.', headers: rateLimitCounted(), ...error },
-    true,
+    { description: `The body is not JSON, not UTF-8, or empty: \`invalid_body\`. ${UNKNOWN_PARAMETER} Codes: \`invalid_body\`, \`invalid_parameter\`.`, headers: rateLimitCounted(), ...error },
+    'with body',
   ],
+  UnknownParameter: ['400', { description: `${UNKNOWN_PARAMETER} Codes: \`invalid_parameter\`.`, headers: rateLimitCounted(), ...error }],
   RequestTimeout: [
     '408',
     {
@@ -56,11 +60,21 @@ const COMMON_RESPONSES: Record<string, [status: string, ResponseObject, bodyOnly
       ...error,
     },
   ],
-  PayloadTooLarge: ['413', { description: 'The body is larger than 64 KiB. Codes: `payload_too_large`.', headers: rateLimitCounted(), ...error }, true],
+  PayloadTooLarge: ['413', { description: 'The body is larger than 64 KiB. Codes: `payload_too_large`.', headers: rateLimitCounted(), ...error }, 'with body'],
+  BodyNotTaken: [
+    '413',
+    {
+      description:
+        'A body was sent (`Content-Length` above 0, or chunked), and this operation takes none. Refused before the body is read and before the key is checked, so without rate-limit headers; the connection closes. Codes: `payload_too_large`.',
+      headers: rateLimitIfCounted(),
+      ...error,
+    },
+    'without body',
+  ],
   UnsupportedMediaType: [
     '415',
     { description: 'A body was sent with another Content-Type than application/json. Codes: `unsupported_media_type`.', headers: rateLimitCounted(), ...error },
-    true,
+    'with body',
   ],
   HeadersTooLarge: [
     '431',
@@ -94,9 +108,13 @@ export function completeResponses<T>(openapiObject: T): T {
     for (const [method, operation] of Object.entries(methods)) {
       const responses = (operation.responses ??= {})
       for (const response of Object.values(responses)) markRequiredHeaders(response)
-      for (const [name, [status, , bodyOnly]] of Object.entries(COMMON_RESPONSES)) {
-        // Fastify parses a body on these methods only, whether or not the operation takes one.
-        if (bodyOnly && !METHODS_WITH_BODY.has(method)) continue
+      const own400 = responses['400']
+      if (own400?.description !== undefined) own400.description = withUnknownParameter(own400.description)
+      for (const [name, [status, , methods]] of Object.entries(COMMON_RESPONSES)) {
+        // Fastify parses a body on these methods only, whether or not the operation takes
+        // one; on the others (GET) any body is refused (plugins/json-body.ts).
+        if (methods === 'with body' && !METHODS_WITH_BODY.has(method)) continue
+        if (methods === 'without body' && METHODS_WITH_BODY.has(method)) continue
         if (status in responses) continue
         ;(responses as Record<string, unknown>)[status] = { $ref: `#/components/responses/${name}` }
         used[name] = COMMON_RESPONSES[name]![1]
@@ -104,6 +122,15 @@ export function completeResponses<T>(openapiObject: T): T {
     }
   }
   return openapiObject
+}
+
+/** An operation's own 400 description, saying that unknown query parameters are refused too (once: the document may be built twice). */
+function withUnknownParameter(description: string): string {
+  if (description.includes(UNKNOWN_PARAMETER)) return description
+  const codes = / Codes: (.*)\.$/.exec(description)
+  if (!codes) return `${description} ${UNKNOWN_PARAMETER}`
+  const listed = codes[1]!.includes('`invalid_parameter`') ? codes[1] : `${codes[1]}, \`invalid_parameter\``
+  return `${description.slice(0, codes.index)} ${UNKNOWN_PARAMETER} Codes: ${listed}.`
 }
 
 /** A header is sent on every answer of its status unless marked optional (responses.ts). */

@@ -5,8 +5,13 @@
 //
 // This is the one place that knows the steps may finish at once: with the key
 // cached and the counters in memory, nothing waits and no promise is made.
+//
+// Every refusal is decided before the store is asked, when it can be: a key cached
+// as known or unknown needs no lookup, and a key not cached sent from a banned
+// address is refused without one (a banned caller's flood costs no query). Only a
+// key never seen, from an address not banned, is looked up.
 import fp from 'fastify-plugin'
-import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify'
 import type { AuthResult, Authenticator } from '../api-keys/authenticator.js'
 import { PLAN_LIMITS, type Limits } from '../vocabulary/plans.js'
 import type { ApiKeyRecord } from '../api-keys/api-key-record.js'
@@ -42,11 +47,21 @@ export default fp(
     app.decorateRequest('rateLimitOutcome', undefined)
 
     app.addHook('onRequest', (request, reply, done) => {
+      const known = authenticator.peek(request.headers.authorization)
+      if (!known) {
+        const ban = limiter.bannedNow(addressOf(request), PLAN_LIMITS.free)
+        if (ban) {
+          try {
+            admit(request, reply, NOT_LOOKED_UP, ban)
+          } catch (error) {
+            return done(error as Error)
+          }
+        }
+      }
       if (request.routeOptions.config.uncounted) {
-        uncounted(request, reply).then(() => done(), done)
+        uncounted(request, reply, known).then(() => done(), done)
         return
       }
-      const known = authenticator.peek(request.headers.authorization)
       // Nothing to wait for: the key was known without the store, the counters are here.
       if (known && limiter.checkNow) {
         try {
@@ -59,20 +74,37 @@ export default fp(
       guard(request, reply, known).then(() => done(), done)
     })
 
+    /**
+     * With Redis, an address's ban is known here for a second only: past it, Redis is
+     * asked (a round trip, no query) before the store is asked for a key not cached.
+     */
+    async function refuseBannedAddress(request: FastifyRequest, reply: FastifyReply, known: AuthResult | undefined) {
+      if (known || !limiter.shared) return
+      const windows = await limiter.peek(addressOf(request), PLAN_LIMITS.free)
+      if (windows.outcome === 'banned') admit(request, reply, NOT_LOOKED_UP, windows)
+    }
+
     async function guard(request: FastifyRequest, reply: FastifyReply, known: AuthResult | undefined) {
+      await refuseBannedAddress(request, reply, known)
       const auth = known ?? (await authenticator.authenticate(request.headers.authorization))
       admit(request, reply, auth, await limiter.check(identityOf(request, auth), limitsOf(auth)))
     }
 
-    // A valid key is let through without being counted; anything else is counted and
-    // refused as on any route, so that the route cannot be used to guess keys for free.
-    async function uncounted(request: FastifyRequest, reply: FastifyReply) {
-      const auth = await authenticator.authenticate(request.headers.authorization)
+    // A valid key is let through without being counted, unless it is banned: usage is
+    // for keys that may still call, and a banned key's flood must cost nothing. Anything
+    // else is counted and refused as on any route, so that the route cannot be used to
+    // guess keys for free.
+    async function uncounted(request: FastifyRequest, reply: FastifyReply, known: AuthResult | undefined) {
+      await refuseBannedAddress(request, reply, known)
+      const auth = known ?? (await authenticator.authenticate(request.headers.authorization))
       if (auth.ok) {
+        // A ban known here needs no round trip to the shared counters.
+        const windows = limiter.bannedNow(auth.key, auth.key.limits) ?? (await limiter.peek(auth.key, auth.key.limits))
+        if (windows.outcome === 'banned') return admit(request, reply, auth, windows)
         request.apiKey = auth.key
         // The rate-limit headers every /v1 answer carries, from the windows as they stand.
-        const headers = rateLimitHeaders(await limiter.peek(auth.key, auth.key.limits))
-        delete headers['retry-after'] // answered anyway, banned or not
+        const headers = rateLimitHeaders(windows)
+        delete headers['retry-after'] // answered anyway, though limited
         reply.headers(headers)
         return
       }
@@ -84,16 +116,38 @@ export default fp(
 
 // A key is counted as its account, and banned as itself (api-key-record.ts); a caller
 // without a valid key is counted and banned as its address.
-const identityOf = (request: FastifyRequest, auth: AuthResult): Caller => {
-  if (auth.ok) return auth.key
+const identityOf = (request: FastifyRequest, auth: AuthResult): Caller => (auth.ok ? auth.key : addressOf(request))
+const addressOf = (request: FastifyRequest): Caller => {
   const ip = `ip:${request.ip}`
   return { counterIdentity: ip, banIdentity: ip }
 }
+/** A key refused without a lookup because its address is banned: the ban is the answer. */
+const NOT_LOOKED_UP: AuthResult = Object.freeze({ ok: false, missing: false, message: 'The address is banned; the key was not looked up.' })
 const limitsOf = (auth: AuthResult) => (auth.ok ? auth.key.limits : PLAN_LIMITS.free)
 
-/** Lets the request through, or throws the answer: 503, 429 or 401, in that order. */
-function admit(request: FastifyRequest, reply: FastifyReply, auth: AuthResult, counted: RateLimitResult) {
-  if (auth.ok) request.apiKey = auth.key
+const ANONYMOUS = 'callers without a valid API key'
+
+/**
+ * An onRequest hook for the keyless routes outside /v1 (the docs page and its
+ * document): counted by address with the free plan's limits and refused as any
+ * request without a key is, so that they cannot be fetched without bound.
+ */
+export function anonymousLimit(limiter: RateLimiter): onRequestHookHandler {
+  return (request, reply, done) => {
+    if (limiter.checkNow) {
+      try {
+        applyCount(request, reply, limiter.checkNow(addressOf(request), PLAN_LIMITS.free), ANONYMOUS)
+      } catch (error) {
+        return done(error as Error)
+      }
+      return done()
+    }
+    limiter.check(addressOf(request), PLAN_LIMITS.free).then((counted) => applyCount(request, reply, counted, ANONYMOUS)).then(() => done(), done)
+  }
+}
+
+/** Sets the rate-limit headers of a counted request, or throws the answer: 503 when the limiter is unavailable, else 429. */
+function applyCount(request: FastifyRequest, reply: FastifyReply, counted: RateLimitResult, who: string) {
   if (counted.outcome === 'unavailable') {
     throw new ApiError('service_unavailable', 'The rate limiter is unavailable; retry shortly.', {
       headers: { 'retry-after': '1' },
@@ -102,7 +156,13 @@ function admit(request: FastifyRequest, reply: FastifyReply, auth: AuthResult, c
   }
   reply.headers(rateLimitHeaders(counted))
   if (counted.outcome !== 'served') request.rateLimitOutcome = counted.outcome
-  if (counted.outcome !== 'served') throw refusal(counted, auth.ok ? `the ${auth.key.plan} plan` : 'callers without a valid API key')
+  if (counted.outcome !== 'served') throw refusal(counted, who)
+}
+
+/** Lets the request through, or throws the answer: 503, 429 or 401, in that order. */
+function admit(request: FastifyRequest, reply: FastifyReply, auth: AuthResult, counted: RateLimitResult) {
+  if (auth.ok) request.apiKey = auth.key
+  applyCount(request, reply, counted, auth.ok ? `the ${auth.key.plan} plan` : ANONYMOUS)
   if (!auth.ok && !request.routeOptions.config.public) {
     // RFC 6750 §3: a challenge on every 401; error="invalid_token" when one was sent.
     const challenge = auth.missing

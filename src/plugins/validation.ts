@@ -2,9 +2,11 @@
 // fields refused); query strings and path parameters are text by nature and are
 // parsed to numbers, but only when they are plain decimal integers ("0x10", "1e3"
 // and " 5" are refused, where Ajv's coercion would accept them), and each is given
-// once.
+// once. A query parameter the operation does not define is refused, naming the one
+// most likely meant: a typo ("stauts") must not silently do something else.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
-import type { FastifySchemaValidationError, FastifySchema } from 'fastify'
+import type { FastifySchemaValidationError, FastifySchema, RouteOptions } from 'fastify'
+import { closest } from '../closest.js'
 import type { TSchema } from 'typebox'
 import { ApiError, type ErrorDetail } from '../errors.js'
 
@@ -24,7 +26,18 @@ export function createValidatorCompiler(sharedSchemas: TSchema[]) {
     textAjv.addSchema(schema)
   }
   return ({ schema, httpPart }: { schema: FastifySchema; httpPart?: HttpPart }) =>
-    httpPart === 'body' ? bodyAjv.compile(schema) : decimalIntegersOnly(schema, textAjv.compile(schema))
+    httpPart === 'body' ? bodyAjv.compile(schema) : decimalIntegersOnly(schema, textAjv.compile(schema), httpPart === 'querystring')
+}
+
+/**
+ * An onRoute hook: every operation (a route with an operationId) gets a querystring
+ * schema, an empty one when it takes no parameters, so that its validator runs and
+ * refuses the parameters it does not define (decimalIntegersOnly).
+ */
+export function validateEveryQueryString(route: RouteOptions) {
+  const schema = route.schema as (FastifySchema & { operationId?: string }) | undefined
+  if (schema?.operationId === undefined) return
+  schema.querystring ??= { type: 'object', properties: {} }
 }
 
 const INTEGER = /^-?(0|[1-9][0-9]*)$/
@@ -39,13 +52,18 @@ type ParameterSchema = { type?: string; minimum?: number; maximum?: number }
  * integer is plain decimal within its bounds. An integer out of bounds, of any size
  * or sign, says the bounds: "must be an integer from 1 to 100".
  */
-function decimalIntegersOnly(schema: FastifySchema, validate: ValidateFunction): ValidateFunction {
+function decimalIntegersOnly(schema: FastifySchema, validate: ValidateFunction, closed: boolean): ValidateFunction {
   const properties = (schema as { properties?: Record<string, ParameterSchema> }).properties ?? {}
   const names = Object.keys(properties)
-  if (names.length === 0) return validate
+  if (names.length === 0 && !closed) return validate
 
   const wrapped = ((data: Record<string, unknown> | undefined) => {
     const errors: ErrorObject[] = []
+    if (closed) {
+      for (const name in data) {
+        if (!Object.hasOwn(properties, name)) errors.push(parameterError(name, 'unknown', { suggestion: closest(name, names), known: names }))
+      }
+    }
     for (const name of names) {
       const value = data?.[name]
       if (value === undefined) continue
@@ -119,6 +137,11 @@ function describe(error: ErrorObject, where: 'field' | 'parameter'): ErrorDetail
       return { field: name, message: `missing required ${where} "${name}"` }
     case 'additionalProperties':
       return { field: name, message: `unknown ${where} "${name}"` }
+    case 'unknown': {
+      const { suggestion, known } = params as { suggestion?: string; known: string[] }
+      const takes = known.length === 0 ? 'this operation takes no query parameters' : `this operation takes ${known.join(', ')}`
+      return { field: name, message: `unknown ${where} "${name}"${suggestion ? ` (did you mean "${suggestion}"?)` : ''}: ${takes}` }
+    }
     case 'single':
       return { field: name, message: `${subject} must be given once` }
     case 'integer': {

@@ -57,6 +57,7 @@ export interface CounterStore {
 /** Counters in this process's memory: the same count is also available at once. */
 export interface LocalCounterStore extends CounterStore {
   hitNow(request: HitRequest): HitResult
+  peekNow(identity: string, banIdentity: string): PeekResult
 }
 
 /** Counters shared by every instance, over the network: they can be unreachable. */

@@ -72,7 +72,12 @@ export function createFailoverCounterStore({ primary, fallback, mode, onTransiti
     setDegraded(false)
   }
 
-  primary.onConnectionChange((up) => setDegraded(!up, up ? undefined : new Error('connection to Redis lost')))
+  // Whether it ever connected tells an operator a wrong REDIS_URL from an outage.
+  let everConnected = false
+  primary.onConnectionChange((up) => {
+    if (up) everConnected = true
+    setDegraded(!up, up ? undefined : new Error(everConnected ? 'connection to Redis lost' : 'never connected to Redis'))
+  })
 
   /** Degraded: straight to the fallback (open) or the refusal (closed), without asking Redis. */
   function withoutRedis(request: HitRequest, reason: string): Promise<HitResult | Unavailable> | Unavailable {

@@ -2,7 +2,7 @@
 // a refused caller may retry. It returns results; the /v1 guard turns them into
 // headers and statuses (src/plugins/v1-guard.ts). No HTTP here.
 import type { Limits } from '../vocabulary/plans.js'
-import { windowEnds, type HitRequest, type HitResult, type LocalCounterStore } from './counter-store.js'
+import { DAY_MS, MINUTE_MS, windowEnds, type HitRequest, type HitResult, type LocalCounterStore } from './counter-store.js'
 import type { FailoverCounterStore } from './failover-store.js'
 
 export interface WindowState {
@@ -56,6 +56,12 @@ export interface RateLimiter {
   peek(caller: Caller, limits: Limits): Promise<RateLimitCount>
   /** Lifts a ban on every instance (with Redis) or on this one; true when there was one. */
   unban(caller: Caller): Promise<boolean>
+  /**
+   * The caller's ban, when this instance knows of one without asking the shared
+   * counters: a refusal decided before any lookup (the /v1 guard asks it before the
+   * store is asked for an unknown key). Counts nothing, as a banned hit counts nothing.
+   */
+  bannedNow(caller: Caller, limits: Limits): RateLimitCount | undefined
   /** Present when the counters are in this process: the same check, answered at once. */
   checkNow: ((caller: Caller, limits: Limits) => RateLimitCount) | undefined
   /** True while the shared counters cannot be reached and this instance counts alone (or refuses). */
@@ -72,21 +78,70 @@ export interface RateLimiterOptions {
   banSeconds: number
 }
 
+/**
+ * How long a ban the shared counters reported is taken as known without asking them
+ * again: an unban on another instance reaches this one within it.
+ */
+export const SHARED_BAN_KNOWN_MS = 1_000
+/** Bans remembered from the shared counters; beyond this many, the oldest are forgotten. */
+const MAX_KNOWN_BANS = 10_000
+
 export function createRateLimiter({ store, banAfter, banSeconds }: RateLimiterOptions): RateLimiter {
   const request = (caller: Caller, limits: Limits): HitRequest => ({ identity: caller.counterIdentity, banIdentity: caller.banIdentity, limits, banAfter, banMs: banSeconds * 1000 })
   const local = 'hitNow' in store ? store : undefined
   const shared = 'probe' in store ? store : undefined
+  // Shared counters only (local ones are asked directly): the bans their answers
+  // reported, by ban identity, with this process's time they were seen.
+  const knownBans = new Map<string, { hit: HitResult; seenAt: number }>()
+
+  function remember(caller: Caller, hit: HitResult) {
+    if (hit.outcome !== 'banned' || local) return
+    knownBans.delete(caller.banIdentity)
+    if (knownBans.size >= MAX_KNOWN_BANS) knownBans.delete(knownBans.keys().next().value as string)
+    knownBans.set(caller.banIdentity, { hit, seenAt: Date.now() })
+  }
+
+  function bannedNow(caller: Caller, limits: Limits): RateLimitCount | undefined {
+    if (local) {
+      const { now, minuteCount, dayCount, bannedUntil } = local.peekNow(caller.counterIdentity, caller.banIdentity)
+      return bannedUntil > now ? count({ outcome: 'banned', now, minuteCount, dayCount, bannedUntil }, limits) : undefined
+    }
+    const known = knownBans.get(caller.banIdentity)
+    if (!known) return undefined
+    const elapsed = Date.now() - known.seenAt
+    const now = known.hit.now + elapsed
+    if (elapsed >= SHARED_BAN_KNOWN_MS || known.hit.bannedUntil <= now) {
+      knownBans.delete(caller.banIdentity)
+      return undefined
+    }
+    // The windows as they were seen, emptied when they have ended since.
+    const sameMinute = Math.floor(now / MINUTE_MS) === Math.floor(known.hit.now / MINUTE_MS)
+    const sameDay = Math.floor(now / DAY_MS) === Math.floor(known.hit.now / DAY_MS)
+    return count({ ...known.hit, now, minuteCount: sameMinute ? known.hit.minuteCount : 0, dayCount: sameDay ? known.hit.dayCount : 0 }, limits)
+  }
+
   return {
     async check(caller, limits) {
+      // Local counters answer a ban in the hit itself, at no more cost.
+      const banned = local ? undefined : bannedNow(caller, limits)
+      if (banned) return banned
       const hit = await store.hit(request(caller, limits))
-      return hit.outcome === 'unavailable' ? hit : count(hit, limits)
+      if (hit.outcome === 'unavailable') return hit
+      remember(caller, hit)
+      return count(hit, limits)
     },
+    bannedNow,
     checkNow: local && ((caller, limits) => count(local.hitNow(request(caller, limits)), limits)),
     async peek(caller, limits) {
       const { now, minuteCount, dayCount, bannedUntil } = await store.peek(caller.counterIdentity, caller.banIdentity)
-      return count({ outcome: bannedUntil > now ? 'banned' : 'served', now, minuteCount, dayCount, bannedUntil }, limits)
+      const hit: HitResult = { outcome: bannedUntil > now ? 'banned' : 'served', now, minuteCount, dayCount, bannedUntil }
+      remember(caller, hit)
+      return count(hit, limits)
     },
-    unban: (caller) => store.unban(caller.counterIdentity, caller.banIdentity),
+    unban: (caller) => {
+      knownBans.delete(caller.banIdentity)
+      return store.unban(caller.counterIdentity, caller.banIdentity)
+    },
     get degraded() {
       return shared?.degraded ?? false
     },

@@ -80,6 +80,7 @@ export function createMemoryCounterStore(clock: Clock): LocalCounterStore {
 
   return {
     hitNow,
+    peekNow: peek,
     hit: async (request) => hitNow(request),
     peek: async (identity, banIdentity) => peek(identity, banIdentity),
     async unban(_identity, banIdentity) {

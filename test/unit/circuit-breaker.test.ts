@@ -17,7 +17,7 @@ describe('circuit breaker at the store edge', () => {
     const changes: boolean[] = []
     const breaker = createCircuitBreaker({ probe: () => (probes++, answer()), probeEveryMs: 20, probeTimeoutMs: 10, onChange: (open) => changes.push(open) })
     let fail = reset
-    const store = guarded({ read: async () => Promise.reject(fail()) }, breaker)
+    const store = guarded({ read: async () => Promise.reject(fail()) }, { breaker })
     try {
       await assert.rejects(store.read(), StoreUnavailableError)
       assert.equal(breaker.open, false, 'a reset costs only the call it caught')

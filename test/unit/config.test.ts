@@ -114,7 +114,7 @@ describe('config', () => {
   it('masks a password given as a query parameter when the store cannot be opened', async () => {
     await assert.rejects(
       openStoreFromConfig({ databaseUrl: 'postgres://postgres@127.0.0.1:1/petstore?password=hunter2&sslmode=disable' }),
-      (e: unknown) => e instanceof Error && e.message.startsWith('DATABASE_URL=postgres://postgres@127.0.0.1:1/petstore?password=***&sslmode=disable: cannot open'),
+      (e: unknown) => e instanceof Error && e.message.startsWith('DATABASE_URL=postgres://***@127.0.0.1:1/petstore?password=***&sslmode=disable: cannot open'),
     )
   })
 })
@@ -125,12 +125,50 @@ describe('redactUrl', () => {
       ['postgres://app:hunter2@db:5432/pets', 'postgres://app:***@db:5432/pets'],
       ['postgres://app:p@ss/w#rd@db/pets', 'postgres://app:***@db/pets'],
       ['redis://:hunter2@cache:6379/0', 'redis://:***@cache:6379/0'],
-      ['postgres://app@db/pets?sslmode=require&password=hunter2', 'postgres://app@db/pets?sslmode=require&password=***'],
       ['postgres://db/pets?sslpassword=a&application_name=petstore', 'postgres://db/pets?sslpassword=***&application_name=petstore'],
       ['rediss://cache.example:6380?token=abc', 'rediss://cache.example:6380?token=***'],
-      ['postgres://app@db:5432/pets', 'postgres://app@db:5432/pets'],
+      ['postgres://db:5432/pets', 'postgres://db:5432/pets'],
       ['sqlite:./data/petstore.db', 'sqlite:./data/petstore.db'],
     ]
     for (const [raw, expected] of cases) assert.equal(redactUrl(raw), expected, raw)
+  })
+
+  it('masks a user name given alone: it may be a token', () => {
+    assert.equal(redactUrl('postgres://app@db:5432/pets'), 'postgres://***@db:5432/pets')
+    assert.equal(redactUrl('rediss://tok_9f8e7d6c5b4a@cache.example:6380'), 'rediss://***@cache.example:6380')
+    assert.equal(redactUrl('postgres://app@db/pets?sslmode=require&password=hunter2'), 'postgres://***@db/pets?sslmode=require&password=***')
+  })
+
+  it('never echoes the secret of a URL that does not parse, whatever its form', () => {
+    const secret = 'S3cretPW'
+    const forms = [
+      `postgres:u:${secret}@127.0.0.1/db`, // no //
+      `postgres:/u:${secret}@127.0.0.1/db`, // one /
+      `postgres:///u:${secret}@127.0.0.1/db`, // three
+      `u:${secret}@127.0.0.1/db`, // no scheme
+      `${secret}@127.0.0.1/db`, // no scheme, a token as the user
+      `postgres:${secret}@127.0.0.1/db`, // a token as the user, no //
+      `postgres://u:${secret}@[::1/db`, // a broken IPv6 literal
+      `postgres://u:${secret}@db:port/db`, // a port that is not a number
+      `postgres://u:p@ss${secret}@db/db`, // an @ in the password
+      `postgres://u:${secret}/x@db/db`, // a / in the password
+      `postgres://u:${secret}#x@db/db`, // a # in the password
+      `postgres://u:${secret}?x@db/db`, // a ? in the password
+      `postgres://u:${secret} @db/db`, // a space
+      `postgres://u:${secret}\n@db/db`, // a control character
+      ` postgres://u:${secret}@db/db`, // a leading space
+      `postgres://${secret}@db/db`, // a token as the user
+      `postgres://@${secret}@db/db`, // an empty user, then the token
+      `postgres://db/db?password=${secret}`,
+      `postgres://db/db?sslpassword=${secret}&x=1`,
+      `postgres://db/db?x=1&auth_token=${secret}`,
+      `redis://:${secret}@cache:6379`,
+      `redis:${secret}@cache`,
+    ]
+    for (const form of forms) {
+      const shown = redactUrl(form)
+      assert.doesNotMatch(shown, new RegExp(secret), `${JSON.stringify(form)} showed as ${JSON.stringify(shown)}`)
+      assert.match(shown, /\*\*\*/, `${JSON.stringify(form)}: says something was masked`)
+    }
   })
 })

@@ -1,6 +1,6 @@
 // Every migration, in order. Names are date-prefixed; a released migration is
 // never edited, a change is a new file.
-import type { Migration, MigrationProvider } from 'kysely'
+import { sql, type Kysely, type Migration, type MigrationProvider } from 'kysely'
 import type { Dialect } from '../dialect.js'
 import * as petsAndApiKeys from './2026-11-22-001-pets-and-api-keys.js'
 import * as idempotencyKeys from './2026-11-22-002-idempotency-keys.js'
@@ -26,14 +26,42 @@ const MIGRATIONS = {
   '2026-11-25-010-categories': categories,
 }
 
+// PostgreSQL runs every migration in a transaction (Kysely's adapter reports
+// transactional DDL). Kysely's SQLite adapter does not, so a SQLite migration ran
+// statement by statement: a crash or a failure halfway left half a schema. These
+// migrations open their own transaction on SQLite (begin immediate); every other one,
+// and every new one, runs in one this provider opens, taking the write lock first.
+const OWN_SQLITE_TRANSACTION: ReadonlySet<string> = new Set([
+  '2026-11-24-004-pet-status-counts',
+  '2026-11-24-005-orders-outlive-pets',
+  '2026-11-24-006-api-key-lifecycle',
+  '2026-11-24-007-events-and-webhooks',
+  '2026-11-25-009-accounts',
+])
+
 export function migrationProvider(dialect: Dialect): MigrationProvider {
   return {
     async getMigrations() {
       const migrations: Record<string, Migration> = {}
       for (const [name, migration] of Object.entries(MIGRATIONS)) {
-        migrations[name] = { up: (db) => migration.up(db, dialect) }
+        migrations[name] = {
+          up: dialect === 'sqlite' && !OWN_SQLITE_TRANSACTION.has(name) ? (db) => inSqliteTransaction(db, (trx) => migration.up(trx, dialect)) : (db) => migration.up(db, dialect),
+        }
       }
       return migrations
     },
+  }
+}
+
+/** Runs `work` in a write transaction on the migrator's one SQLite connection: all of it, or nothing. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- migrations see the schema as it was, not today's Database type
+async function inSqliteTransaction(db: Kysely<any>, work: (db: Kysely<any>) => Promise<void>): Promise<void> {
+  await sql`begin immediate`.execute(db)
+  try {
+    await work(db)
+    await sql`commit`.execute(db)
+  } catch (error) {
+    await sql`rollback`.execute(db).catch(() => {})
+    throw error
   }
 }

@@ -81,8 +81,8 @@ export function createPostgresPetsStore(pool: pg.Pool): PetsStore {
       if (precondition && !precondition(current)) return { outcome: 'precondition_failed', current }
       if (statusChanges(current)) {
         // A statement of its own, after the lock: READ COMMITTED sees an order committed while it waited.
-        const [open] = (await client.query<{ id: number }>({ ...OPEN_ORDER_OF, values: [id] })).rows
-        if (open) return { outcome: 'pet_in_order', orderId: open.id }
+        const [open] = (await client.query<{ id: number; accountId: number }>({ ...OPEN_ORDER_OF, values: [id] })).rows
+        if (open) return { outcome: 'pet_in_order', orderId: open.id, accountId: open.accountId }
       }
       return change(client, current)
     })

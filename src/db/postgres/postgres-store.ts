@@ -7,14 +7,14 @@ import { createUsageStore } from '../sql/usage.js'
 import { createDeliveryQueue } from '../sql/delivery-queue.js'
 import { createWebhookEndpointsStore } from '../sql/webhook-endpoints.js'
 import { createIdempotencyClaims } from '../sql/idempotency-claims.js'
-import type { Store } from '../store.js'
+import type { BackendStore } from '../store.js'
 import { openPostgres, type PostgresPoolOptions } from './connection.js'
 import { createPostgresOrdersStore } from './orders-store.js'
 import { createPostgresPetsStore } from './pets-store.js'
 import { listenForDeliveries } from './notifications.js'
 
 /** Opens a pool on the database at `url` and applies pending migrations. */
-export async function openPostgresStore(url: string, options: PostgresPoolOptions = {}): Promise<Store> {
+export async function openPostgresStore(url: string, options: PostgresPoolOptions = {}): Promise<BackendStore> {
   const { pool, db } = openPostgres(url, options)
   try {
     await migrate({ dialect: 'postgres', db })

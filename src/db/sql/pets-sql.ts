@@ -22,7 +22,7 @@ export function petsStatements(param: (n: number) => string) {
     /** Whether a category exists (a pet must name one). */
     categoryExists: `SELECT 1 FROM categories WHERE id = ${param(1)}`,
     /** The open order that holds a pet, if any (orders_one_open_per_pet: at most one). */
-    openOrderOf: `SELECT id FROM orders WHERE pet_id = ${param(1)} AND status = 'placed'`,
+    openOrderOf: `SELECT id, account_id AS "accountId" FROM orders WHERE pet_id = ${param(1)} AND status = 'placed'`,
     /**
      * Exact counts per status, kept by triggers on pets (migrations/2026-11-24-004):
      * at most a few hundred rows, whatever the number of pets.

@@ -1,10 +1,11 @@
 // The SQLite file: opened with the pragmas the service relies on, and Kysely over
 // that one connection (the writer).
-import { mkdirSync } from 'node:fs'
+import { existsSync, mkdirSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import SqliteDatabase from 'better-sqlite3'
-import { Kysely, SqliteDialect } from 'kysely'
+import { Kysely } from 'kysely'
 import type { Database } from '../schema.js'
+import { LOCK_WAIT_MS, LockWaitingSqliteDialect } from './lock-wait.js'
 
 export interface SqliteConnection {
   /** The absolute path of the file, to open the reader connection on. */
@@ -14,19 +15,32 @@ export interface SqliteConnection {
   db: Kysely<Database>
 }
 
+/**
+ * mkdir -p, one level at a time: Node's recursive mkdirSync never returns for a
+ * folder under /proc (DATABASE_URL=sqlite:/proc/nope/x.db hung the start with no
+ * output), where a plain mkdirSync fails at once with ENOENT.
+ */
+function makeFolders(folder: string) {
+  if (existsSync(folder)) return
+  makeFolders(dirname(folder))
+  mkdirSync(folder)
+}
+
 export function openSqlite(path: string): SqliteConnection {
   const file = resolve(path)
-  mkdirSync(dirname(file), { recursive: true })
+  makeFolders(dirname(file))
   const writer = new SqliteDatabase(file)
   // WAL: readers never block the writer. synchronous=NORMAL in WAL mode makes a
   // commit durable against the process dying (kill -9): the WAL write is done
   // before the commit returns. (Against power loss it needs synchronous=FULL.)
   writer.pragma('journal_mode = WAL')
   writer.pragma('synchronous = NORMAL')
-  // The CLI and the server may write the same file at once.
-  writer.pragma('busy_timeout = 5000')
+  // The CLI and the server may write the same file at once. The statements of the
+  // service wait for each other's lock asynchronously (lock-wait.ts); busy_timeout
+  // remains for any that would not.
+  writer.pragma(`busy_timeout = ${LOCK_WAIT_MS}`)
   // better-sqlite3's build already enforces foreign keys; said here so that the file
   // never depends on how SQLite was compiled (orders.pet_id, as on PostgreSQL).
   writer.pragma('foreign_keys = ON')
-  return { file, writer, db: new Kysely<Database>({ dialect: new SqliteDialect({ database: writer }) }) }
+  return { file, writer, db: new Kysely<Database>({ dialect: new LockWaitingSqliteDialect(writer) }) }
 }

@@ -59,7 +59,7 @@ export function createSqlitePetsStore(options: SqlitePetsStoreOptions): PetsStor
   const updateStatement = writer.prepare(SQL.update)
   const removeStatement = writer.prepare(SQL.remove)
   const lockedById = writer.prepare(SQL.byId).raw()
-  const openOrderOf = writer.prepare(SQL.openOrderOf).pluck()
+  const openOrderOf = writer.prepare(SQL.openOrderOf)
   // On the writer, inside the group commit: nothing deletes the category before the commit.
   const categoryExists = writer.prepare(SQL.categoryExists).pluck()
 
@@ -73,8 +73,8 @@ export function createSqlitePetsStore(options: SqlitePetsStoreOptions): PetsStor
     const current = rowToPet(row)
     if (precondition && !precondition(current)) return { refused: { outcome: 'precondition_failed' as const, current } }
     if (statusChanges(current)) {
-      const orderId = openOrderOf.get(id) as number | undefined
-      if (orderId !== undefined) return { refused: { outcome: 'pet_in_order' as const, orderId } }
+      const open = openOrderOf.get(id) as { id: number; accountId: number } | undefined
+      if (open !== undefined) return { refused: { outcome: 'pet_in_order' as const, orderId: open.id, accountId: open.accountId } }
     }
     return { current }
   }

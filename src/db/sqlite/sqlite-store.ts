@@ -10,14 +10,14 @@ import { createUsageStore } from '../sql/usage.js'
 import { createDeliveryQueue } from '../sql/delivery-queue.js'
 import { createWebhookEndpointsStore } from '../sql/webhook-endpoints.js'
 import { createIdempotencyClaims } from '../sql/idempotency-claims.js'
-import type { Store } from '../store.js'
+import type { BackendStore } from '../store.js'
 import { openSqlite } from './connection.js'
 import { createSqliteCompleteClaim } from './idempotency.js'
 import { createSqliteOrdersStore } from './orders-store.js'
 import { createSqlitePetsStore } from './pets-store.js'
 
 /** Opens the SQLite file at `path` and applies pending migrations. */
-export async function openSqliteStore(path: string): Promise<Store> {
+export async function openSqliteStore(path: string): Promise<BackendStore> {
   const { file, writer, db } = openSqlite(path)
   try {
     await migrate({ dialect: 'sqlite', db })

@@ -1,5 +1,6 @@
 // The /v1 scope: every operation here needs an API key; the guard (identify, rate
 // limit, require a key) runs before each of them.
+import { staticJson } from '../../plugins/static-json.js'
 import type { FastifyInstance } from 'fastify'
 import type { Authenticator } from '../../api-keys/authenticator.js'
 import type { Clock } from '../../clock.js'
@@ -54,7 +55,9 @@ export async function v1Routes(app: FastifyInstance, { authenticator, limiter, i
     done()
   })
 
-  app.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger())
+  // Serialized and compressed once, with an ETag (plugins/static-json.ts).
+  const openapiJson = staticJson(() => app.swagger())
+  app.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, (request, reply) => openapiJson(request, reply))
   refuseOtherMethods(app, '/openapi.json', ['GET'], { public: true })
   await app.register(petRoutes, { pets: catalogue.pets, idempotencyRecords, clock })
   refuseOtherMethods(app, '/pets', ['GET', 'POST'])

@@ -62,7 +62,7 @@ const IfMatchHeaders = Type.Object({
 
 const etagHeader = { ETag: header('A strong entity tag of the animal as returned (RFC 9110): send it back in `If-Match` to change the animal only if nobody else did meanwhile.') }
 
-const PET_IN_ORDER = errorResponse('An open (`placed`) order holds the animal: its status cannot change, nor can it be deleted, until the order is completed or cancelled. The message names the order.', ['pet_in_order'])
+const PET_IN_ORDER = errorResponse('An open (`placed`) order holds the animal: its status cannot change, nor can it be deleted, until the order is completed or cancelled. The message names the order when it is the caller\'s account\'s, and no order of another account.', ['pet_in_order'])
 const PRECONDITION_FAILED = errorResponse('`If-Match` names another version of the animal: it changed since the client read it. Read it again (its current `ETag`) and decide anew.', ['precondition_failed'])
 
 /** The 400 of a pet naming a category that does not exist. */
@@ -77,11 +77,13 @@ function createdPet(result: InsertResult, categoryId: number): Pet {
   return result.pet
 }
 
-/** A refused change as the ApiError it answers. */
-function refusal(petId: number, result: ChangeResult<never>, categoryId: number | undefined): ApiError {
+/** A refused change as the ApiError it answers, to a caller of account `accountId`. */
+function refusal(petId: number, result: ChangeResult<never>, accountId: number, categoryId: number | undefined): ApiError {
   if (result.outcome === 'no_such_category') return noSuchCategory(categoryId!)
   if (result.outcome === 'no_such_pet') return new ApiError('not_found', `There is no pet with id ${petId}.`)
   if (result.outcome === 'pet_in_order') {
+    // Another account's order is not the caller's to see, nor its id to learn.
+    if (result.accountId !== accountId) return new ApiError('pet_in_order', `Pet ${petId} is held by an open order of another account: it cannot change until that order is completed or cancelled.`)
     return new ApiError('pet_in_order', `Pet ${petId} is held by open order ${result.orderId}: complete or cancel the order first (POST /v1/store/orders/${result.orderId}/complete or …/cancel).`)
   }
   return new ApiError('precondition_failed', `Pet ${petId} has changed since the ETag in If-Match was read; its current ETag is ${etagOf(result.current)}.`)
@@ -250,7 +252,7 @@ export async function petRoutes(app: FastifyInstance, { pets, idempotencyRecords
     async (request, reply) => {
       const { petId } = request.params
       const result = await pets.change(petId, request.body, ifMatch(request.headers['if-match']))
-      if (result.outcome !== 'updated') throw refusal(petId, result, request.body.categoryId)
+      if (result.outcome !== 'updated') throw refusal(petId, result, request.apiKey!.accountId, request.body.categoryId)
       return reply.header('etag', etagOf(result.pet)).send(result.pet)
     },
   )
@@ -280,7 +282,7 @@ export async function petRoutes(app: FastifyInstance, { pets, idempotencyRecords
     async (request, reply) => {
       const { petId } = request.params
       const result = await pets.remove(petId, ifMatch(request.headers['if-match']))
-      if (result.outcome !== 'removed') throw refusal(petId, result, undefined)
+      if (result.outcome !== 'removed') throw refusal(petId, result, request.apiKey!.accountId, undefined)
       return reply.code(204).send(null)
     },
   )
