@@ -37,6 +37,7 @@ const OWN_SQLITE_TRANSACTION: ReadonlySet<string> = new Set([
   '2026-11-24-006-api-key-lifecycle',
   '2026-11-24-007-events-and-webhooks',
   '2026-11-25-009-accounts',
+  '2026-11-25-010-categories',
 ])
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {
