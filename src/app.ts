@@ -122,6 +122,7 @@ export async function buildApp({ config, store, clock = systemClock, limiter, lo
     clock,
     allowHttp: config.environment !== 'production',
     allowed: parseCidrs(config.webhookAllowCidrs),
+    maxEndpoints: config.webhookMaxEndpoints,
     wake: wakeDispatcher,
   })
 

@@ -38,6 +38,8 @@ export interface Config {
   readonly dispatch: 'on' | 'off'
   /** Seconds a dispatcher holds a delivery it claimed: a dispatcher that dies holding one, another retries after this long. */
   readonly webhookLease: number
+  /** Webhook endpoints an account may have: each costs a socket (or a few) whenever the events it takes are delivered. */
+  readonly webhookMaxEndpoints: number
 }
 
 /**
@@ -84,6 +86,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookAllowCidrs: cidrs(env, 'PETSTORE_WEBHOOK_ALLOW_CIDRS'),
     dispatch: oneOf(env, 'PETSTORE_DISPATCH', ['on', 'off'] as const, 'on'),
     webhookLease: integer(env, 'PETSTORE_WEBHOOK_LEASE', 60, 1, 3600),
+    webhookMaxEndpoints: integer(env, 'PETSTORE_WEBHOOK_MAX_ENDPOINTS', 16, 1, 10_000),
   })
   // Several processes with in-memory counters would each allow the whole limit.
   if (config.workers > 1 && !config.redisUrl) {

@@ -16,6 +16,7 @@ export const ERROR_STATUS = {
   pet_unavailable: 409,
   order_closed: 409,
   pet_in_order: 409,
+  endpoint_limit_reached: 409,
   gone: 410,
   precondition_failed: 412,
   payload_too_large: 413,

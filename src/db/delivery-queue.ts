@@ -13,8 +13,12 @@ export interface ClaimedDelivery {
   leaseUntil: number
   event: StoredEvent
   endpoint: StoredEndpoint
-  /** The endpoint's account is disabled: like a disabled endpoint, it is sent nothing. */
-  accountDisabled: boolean
+  /**
+   * Why the subscription rule (sql/webhook-rows.ts `takes`) no longer lets it go, asked
+   * again at the claim: the endpoint or its account disabled, or (a scheduled delivery)
+   * the event's type unsubscribed since the fan-out. Undefined: send it.
+   */
+  refusal?: string
 }
 
 export interface AttemptRecord {
@@ -43,8 +47,13 @@ export interface DeliveryQueue {
    * transaction; answers how many events it took. Concurrent callers take different events.
    */
   fanOut(now: number, limit: number): Promise<number>
-  /** Takes up to `limit` due deliveries (pending, next attempt due, no live lease) for `leaseMs`: no other dispatcher gets them meanwhile. */
-  claimDue(now: number, leaseMs: number, limit: number): Promise<ClaimedDelivery[]>
+  /**
+   * Takes up to `limit` due deliveries (pending, next attempt due, no live lease), oldest
+   * due first, for `leaseMs`: no other dispatcher gets them meanwhile. With
+   * `perEndpoint`, none that would put more than that many of one endpoint's deliveries
+   * under a live lease: an endpoint slow to answer does not fill the claims.
+   */
+  claimDue(now: number, leaseMs: number, limit: number, perEndpoint?: number): Promise<ClaimedDelivery[]>
   /**
    * Records attempts and their outcomes in one transaction, in order; for each, false
    * when its lease was lost (another dispatcher took the delivery over) and nothing of it was written.

@@ -69,7 +69,8 @@ export interface EventQuery {
 export interface WebhookEndpointsStore {
   /** The account's events and every pet event, newest first. */
   events(query: EventQuery): Promise<StoredEvent[]>
-  insertEndpoint(endpoint: NewStoredEndpoint, now: number): Promise<StoredEndpoint>
+  /** The new endpoint; undefined, and nothing written, when its account has `limit` endpoints already (counted under a lock: concurrent inserts cannot pass it). */
+  insertEndpoint(endpoint: NewStoredEndpoint, now: number, limit?: number): Promise<StoredEndpoint | undefined>
   /** The account's endpoints, by id. */
   endpoints(accountId: number): Promise<StoredEndpoint[]>
   /** The endpoint, when it is this account's. */

@@ -31,6 +31,14 @@ export class WebhookAdminError extends Error {
   }
 }
 
+/** The account has as many endpoints as it may (PETSTORE_WEBHOOK_MAX_ENDPOINTS). */
+export class EndpointLimitReached extends Error {
+  override name = 'EndpointLimitReached'
+  constructor(readonly limit: number) {
+    super(`This account has ${limit} webhook endpoints, as many as it may have: delete one, or subscribe one of them to more event types.`)
+  }
+}
+
 export interface WebhookAdminOptions {
   endpoints: WebhookEndpointsStore
   clock: Clock
@@ -38,6 +46,8 @@ export interface WebhookAdminOptions {
   allowHttp: boolean
   /** Private ranges an endpoint may point at nonetheless (tests, a private network). */
   allowed: readonly Cidr[]
+  /** Endpoints an account may have. */
+  maxEndpoints: number
   /** Wakes this instance's dispatcher (a test event, a redelivery): sent now rather than at the next poll. */
   wake: () => void
 }
@@ -76,7 +86,7 @@ function attemptView(attempt: StoredAttempt): DeliveryAttempt {
 /** Event types as stored: space-separated and sorted, or `*` for all. */
 const eventsList = (events: readonly string[]) => (events.includes('*') ? '*' : [...events].sort().join(' '))
 
-export function createWebhookAdmin({ endpoints, clock, allowHttp, allowed, wake }: WebhookAdminOptions) {
+export function createWebhookAdmin({ endpoints, clock, allowHttp, allowed, maxEndpoints, wake }: WebhookAdminOptions) {
   async function checked(url: string): Promise<string> {
     try {
       return (await checkUrl(url, { allowHttp, allowed })).href
@@ -102,10 +112,11 @@ export function createWebhookAdmin({ endpoints, clock, allowHttp, allowed, wake 
       return queued
     },
 
-    /** A new endpoint, with its secret (shown this once). */
+    /** A new endpoint, with its secret (shown this once); EndpointLimitReached when the account has as many as it may. */
     async create(accountId: number, { url, enabledEvents, description = '' }: NewWebhookEndpoint): Promise<WebhookEndpoint> {
       const secret = newSecret()
-      const endpoint = await endpoints.insertEndpoint({ accountId, url: await checked(url), description, enabledEvents: eventsList(enabledEvents), secret }, clock.now())
+      const endpoint = await endpoints.insertEndpoint({ accountId, url: await checked(url), description, enabledEvents: eventsList(enabledEvents), secret }, clock.now(), maxEndpoints)
+      if (!endpoint) throw new EndpointLimitReached(maxEndpoints)
       return view(endpoint, secret)
     },
 

@@ -18,8 +18,15 @@ export function createWebhookEndpointsStore(db: Kysely<Database>, dialect: Diale
       return (await query.orderBy('id', 'desc').limit(limit).execute()).map(toEvent)
     },
 
-    async insertEndpoint(endpoint, now) {
-      const row = await db
+    async insertEndpoint(endpoint, now, limit = Infinity) {
+      return db.transaction().execute(async (trx) => {
+        if (Number.isFinite(limit)) {
+          // PostgreSQL: the account's row locked, so two inserts count one after the other (SQLite's writer is alone already).
+          if (dialect === 'postgres') await trx.selectFrom('accounts').select('id').where('id', '=', endpoint.accountId).forUpdate().execute()
+          const { count } = await trx.selectFrom('webhook_endpoints').select((eb) => eb.fn.countAll<number>().as('count')).where('account_id', '=', endpoint.accountId).executeTakeFirstOrThrow()
+          if (Number(count) >= limit) return undefined
+        }
+        const row = await trx
         .insertInto('webhook_endpoints')
         .values({
           account_id: endpoint.accountId,
@@ -31,7 +38,8 @@ export function createWebhookEndpointsStore(db: Kysely<Database>, dialect: Diale
         })
         .returningAll()
         .executeTakeFirstOrThrow()
-      return toEndpoint(row)
+        return toEndpoint(row)
+      })
     },
 
     async endpoints(accountId) {
