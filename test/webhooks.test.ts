@@ -196,6 +196,85 @@ for (const store of STORES) {
       await server.request(`/v1/webhook-endpoints/${id}`, { method: 'DELETE', key })
     })
 
+    it('records an attempt that throws as a failed attempt, with its error, and retries it on schedule', async () => {
+      // A URL no stored endpoint could have today: the attempt throws before it sends.
+      const accountId = await server.accountId(key)
+      const broken = (await server.store.webhookEndpoints.insertEndpoint({ accountId, url: 'not a url', description: '', enabledEvents: 'pet.created', secret: 'whsec_c2VjcmV0' }, clock.now()))!
+      try {
+        await newPet()
+        await dispatcher.pollNow()
+        const first = (await server.request<{ error: string | null; nextAttemptAt: string | null }[]>(`/v1/webhook-endpoints/${broken.id}/deliveries`, { key })).body
+        assert.equal(first.length, 1, 'the attempt is recorded')
+        assert.match(first[0]!.error ?? '', /^could not be sent: Invalid URL/)
+        const due = Date.parse(first[0]!.nextAttemptAt ?? '')
+        assert.ok(due >= clock.now() + 4_500 && due <= clock.now() + 5_500, `retried after the schedule's 5 s (${first[0]!.nextAttemptAt})`)
+        await dispatcher.pollNow()
+        assert.equal((await server.store.webhookEndpoints.attempts(broken.id, 10)).length, 1, 'not before it is due')
+        for (let i = 0; i < 3; i++) {
+          clock.advance(70_000)
+          await dispatcher.pollNow()
+        }
+        const attempts = await server.store.webhookEndpoints.attempts(broken.id, 10)
+        assert.equal(attempts.length, SCHEDULE.length + 1, 'then failed for good, like any failing delivery')
+        assert.equal(attempts[0]!.deliveryNextAttemptAt, null)
+      } finally {
+        await server.store.webhookEndpoints.deleteEndpoint(accountId, broken.id)
+      }
+    })
+
+    it("honours Retry-After up to the schedule's next step, and says when the next attempt is due", async () => {
+      const { id } = await endpoint(['pet.created'])
+      receiver.answerWith(() => ({ status: 503, headers: { 'retry-after': '999999999' } }))
+      await newPet()
+      await dispatcher.pollNow()
+      const [attempt] = (await server.request<{ responseStatus: number; nextAttemptAt: string | null }[]>(`/v1/webhook-endpoints/${id}/deliveries`, { key })).body
+      assert.equal(attempt!.responseStatus, 503)
+      assert.equal(Date.parse(attempt!.nextAttemptAt ?? ''), clock.now() + SCHEDULE[1]!, 'capped at the next step (60 s here), not in 2058')
+      receiver.answerWith(() => ({ status: 204 }))
+      clock.advance(SCHEDULE[1]!)
+      await dispatcher.pollNow()
+      const attempts = (await server.request<{ responseStatus: number; nextAttemptAt: string | null }[]>(`/v1/webhook-endpoints/${id}/deliveries`, { key })).body
+      assert.deepEqual(
+        attempts.map((a) => [a.responseStatus, a.nextAttemptAt]),
+        [
+          [204, null],
+          [503, null],
+        ],
+        'delivered: nothing more is due',
+      )
+      await server.request(`/v1/webhook-endpoints/${id}`, { method: 'DELETE', key })
+    })
+
+    it('sends nothing more from the queue for an event type the endpoint unsubscribed from since the fan-out', async () => {
+      const { id } = await endpoint(['pet.created', 'order.placed'])
+      receiver.answerWith(() => ({ status: 503 }))
+      await newPet()
+      await dispatcher.pollNow()
+      assert.equal(receiver.received.length, 1)
+      await server.request(`/v1/webhook-endpoints/${id}`, { method: 'PATCH', key, json: { enabledEvents: ['order.placed'] } })
+      clock.advance(6_000)
+      await dispatcher.pollNow()
+      assert.equal(receiver.received.length, 1, 'the retry of a pet.created is not sent')
+      const attempts = (await server.request<{ error: string | null }[]>(`/v1/webhook-endpoints/${id}/deliveries`, { key })).body
+      assert.equal(attempts[0]!.error, 'not sent: the endpoint no longer takes pet.created events')
+      await server.request(`/v1/webhook-endpoints/${id}`, { method: 'DELETE', key })
+    })
+
+    it('says why a redelivery went to no endpoint', async () => {
+      const reason = async (eventId: string) => (await post<{ deliveries: number; reason?: string }>(`/v1/events/${eventId}/redeliver`, undefined)).body
+      const { id } = await endpoint(['order.placed'])
+      const test = (await server.request<Event>(`/v1/webhook-endpoints/${id}/test`, { method: 'POST', key })).body
+      await dispatcher.pollNow()
+      const pet = await newPet()
+      const [created] = (await events(key, '?type=pet.created&limit=5')).filter((event) => (event.data as Pet).id === pet.id)
+      assert.deepEqual(await reason(created!.id), { deliveries: 0, reason: 'No enabled webhook endpoint of this account subscribes to pet.created (enabledEvents).' })
+      assert.match((await reason(test.id)).reason ?? '', /^A test event goes only to the endpoint it was made for/)
+      await server.request(`/v1/webhook-endpoints/${id}`, { method: 'PATCH', key, json: { enabled: false } })
+      assert.match((await reason(created!.id)).reason ?? '', /^Every webhook endpoint of this account is disabled/)
+      await server.request(`/v1/webhook-endpoints/${id}`, { method: 'DELETE', key })
+      assert.deepEqual(await reason(created!.id), { deliveries: 0, reason: 'This account has no webhook endpoint.' })
+    })
+
     it('sends nothing more from the queue to an endpoint disabled after the fan-out, and says why in its attempts', async () => {
       const { id } = await endpoint(['pet.created'])
       receiver.answerWith(() => ({ status: 503 }))

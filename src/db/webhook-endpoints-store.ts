@@ -56,6 +56,8 @@ export interface StoredAttempt {
   durationMs: number
   responseStatus: number | null
   error: string | null
+  /** When its delivery is tried again, if it is still pending. */
+  deliveryNextAttemptAt: number | null
 }
 
 export interface EventQuery {
@@ -82,10 +84,10 @@ export interface WebhookEndpointsStore {
   deleteEndpoint(accountId: number, id: number): Promise<boolean>
   /**
    * Queues a manual delivery of the event, due now, to each of the account's endpoints
-   * that takes it (the fan-out's own rule); answers how many, or undefined when the
-   * account may not see the event.
+   * that takes it (the fan-out's own rule); answers how many, and the event's type, or
+   * undefined when the account may not see the event.
    */
-  redeliver(accountId: number, eventId: number, now: number): Promise<number | undefined>
+  redeliver(accountId: number, eventId: number, now: number): Promise<{ deliveries: number; type: string } | undefined>
   /** Inserts a test event of the endpoint's account and a manual delivery of it to the endpoint alone. */
   insertTestEvent(endpoint: StoredEndpoint, type: string, data: string, now: number): Promise<StoredEvent>
   /** The endpoint's attempts, newest first. */

@@ -72,7 +72,9 @@ function view(endpoint: StoredEndpoint, secret?: string): WebhookEndpoint {
   }
 }
 
-function attemptView(attempt: StoredAttempt): DeliveryAttempt {
+/** `latest`: the newest attempt of its delivery, the one that says when the next is due. */
+function attemptView(attempt: StoredAttempt, latest: boolean): DeliveryAttempt {
+  const next = latest ? attempt.deliveryNextAttemptAt : null
   return {
     eventId: `evt_${attempt.eventId}`,
     trigger: attempt.trigger,
@@ -80,6 +82,7 @@ function attemptView(attempt: StoredAttempt): DeliveryAttempt {
     durationMs: attempt.durationMs,
     responseStatus: attempt.responseStatus,
     error: attempt.error,
+    nextAttemptAt: next === null ? null : new Date(next).toISOString(),
   }
 }
 
@@ -96,6 +99,16 @@ export function createWebhookAdmin({ endpoints, clock, allowHttp, allowed, maxEn
     }
   }
 
+  /** Why a redelivery of an event of `type` went to no endpoint of the account. */
+  async function whyNone(accountId: number, type: string): Promise<string> {
+    if (type === TEST_EVENT) return 'A test event goes only to the endpoint it was made for: send another with POST /v1/webhook-endpoints/{id}/test.'
+    const mine = await endpoints.endpoints(accountId)
+    if (mine.length === 0) return 'This account has no webhook endpoint.'
+    const enabled = mine.filter((endpoint) => endpoint.disabledAt === null)
+    if (enabled.length === 0) return 'Every webhook endpoint of this account is disabled: enable one with PATCH /v1/webhook-endpoints/{id} {"enabled": true}.'
+    return `No enabled webhook endpoint of this account subscribes to ${type} (enabledEvents).`
+  }
+
   return {
     /** A page of the account's events and every pet event, newest first; `more` when older ones match. */
     async events(accountId: number, { type, beforeId, limit }: EventsQuery): Promise<{ events: Event[]; more: boolean }> {
@@ -103,13 +116,20 @@ export function createWebhookAdmin({ endpoints, clock, allowHttp, allowed, maxEn
       return { events: rows.slice(0, limit).map(renderEvent), more: rows.length > limit }
     },
 
-    /** Queues `evt_…` again for the account's endpoints that take it: how many, or undefined when the account may not see it. */
-    async redeliver(accountId: number, eventId: string): Promise<number | undefined> {
+    /**
+     * Queues `evt_…` again for the account's endpoints that take it: how many, and when
+     * none, why; undefined when the account may not see it.
+     */
+    async redeliver(accountId: number, eventId: string): Promise<{ deliveries: number; reason?: string } | undefined> {
       const id = parseEventId(eventId)
       if (id === undefined) return undefined
       const queued = await endpoints.redeliver(accountId, id, clock.now())
-      if (queued) wake()
-      return queued
+      if (!queued) return undefined
+      if (queued.deliveries > 0) {
+        wake()
+        return { deliveries: queued.deliveries }
+      }
+      return { deliveries: 0, reason: await whyNone(accountId, queued.type) }
     },
 
     /** A new endpoint, with its secret (shown this once); EndpointLimitReached when the account has as many as it may. */
@@ -163,7 +183,14 @@ export function createWebhookAdmin({ endpoints, clock, allowHttp, allowed, maxEn
     /** The endpoint's latest attempts, newest first. */
     async deliveries(accountId: number, id: number): Promise<DeliveryAttempt[] | undefined> {
       const endpoint = await endpoints.endpoint(accountId, id)
-      return endpoint && (await endpoints.attempts(endpoint.id, ATTEMPTS_SHOWN)).map(attemptView)
+      if (!endpoint) return undefined
+      const seen = new Set<number>()
+      // Newest first: the first of each delivery is its latest.
+      return (await endpoints.attempts(endpoint.id, ATTEMPTS_SHOWN)).map((attempt) => {
+        const latest = !seen.has(attempt.deliveryId)
+        seen.add(attempt.deliveryId)
+        return attemptView(attempt, latest)
+      })
     },
   }
 }

@@ -91,7 +91,7 @@ export function createWebhookEndpointsStore(db: Kysely<Database>, dialect: Diale
       return db.transaction().execute(async (trx) => {
         const visible = await trx
           .selectFrom('events')
-          .select('id')
+          .select(['id', 'type'])
           .where('id', '=', eventId)
           .where((eb) => eb.or([eb('account_id', '=', accountId), eb('account_id', 'is', null)]))
           .executeTakeFirst()
@@ -101,7 +101,7 @@ export function createWebhookEndpointsStore(db: Kysely<Database>, dialect: Diale
           select e.id, t.id, 'pending', 0, ${now}, 'manual', ${now}
           from events t join webhook_endpoints e on ${takes(dialect)}
           where t.id = ${eventId} and e.account_id = ${accountId}`.execute(trx)
-        return Number(queued.numAffectedRows ?? 0n)
+        return { deliveries: Number(queued.numAffectedRows ?? 0n), type: visible.type }
       })
     },
 
@@ -117,13 +117,21 @@ export function createWebhookEndpointsStore(db: Kysely<Database>, dialect: Diale
     },
 
     async attempts(endpointId, limit) {
-      const rows = await db.selectFrom('webhook_attempts').selectAll().where('endpoint_id', '=', endpointId).orderBy('id', 'desc').limit(limit).execute()
+      const rows = await db
+        .selectFrom('webhook_attempts as a')
+        .leftJoin('webhook_deliveries as d', 'd.id', 'a.delivery_id')
+        .selectAll('a')
+        .select(['d.status as delivery_status', 'd.next_attempt_at as delivery_next_attempt_at'])
+        .where('a.endpoint_id', '=', endpointId)
+        .orderBy('a.id', 'desc')
+        .limit(limit)
+        .execute()
       return rows.map(toAttempt)
     },
   }
 }
 
-function toAttempt(row: Selectable<WebhookAttemptsTable>): StoredAttempt {
+function toAttempt(row: Selectable<WebhookAttemptsTable> & { delivery_status: string | null; delivery_next_attempt_at: number | null }): StoredAttempt {
   return {
     id: row.id,
     deliveryId: row.delivery_id,
@@ -133,5 +141,6 @@ function toAttempt(row: Selectable<WebhookAttemptsTable>): StoredAttempt {
     durationMs: row.duration_ms,
     responseStatus: row.response_status,
     error: row.error,
+    deliveryNextAttemptAt: row.delivery_status === 'pending' ? row.delivery_next_attempt_at : null,
   }
 }

@@ -89,7 +89,16 @@ export async function webhookRoutes(app: FastifyInstance, { webhookAdmin }: Webh
         description: 'Queues the event again for each of the caller\'s enabled endpoints subscribed to its type; they get it within a second, with the same `webhook-id`.',
         params: EventParams,
         response: {
-          202: response('Queued.', Type.Object({ deliveries: Type.Integer({ minimum: 0, description: 'How many endpoints it was queued for.' }) }, { additionalProperties: false })),
+          202: response(
+            'Queued.',
+            Type.Object(
+              {
+                deliveries: Type.Integer({ minimum: 0, description: 'How many endpoints it was queued for.' }),
+                reason: Type.Optional(Type.String({ description: 'When `deliveries` is 0: why (no endpoint, none enabled, none subscribed to the type, a test event).' })),
+              },
+              { additionalProperties: false },
+            ),
+          ),
           400: errorResponse('eventId is malformed.', ['invalid_parameter']),
           401: UNAUTHORIZED,
           404: errorResponse('There is no such event this account may see.', ['not_found']),
@@ -98,9 +107,9 @@ export async function webhookRoutes(app: FastifyInstance, { webhookAdmin }: Webh
       },
     },
     async (request, reply) => {
-      const deliveries = await webhookAdmin.redeliver(request.apiKey!.accountId, request.params.eventId)
-      if (deliveries === undefined) throw new ApiError('not_found', `There is no event ${request.params.eventId} for this account.`)
-      return reply.code(202).send({ deliveries })
+      const queued = await webhookAdmin.redeliver(request.apiKey!.accountId, request.params.eventId)
+      if (queued === undefined) throw new ApiError('not_found', `There is no event ${request.params.eventId} for this account.`)
+      return reply.code(202).send(queued)
     },
   )
 
