@@ -80,7 +80,7 @@ export interface WebhookEndpointsStore {
   updateEndpoint(accountId: number, id: number, changes: EndpointChanges): Promise<StoredEndpoint | undefined>
   /** Makes `secret` the signing secret; the current one keeps signing until `previousUntil`. */
   rotateSecret(accountId: number, id: number, secret: string, previousUntil: number): Promise<StoredEndpoint | undefined>
-  /** Deletes the endpoint and its pending deliveries. */
+  /** Deletes the endpoint, its deliveries and their attempts. */
   deleteEndpoint(accountId: number, id: number): Promise<boolean>
   /**
    * Queues a manual delivery of the event, due now, to each of the account's endpoints

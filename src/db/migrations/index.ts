@@ -11,6 +11,7 @@ import * as apiKeyLifecycle from './2026-11-24-006-api-key-lifecycle.js'
 import * as eventsAndWebhooks from './2026-11-24-007-events-and-webhooks.js'
 import * as notifyOnceAtATime from './2026-11-25-008-notify-once-at-a-time.js'
 import * as accounts from './2026-11-25-009-accounts.js'
+import * as webhookQueue from './2026-11-25-012-webhook-queue.js'
 
 const MIGRATIONS = {
   '2026-11-22-001-pets-and-api-keys': petsAndApiKeys,
@@ -22,6 +23,7 @@ const MIGRATIONS = {
   '2026-11-24-007-events-and-webhooks': eventsAndWebhooks,
   '2026-11-25-008-notify-once-at-a-time': notifyOnceAtATime,
   '2026-11-25-009-accounts': accounts,
+  '2026-11-25-012-webhook-queue': webhookQueue,
 }
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {

@@ -50,7 +50,8 @@ export function createDeliveryQueue(db: Kysely<Database>, dialect: Dialect, watc
     async fanOut(now, limit) {
       const deliveries = (taken: ReturnType<typeof sql>) => sql`
         insert into webhook_deliveries (endpoint_id, event_id, status, attempts, next_attempt_at, created_at)
-        select e.id, t.id, 'pending', 0, ${now}, ${now} from ${taken} t join webhook_endpoints e on ${takes(dialect)}`
+        select e.id, t.id, 'pending', 0, ${now}, ${now} from ${taken} t join webhook_endpoints e on ${takes(dialect)}
+        where true on conflict do nothing`
       if (dialect === 'postgres') {
         const result = await sql`
           with taken as (select id, type, account_id from events where fan_out_pending = 1 order by id limit ${limit} for update skip locked),

@@ -79,12 +79,9 @@ export function createWebhookEndpointsStore(db: Kysely<Database>, dialect: Diale
     },
 
     async deleteEndpoint(accountId, id) {
-      return db.transaction().execute(async (trx) => {
-        const deleted = await trx.deleteFrom('webhook_endpoints').where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst()
-        if (deleted.numDeletedRows === 0n) return false
-        await trx.deleteFrom('webhook_deliveries').where('endpoint_id', '=', id).where('status', '=', 'pending').execute()
-        return true
-      })
+      // Its deliveries and their attempts go with it (on delete cascade, migration 2026-11-25-012).
+      const deleted = await db.deleteFrom('webhook_endpoints').where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst()
+      return deleted.numDeletedRows > 0n
     },
 
     async redeliver(accountId, eventId, now) {
