@@ -508,6 +508,32 @@ for (const store of STORES) {
         }
       })
 
+      it('listens again after its LISTEN connection is terminated, and delivers what was written while it was down', async () => {
+        await endpoint(['pet.created'])
+        const admin = new pg.Client({ connectionString: server.config.databaseUrl })
+        await admin.connect()
+        const awake = startDispatcher({ deliveries: server.store.deliveries, clock, allowed: LOOPBACK, pollMs: 3_600_000, schedule: SCHEDULE })
+        const listening = async () =>
+          (await admin.query<{ pid: number }>("select pid from pg_stat_activity where datname = current_database() and query like 'LISTEN%' and pid <> pg_backend_pid()")).rows.map((row) => row.pid)
+        const until = async (what: () => Promise<boolean> | boolean, ms: number) => {
+          for (const end = Date.now() + ms; Date.now() < end; await new Promise((resolve) => setTimeout(resolve, 50))) if (await what()) return true
+          return what()
+        }
+        try {
+          assert.ok(await until(async () => (await listening()).length === 1, 3_000), 'the dispatcher listens')
+          const [pid] = await listening()
+          await admin.query('select pg_terminate_backend($1)', [pid])
+          await newPet() // while nobody listens: no NOTIFY reaches the dispatcher, which polls once an hour
+          assert.ok(await until(() => receiver.received.length === 1, 3_000), 'delivered once the LISTEN connection is back')
+          assert.ok(await until(async () => (await listening()).length === 1, 3_000))
+          await newPet()
+          assert.ok(await until(() => receiver.received.length === 2, 3_000), 'woken by NOTIFY on the new connection')
+        } finally {
+          await awake.close()
+          await admin.end()
+        }
+      })
+
       it('lets one committing write at a time NOTIFY (a NOTIFY serializes commits), and delivers the others\' events all the same', async () => {
         await endpoint(['pet.created'])
         const listener = new pg.Client({ connectionString: server.config.databaseUrl })
