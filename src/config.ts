@@ -1,5 +1,6 @@
 // The only reader of process.env: every setting is validated here, once, and the
 // process refuses to start naming the variable that is wrong.
+import ipaddr from 'ipaddr.js'
 import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -162,11 +163,15 @@ function logFormat(env: Env, environment: Environment): 'json' | 'pretty' {
   return format
 }
 
+/** Address ranges, each a CIDR or an address, with an optional port: `10.0.0.0/8`, `127.0.0.1:4000`, `[::1]:4000`, `[fd00::/8]:443` (webhooks/outbound.ts parses them). */
 function cidrs(env: Env, name: string): string[] {
   const list = (env[name] ?? '').split(',').map((entry) => entry.trim()).filter((entry) => entry !== '')
-  for (const cidr of list) {
-    const [address = '', bits = ''] = cidr.split('/')
-    if (!/^\d+$/.test(bits) || !(/^[\d.]+$/.test(address) || address.includes(':'))) throw new ConfigError(`${name} must be a comma-separated list of CIDRs such as 127.0.0.0/8, got "${cidr}"`)
+  for (const entry of list) {
+    const [, range = '', port] = /^\[([^\]]+)\](?::(\d{1,5}))?$/.exec(entry) ?? /^([\d.]+(?:\/\d{1,2})?)(?::(\d{1,5}))?$/.exec(entry) ?? /^([\da-fA-F:.]+(?:\/\d{1,3})?)$/.exec(entry) ?? []
+    const valid = range.includes('/') ? ipaddr.isValidCIDR(range) : ipaddr.isValid(range)
+    if (!valid || (port !== undefined && (Number(port) < 1 || Number(port) > 65_535))) {
+      throw new ConfigError(`${name} must be a comma-separated list of CIDRs or addresses, each with an optional port, such as 127.0.0.0/8, 127.0.0.1:4000 or [::1]:4000, got "${entry}"`)
+    }
   }
   return list
 }

@@ -419,7 +419,8 @@ for (const store of STORES) {
       const strict = await startTestServer({ store: 'sqlite' })
       try {
         const strictKey = await strict.createKey()
-        for (const url of [receiver.url, 'http://[::ffff:127.0.0.1]:9/x', 'http://10.0.0.1/x', 'http://169.254.169.254/latest', 'ftp://example.com/x']) {
+        const embedding = ['[::127.0.0.1]', '[::169.254.169.254]', '[::10.0.0.1]', '[::ffff:0:7f00:1]', '[64:ff9b::169.254.169.254]', '[2002:7f00:1::1]', '[2001:0:7f00:1::1]']
+        for (const url of [receiver.url, 'http://[::ffff:127.0.0.1]:9/x', 'http://10.0.0.1/x', 'http://169.254.169.254/latest', 'ftp://example.com/x', ...embedding.map((host) => `http://${host}/x`)]) {
           const res = await strict.request('/v1/webhook-endpoints', { method: 'POST', key: strictKey, json: { url, enabledEvents: ['*'] } })
           assert.equal(res.status, 400, url)
           assert.equal((res.body as { code: string }).code, 'invalid_field')
@@ -445,6 +446,48 @@ for (const store of STORES) {
       const [named] = await server.store.webhookEndpoints.attempts(stored[1]!.id, 1)
       assert.match(named!.error ?? '', /loopback/)
       for (const { id } of stored) await server.store.webhookEndpoints.deleteEndpoint(accountId, id)
+    })
+
+    it('allows an address on one port alone, at creation and at delivery', async () => {
+      const port = Number(new URL(receiver.url).port)
+      const narrow = await startTestServer({ store, env: { PETSTORE_WEBHOOK_ALLOW_CIDRS: `127.0.0.1:${port},[::1]:${port}` } })
+      try {
+        const narrowKey = await narrow.createKey('enterprise', { perMinute: 1_000, perDay: 10_000 })
+        const make = (url: string) => narrow.request<{ id: number; code: string; message: string }>('/v1/webhook-endpoints', { method: 'POST', key: narrowKey, json: { url, enabledEvents: ['pet.created'] } })
+        assert.equal((await make(receiver.url)).status, 201)
+        for (const url of ['http://127.0.0.1:6379/x', `http://127.0.0.2:${port}/x`, 'http://[::1]:6379/x']) {
+          const refused = await make(url)
+          assert.equal(refused.status, 400, url)
+          assert.equal(refused.body.code, 'invalid_field')
+        }
+        // Stored while a wider allowance held: the dispatcher, allowed the receiver's port alone, refuses another port (a literal, and a name).
+        const accountId = await narrow.accountId(narrowKey)
+        const elsewhere = await Promise.all(
+          ['http://127.0.0.1:6379/x', 'http://localhost:6379/x'].map(async (url) => (await narrow.store.webhookEndpoints.insertEndpoint({ accountId, url, description: '', enabledEvents: 'pet.created', secret: 'whsec_c2VjcmV0' }, clock.now()))!),
+        )
+        const portBound = startDispatcher({ deliveries: narrow.store.deliveries, clock, allowed: parseCidrs([`127.0.0.1:${port}`, `[::1]:${port}`]), pollMs: 3_600_000, schedule: SCHEDULE, listen: false })
+        await narrow.request('/v1/pets', { method: 'POST', key: narrowKey, json: { name: 'Ported', categoryId: 1 } })
+        await portBound.pollNow()
+        await portBound.close()
+        assert.equal(receiver.received.length, 1, 'the allowed port is sent to')
+        for (const { id } of elsewhere) {
+          const [attempt] = await narrow.store.webhookEndpoints.attempts(id, 1)
+          assert.match(attempt!.error ?? '', /loopback address \(allowed on another port than 6379\)/)
+        }
+      } finally {
+        await narrow.close()
+      }
+    })
+
+    it('refuses a URL longer than 2,048 characters once normalised', async () => {
+      const url = `https://93.184.215.14/${'é'.repeat(2_023)}`
+      assert.ok(url.length <= 2_048, 'within the schema as sent')
+      const res = await post<{ code: string; message: string }>('/v1/webhook-endpoints', { url, enabledEvents: ['*'] })
+      assert.equal(res.status, 400)
+      assert.equal(res.body.code, 'invalid_field')
+      assert.match(res.body.message, /12,?160 characters once normalised/)
+      const made = await endpoint(['*'])
+      assert.equal((await server.request(`/v1/webhook-endpoints/${made.id}`, { method: 'PATCH', key, json: { url } })).status, 400)
     })
 
     it('delivers each event once with two dispatchers, and takes over one whose dispatcher died holding it', async () => {

@@ -19,7 +19,7 @@ import type { Clock } from '../clock.js'
 import type { AttemptRecord, ClaimedDelivery, DeliveryQueue } from '../db/delivery-queue.js'
 import { createAgents, DELIVERY_TIMEOUT_MS, send, type AttemptResult } from './deliver.js'
 import { eventId, renderEvent } from './events.js'
-import { guardedLookup, literalRefusal, type Cidr } from './outbound.js'
+import { guardedLookup, literalRefusal, portOf, type Cidr } from './outbound.js'
 import { signatureHeader } from './signature.js'
 
 /** After the first attempt fails, the next ones wait about this long (±10 %): 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h; then the delivery has failed. */
@@ -80,7 +80,7 @@ export function startDispatcher({
   busy = () => false,
   onError = () => {},
 }: DispatcherOptions) {
-  const agents = createAgents(guardedLookup(allowed))
+  const agents = createAgents((url) => guardedLookup(allowed, portOf(url)))
   /** Each delivery under way, until its attempt is recorded. */
   const inFlight = new Set<Promise<void>>()
   let closed = false
