@@ -54,6 +54,6 @@ describe('the outbound address guard', () => {
   })
 
   it('refuses an allowance it cannot read', () => {
-    for (const entry of ['127.0.0.1:0', '127.0.0.1:70000', 'localhost', '::1:4000x', '10.0.0.0/33']) assert.throws(() => parseCidrs([entry]), undefined, entry)
+    for (const entry of ['127.0.0.1:0', '127.0.0.1:70000', 'localhost', '::1:4000x', '10.0.0.0/33']) assert.throws(() => parseCidrs([entry]), Error, entry)
   })
 })
