@@ -25,7 +25,7 @@ import requestLog, { requestId } from './plugins/request-log.js'
 import { createValidatorCompiler } from './plugins/validation.js'
 import health from './plugins/health.js'
 import { answerClientError } from './plugins/client-errors.js'
-import metricsPlugin, { createMetrics } from './plugins/metrics.js'
+import metricsPlugin, { createMetrics, type Metrics } from './plugins/metrics.js'
 import { v1Routes } from './routes/v1/index.js'
 import { MAX_PARAM_LENGTH, routablePath } from './routes/request-path.js'
 import { SHARED_SCHEMAS } from './schemas/shared.js'
@@ -45,9 +45,11 @@ export interface AppDependencies {
   usage?: UsageRecorder
   /** Wakes this instance's webhook dispatcher (server.ts runs it), so a test event goes at once. */
   wakeDispatcher?: () => void
+  /** GET /metrics' metrics, when the caller counts into them too (server.ts: its dispatcher's attempts); else the app makes its own. */
+  metrics?: Metrics
 }
 
-export async function buildApp({ config, store, clock = systemClock, limiter, logger, usage: givenUsage, wakeDispatcher = () => {} }: AppDependencies): Promise<FastifyInstance> {
+export async function buildApp({ config, store, clock = systemClock, limiter, logger, usage: givenUsage, wakeDispatcher = () => {}, metrics = createMetrics() }: AppDependencies): Promise<FastifyInstance> {
   const app = Fastify({
     logger: logger ?? loggerOptions(config),
     // request-log writes one line per request instead of Fastify's two.
@@ -111,7 +113,6 @@ export async function buildApp({ config, store, clock = systemClock, limiter, lo
     environment: keyEnvironmentFor(config.environment),
     onError: (error, what) => app.log.warn({ err: error }, what),
   })
-  const metrics = createMetrics()
   const usage = givenUsage ?? createUsageRecorder({ usage: store.usage, clock, onError: (error) => app.log.warn({ err: error }, 'could not write usage counts; kept for the next try') })
   if (!givenUsage) app.addHook('onClose', () => usage.close())
   const keyAdmin = createKeyAdmin({ apiKeys: store.apiKeys, limiter, clock, environment: keyEnvironmentFor(config.environment) })
@@ -127,7 +128,7 @@ export async function buildApp({ config, store, clock = systemClock, limiter, lo
   })
 
   // Operations endpoints, outside /v1: no key, no rate limit.
-  await app.register(metricsPlugin, { metrics, limiter })
+  await app.register(metricsPlugin, { metrics, limiter, deliveries: store.deliveries, clock })
   await app.register(health, { store, limiter })
   // GET /docs: the API reference page, also outside /v1 (no key, no rate limit).
   await app.register(docs)

@@ -3,6 +3,7 @@
 import type { AddressInfo } from 'node:net'
 import { pathToFileURL } from 'node:url'
 import { buildApp } from './app.js'
+import { createMetrics } from './plugins/metrics.js'
 import { systemClock } from './clock.js'
 import { isPrimaryOf, runPrimary } from './cluster.js'
 import { loadConfig, loadDotEnv, redactUrl, type Config } from './config.js'
@@ -39,6 +40,7 @@ export async function startServer(config: Config) {
   // PETSTORE_DISPATCH=off: a `petstore dispatch` process delivers, off this process's core.
   // On: it gives way to this process's requests when they keep it busy.
   const pressure = config.dispatch === 'on' ? requestPressure() : undefined
+  const metrics = createMetrics()
   const dispatcher =
     pressure
       ? startDispatcher({
@@ -48,9 +50,10 @@ export async function startServer(config: Config) {
           leaseMs: config.webhookLease * 1000,
           busy: pressure.busy,
           onError: (error, what) => report('warn', what, error),
+          onAttempt: metrics.observeWebhookAttempt,
         })
       : undefined
-  const app = await buildApp({ config, store, limiter, usage, wakeDispatcher: dispatcher?.wake ?? (() => {}) })
+  const app = await buildApp({ config, store, limiter, usage, metrics, wakeDispatcher: dispatcher?.wake ?? (() => {}) })
   if (pressure) app.server.on('request', pressure.onRequest)
   report = (level, message, error) => app.log[level]({ err: error }, message)
   // Closed in reverse order of opening, once the app has drained.

@@ -11,6 +11,8 @@ export interface ClaimedDelivery {
   /** `manual`: a test event or a redelivery. */
   trigger: 'scheduled' | 'manual'
   leaseUntil: number
+  /** When the delivery was queued (the fan-out, a test event, a redelivery). */
+  queuedAt: number
   event: StoredEvent
   endpoint: StoredEndpoint
   /**
@@ -40,6 +42,19 @@ export interface AttemptRecord {
   disableBecause?: string
 }
 
+/** The queue as an operator watches it (GET /metrics). */
+export interface Backlog {
+  /** Pending deliveries due now: the dispatchers' backlog. */
+  due: number
+  /** Pending deliveries waiting for a later attempt (a retry). */
+  retrying: number
+  /**
+   * When the oldest work not yet attempted was made: an event still to fan out, or a
+   * delivery never attempted (its event's time; a manual one's own). Null when none.
+   */
+  oldestSince: number | null
+}
+
 export interface DeliveryQueue {
   /**
    * Makes the deliveries of up to `limit` events still to fan out (one per enabled
@@ -67,6 +82,8 @@ export interface DeliveryQueue {
    * signal: its dispatchers poll alone.
    */
   watch(listener: () => void, onError: (error: unknown) => void): Promise<() => Promise<void>>
+  /** How much is waiting, and since when (read when /metrics is scraped). */
+  backlog(now: number): Promise<Backlog>
   /** Deletes events older than `before`, with their finished deliveries and attempts. */
   purge(before: number): Promise<void>
 }

@@ -2,7 +2,10 @@
 // several apps in one process (tests) never mix their numbers.
 import fp from 'fastify-plugin'
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+import type { Clock } from '../clock.js'
+import type { Backlog, DeliveryQueue } from '../db/delivery-queue.js'
 import type { RateLimiter } from '../rate-limit/limiter.js'
+import type { AttemptOutcome } from '../webhooks/dispatcher.js'
 
 export function createMetrics() {
   const registry = new Registry()
@@ -34,6 +37,29 @@ export function createMetrics() {
       help: 'Requests answered 503 because the database could not be reached.',
       registers: [registry],
     }),
+    ...webhookAttemptMetrics(registry),
+  }
+}
+
+/** This instance's dispatcher's attempts (server.ts hands it `observeWebhookAttempt`). */
+function webhookAttemptMetrics(registry: Registry) {
+  const attempts = new Counter({
+    name: 'petstore_webhook_attempts_total',
+    help: "Webhook attempts this instance's dispatcher recorded, by outcome: delivered (2xx), retrying (failed, tried again later), failed (for good: 410, or the schedule is over), not_sent (the endpoint or its account is disabled, or no longer takes the type).",
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  })
+  const latency = new Histogram({
+    name: 'petstore_webhook_delivery_latency_seconds',
+    help: 'From an event written to its delivery answered 2xx (a redelivery or test event: from its queueing), retries included.',
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1_800, 7_200, 36_000],
+    registers: [registry],
+  })
+  return {
+    observeWebhookAttempt(outcome: AttemptOutcome, latencyMs: number | undefined) {
+      attempts.inc({ outcome })
+      if (latencyMs !== undefined) latency.observe(Math.max(0, latencyMs) / 1000)
+    },
   }
 }
 
@@ -67,8 +93,54 @@ function apiRequestsCounter(registry: Registry) {
   }
 }
 
+/** The queue's backlog, read from the store when scraped: the same numbers on every instance, as the queue is shared. */
+function webhookBacklogMetrics(registry: Registry, deliveries: DeliveryQueue, clock: Clock, onError: (error: unknown) => void) {
+  // One query a scrape for both gauges: prom-client collects every metric at once, so both ask within the same tick.
+  let reading: Promise<(Backlog & { now: number }) | undefined> | undefined
+  const read = () => {
+    if (!reading) {
+      const now = clock.now()
+      reading = deliveries
+        .backlog(now)
+        .then(
+          (backlog) => ({ ...backlog, now }),
+          (error: unknown) => {
+            onError(error)
+            return undefined
+          },
+        )
+        .finally(() => {
+          reading = undefined
+        })
+    }
+    return reading
+  }
+  new Gauge({
+    name: 'petstore_webhook_deliveries_pending',
+    help: 'Pending webhook deliveries, by state: due (to send now: the backlog) or retrying (waiting for a later attempt).',
+    labelNames: ['state'] as const,
+    registers: [registry],
+    async collect() {
+      const backlog = await read()
+      if (!backlog) return
+      this.set({ state: 'due' }, backlog.due)
+      this.set({ state: 'retrying' }, backlog.retrying)
+    },
+  })
+  new Gauge({
+    name: 'petstore_webhook_oldest_pending_seconds',
+    help: 'Age of the oldest webhook work not yet attempted (an event to fan out, a delivery never tried): how far behind the dispatchers are. 0 when none.',
+    registers: [registry],
+    async collect() {
+      const backlog = await read()
+      if (backlog) this.set(backlog.oldestSince === null ? 0 : Math.max(0, (backlog.now - backlog.oldestSince) / 1000))
+    },
+  })
+}
+
 export default fp(
-  async (app, { metrics, limiter }: { metrics: Metrics; limiter: RateLimiter }) => {
+  async (app, { metrics, limiter, deliveries, clock }: { metrics: Metrics; limiter: RateLimiter; deliveries: DeliveryQueue; clock: Clock }) => {
+    webhookBacklogMetrics(metrics.registry, deliveries, clock, (error) => app.log.warn({ err: error }, 'could not read the webhook backlog for /metrics'))
     let fallbacksCounted = 0
     new Counter({
       name: 'petstore_redis_fallbacks_total',

@@ -35,6 +35,9 @@ export const PER_ENDPOINT_IN_FLIGHT = 4
 /** Events fanned out per transaction. */
 const FAN_OUT_BATCH = 500
 
+/** What became of an attempt, as /metrics counts it. */
+export type AttemptOutcome = 'delivered' | 'retrying' | 'failed' | 'not_sent'
+
 export interface DispatcherOptions {
   deliveries: DeliveryQueue
   clock: Clock
@@ -62,6 +65,8 @@ export interface DispatcherOptions {
    */
   busy?: () => boolean
   onError?: (error: unknown, what: string) => void
+  /** Told of each attempt once it is recorded: its outcome, and for a delivery, the ms from the event's creation (a manual one's queueing) to the 2xx. */
+  onAttempt?: (outcome: AttemptOutcome, latencyMs: number | undefined) => void
 }
 
 export function startDispatcher({
@@ -79,6 +84,7 @@ export function startDispatcher({
   holdsProcess = false,
   busy = () => false,
   onError = () => {},
+  onAttempt = () => {},
 }: DispatcherOptions) {
   const agents = createAgents((url) => guardedLookup(allowed, portOf(url)))
   /** Each delivery under way, until its attempt is recorded. */
@@ -153,8 +159,14 @@ export function startDispatcher({
     return Math.max(jittered, Math.min(retryAfter * 1000, ceiling))
   }
 
+  /** What /metrics is told of an attempt, once it is recorded. */
+  function observe(record: AttemptRecord, delivery: ClaimedDelivery) {
+    if (record.outcome.status === 'delivered') onAttempt('delivered', record.at - (delivery.trigger === 'manual' ? delivery.queuedAt : delivery.event.createdAt))
+    else onAttempt(record.error?.startsWith('not sent: ') ? 'not_sent' : record.outcome.status === 'pending' ? 'retrying' : 'failed', undefined)
+  }
+
   // Attempts that ended, waiting to be written: every one that ends while a write is under way goes in the next.
-  const unrecorded: { record: AttemptRecord; written: () => void }[] = []
+  const unrecorded: { record: AttemptRecord; delivery: ClaimedDelivery; written: () => void }[] = []
   let recording: Promise<void> | undefined
   function startRecording() {
     if (recording || unrecorded.length === 0) return
@@ -162,7 +174,9 @@ export function startDispatcher({
     recording = deliveries
       .recordAttempts(batch.map(({ record }) => record))
       .then(
-        () => {},
+        (recorded) => {
+          for (const [i, { record, delivery }] of batch.entries()) if (recorded[i]) observe(record, delivery)
+        },
         (error: unknown) => onError(error, 'could not record webhook attempts; they are sent again when their leases end'),
       )
       .finally(() => {
@@ -171,16 +185,16 @@ export function startDispatcher({
         startRecording()
       })
   }
-  const record = (attempted: AttemptRecord) =>
+  const record = (attempted: AttemptRecord, delivery: ClaimedDelivery) =>
     new Promise<void>((written) => {
-      unrecorded.push({ record: attempted, written })
+      unrecorded.push({ record: attempted, delivery, written })
       startRecording()
     })
 
   /** Sends a claimed delivery on its own: it waits for no other, and none waits for it. */
   function start(delivery: ClaimedDelivery) {
     const running: Promise<void> = attempt(delivery)
-      .then(record)
+      .then((attempted) => record(attempted, delivery))
       .catch((error: unknown) => onError(error, 'a webhook delivery failed unexpectedly; it is retried when its lease ends'))
       .finally(() => {
         inFlight.delete(running)

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { AddressInfo } from 'node:net'
 import { buildApp } from '../../src/app.js'
+import type { Metrics } from '../../src/plugins/metrics.js'
 import { hashApiKey, keyEnvironmentFor } from '../../src/api-keys/key-format.js'
 import type { Limits } from '../../src/vocabulary/plans.js'
 import { systemClock, type Clock } from '../../src/clock.js'
@@ -32,6 +33,8 @@ export interface TestServerOptions {
   logStream?: NodeJS.WritableStream
   /** Environment variables as the server would read them. */
   env?: Record<string, string>
+  /** GET /metrics' metrics, to count a test's own dispatcher into (as server.ts does its own). */
+  metrics?: Metrics
 }
 
 export interface Reply<T = unknown> {
@@ -51,7 +54,7 @@ export async function startTestServer(options: TestServerOptions = {}) {
   const ownLimiter = options.limiter ? undefined : createRateLimiterFromConfig(config, clock, { onRedisTransition: () => {} })
   await ownLimiter?.ready()
   const limiter = options.limiter ?? ownLimiter!
-  const app = await buildApp({ config, store, clock, limiter, logger: options.logStream ? { level: 'info', stream: options.logStream } : false })
+  const app = await buildApp({ config, store, clock, limiter, logger: options.logStream ? { level: 'info', stream: options.logStream } : false, ...(options.metrics ? { metrics: options.metrics } : {}) })
   await app.listen({ host: '127.0.0.1', port: 0 })
   const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
 

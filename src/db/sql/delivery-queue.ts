@@ -72,7 +72,7 @@ export function createDeliveryQueue(db: Kysely<Database>, dialect: Dialect, watc
       const leaseUntil = now + leaseMs
       // Candidates, oldest due first, of endpoints with room (PostgreSQL: skipping the rows
       // another dispatcher is claiming); then at most `room` of each endpoint's.
-      const { rows: claimed } = await sql<{ id: number; attempts: number; event_id: number; endpoint_id: number; trigger: 'scheduled' | 'manual' }>`
+      const { rows: claimed } = await sql<{ id: number; attempts: number; event_id: number; endpoint_id: number; trigger: 'scheduled' | 'manual'; created_at: number }>`
         with busy as (
           select endpoint_id, count(*) as n from webhook_deliveries
           where status = 'pending' and lease_until > ${now} group by endpoint_id
@@ -92,7 +92,7 @@ export function createDeliveryQueue(db: Kysely<Database>, dialect: Dialect, watc
           order by c.next_attempt_at, c.id limit ${limit}
         )
         update webhook_deliveries set lease_until = ${leaseUntil} where id in (select id from chosen)
-        returning id, attempts, event_id, endpoint_id, trigger`.execute(db)
+        returning id, attempts, event_id, endpoint_id, trigger, created_at`.execute(db)
       if (claimed.length === 0) return []
       const [events, endpoints, taken] = await Promise.all([
         eventsByIds(claimed.map((row) => row.event_id)),
@@ -104,7 +104,7 @@ export function createDeliveryQueue(db: Kysely<Database>, dialect: Dialect, watc
         const target = endpoints.get(row.endpoint_id)
         if (!event || !target) return []
         const refusal = taken.has(row.id) ? undefined : target.endpoint.disabledAt !== null ? 'the endpoint is disabled' : target.accountDisabled ? 'its account is disabled' : `the endpoint no longer takes ${event.type} events`
-        return [{ id: row.id, attempts: row.attempts, trigger: row.trigger, leaseUntil, event, endpoint: target.endpoint, ...(refusal === undefined ? {} : { refusal }) }]
+        return [{ id: row.id, attempts: row.attempts, trigger: row.trigger, leaseUntil, queuedAt: Number(row.created_at), event, endpoint: target.endpoint, ...(refusal === undefined ? {} : { refusal }) }]
       })
     },
 
@@ -122,6 +122,23 @@ export function createDeliveryQueue(db: Kysely<Database>, dialect: Dialect, watc
     },
 
     watch,
+
+    async backlog(now) {
+      const [counts, oldest] = await Promise.all([
+        sql<{ due: number | string | null; retrying: number | string | null }>`
+          select sum(case when next_attempt_at <= ${now} then 1 else 0 end) as due, sum(case when next_attempt_at > ${now} then 1 else 0 end) as retrying
+          from webhook_deliveries where status = 'pending'`.execute(db),
+        sql<{ since: number | string | null }>`
+          select min(since) as since from (
+            select min(created_at) as since from events where fan_out_pending = 1
+            union all
+            select min(case when d.trigger = 'manual' then d.created_at else t.created_at end) from webhook_deliveries d join events t on t.id = d.event_id
+            where d.status = 'pending' and d.attempts = 0
+          ) oldest`.execute(db),
+      ])
+      const number = (value: number | string | null | undefined) => (value === null || value === undefined ? null : Number(value))
+      return { due: number(counts.rows[0]?.due) ?? 0, retrying: number(counts.rows[0]?.retrying) ?? 0, oldestSince: number(oldest.rows[0]?.since) }
+    },
 
     async purge(before) {
       await db.transaction().execute(async (trx) => {
