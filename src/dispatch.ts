@@ -6,9 +6,10 @@
 import { pathToFileURL } from 'node:url'
 import { pino } from 'pino'
 import { systemClock } from './clock.js'
-import { loadConfig, redactUrl, type Config } from './config.js'
+import { loadConfig, loadDotEnv, redactUrl, type Config } from './config.js'
 import { openStoreFromConfig } from './db/from-config.js'
 import { loggerOptions } from './logging.js'
+import { unsupportedNodeMessage } from './node-support.js'
 import { startDispatcher } from './webhooks/dispatcher.js'
 import { parseCidrs } from './webhooks/outbound.js'
 
@@ -36,10 +37,23 @@ export async function runDispatch(config: Config): Promise<void> {
   await store.close()
 }
 
-// `node dist/dispatch.js` (or with tsx, src/dispatch.ts), as server.ts runs the server.
+// `node dist/dispatch.js` (or with tsx, src/dispatch.ts), as server.ts runs the server:
+// the command for a supervisor (systemd, Docker, Kubernetes), which signals the process
+// it started. `npm run dispatch` execs it too; `npx petstore dispatch` is for a terminal
+// (npm exec does not pass SIGTERM on, and would leave the dispatcher running).
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  runDispatch(loadConfig()).catch((error: unknown) => {
-    console.error(`petstore: ${error instanceof Error ? error.message : String(error)}`)
+  const unsupported = unsupportedNodeMessage()
+  if (unsupported) {
+    console.error(`petstore: ${unsupported}`)
     process.exit(1)
-  })
+  }
+  Promise.resolve()
+    .then(() => {
+      loadDotEnv()
+      return runDispatch(loadConfig())
+    })
+    .catch((error: unknown) => {
+      console.error(`petstore: ${error instanceof Error ? error.message : String(error)}`)
+      process.exit(1)
+    })
 }
