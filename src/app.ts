@@ -13,6 +13,7 @@ import { createKeyAdmin } from './api-keys/key-admin.js'
 import { createAccountAdmin } from './api-keys/account-admin.js'
 import { createUsageRecorder, type UsageRecorder } from './usage/recorder.js'
 import { parseCidrs } from './webhooks/outbound.js'
+import { secretBoxFromConfig, type SecretBox } from './webhooks/secret-box.js'
 import { createWebhookAdmin } from './webhooks/webhook-admin.js'
 import { createOrderService } from './orders/order-service.js'
 import type { Store } from './db/store.js'
@@ -45,11 +46,13 @@ export interface AppDependencies {
   usage?: UsageRecorder
   /** Wakes this instance's webhook dispatcher (server.ts runs it), so a test event goes at once. */
   wakeDispatcher?: () => void
+  /** Seals the webhook signing secrets; by default, the config's (webhooks/secret-box.ts). */
+  secrets?: SecretBox
   /** GET /metrics' metrics, when the caller counts into them too (server.ts: its dispatcher's attempts); else the app makes its own. */
   metrics?: Metrics
 }
 
-export async function buildApp({ config, store, clock = systemClock, limiter, logger, usage: givenUsage, wakeDispatcher = () => {}, metrics = createMetrics() }: AppDependencies): Promise<FastifyInstance> {
+export async function buildApp({ config, store, clock = systemClock, limiter, logger, usage: givenUsage, wakeDispatcher = () => {}, metrics = createMetrics(), secrets = secretBoxFromConfig(config) }: AppDependencies): Promise<FastifyInstance> {
   const app = Fastify({
     logger: logger ?? loggerOptions(config),
     // request-log writes one line per request instead of Fastify's two.
@@ -124,6 +127,7 @@ export async function buildApp({ config, store, clock = systemClock, limiter, lo
     allowHttp: config.environment !== 'production',
     allowed: parseCidrs(config.webhookAllowCidrs),
     maxEndpoints: config.webhookMaxEndpoints,
+    secrets,
     wake: wakeDispatcher,
   })
 

@@ -39,6 +39,10 @@ export interface Config {
   readonly dispatch: 'on' | 'off'
   /** Seconds a dispatcher holds a delivery it claimed: a dispatcher that dies holding one, another retries after this long. */
   readonly webhookLease: number
+  /** The main key that seals webhook signing secrets (base64 of 32 bytes); required in production (webhooks/secret-box.ts). */
+  readonly secretKey: string | undefined
+  /** Main keys of before a rotation, to open what they sealed until `npm run reseal-secrets` has run. */
+  readonly previousSecretKeys: readonly string[]
   /** Webhook endpoints an account may have: each costs a socket (or a few) whenever the events it takes are delivered. */
   readonly webhookMaxEndpoints: number
 }
@@ -88,6 +92,8 @@ export function loadConfig(env: Env = process.env): Config {
     dispatch: oneOf(env, 'PETSTORE_DISPATCH', ['on', 'off'] as const, 'on'),
     webhookLease: integer(env, 'PETSTORE_WEBHOOK_LEASE', 60, 1, 3600),
     webhookMaxEndpoints: integer(env, 'PETSTORE_WEBHOOK_MAX_ENDPOINTS', 16, 1, 10_000),
+    secretKey: env.PETSTORE_SECRET_KEY || undefined,
+    previousSecretKeys: (env.PETSTORE_SECRET_KEY_PREVIOUS ?? '').split(',').map((key) => key.trim()).filter((key) => key !== ''),
   })
   // Several processes with in-memory counters would each allow the whole limit.
   if (config.workers > 1 && !config.redisUrl) {

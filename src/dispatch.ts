@@ -11,16 +11,19 @@ import { openStoreFromConfig } from './db/from-config.js'
 import { loggerOptions } from './logging.js'
 import { unsupportedNodeMessage } from './node-support.js'
 import { startDispatcher } from './webhooks/dispatcher.js'
+import { secretBoxFromConfig } from './webhooks/secret-box.js'
 import { parseCidrs } from './webhooks/outbound.js'
 
 export async function runDispatch(config: Config): Promise<void> {
   const log = pino(loggerOptions(config))
+  const secrets = secretBoxFromConfig(config)
   const store = await openStoreFromConfig(config, {
     onConnectionError: (error) => log.warn({ err: error }, 'a database connection was lost; the pool opens a new one'),
     onBackgroundError: (error, what) => log.warn({ err: error }, what),
   })
   const dispatcher = startDispatcher({
     deliveries: store.deliveries,
+    secrets,
     clock: systemClock,
     allowed: parseCidrs(config.webhookAllowCidrs),
     leaseMs: config.webhookLease * 1000,
@@ -29,8 +32,18 @@ export async function runDispatch(config: Config): Promise<void> {
   })
   const storeName = redactUrl(config.databaseUrl)
   log.info({ store: storeName, environment: config.environment }, `petstore dispatch (${config.environment}) delivering the webhooks of ${storeName}`)
+  // Kept listening after the first: a signal sent again while the deliveries under way
+  // finish (npm passing on the one it got, a supervisor repeating itself) must not kill
+  // the process half-way. The supervisor's SIGKILL is the way to cut it short.
+  let stopping = false
   await new Promise<void>((resolve) => {
-    for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => resolve())
+    for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+      process.on(signal, () => {
+        if (stopping) return log.info({ signal }, 'already shutting down: finishing the deliveries under way')
+        stopping = true
+        resolve()
+      })
+    }
   })
   log.info('shutting down: finishing the deliveries under way')
   await dispatcher.close()

@@ -12,6 +12,7 @@ import { unsupportedNodeMessage } from './node-support.js'
 import { createRateLimiterFromConfig } from './rate-limit/from-config.js'
 import { createUsageRecorder } from './usage/recorder.js'
 import { startDispatcher } from './webhooks/dispatcher.js'
+import { secretBoxFromConfig } from './webhooks/secret-box.js'
 import { parseCidrs } from './webhooks/outbound.js'
 import { requestPressure } from './webhooks/request-pressure.js'
 
@@ -41,10 +42,13 @@ export async function startServer(config: Config) {
   // On: it gives way to this process's requests when they keep it busy.
   const pressure = config.dispatch === 'on' ? requestPressure() : undefined
   const metrics = createMetrics()
+  // Before anything starts: production without PETSTORE_SECRET_KEY stops here.
+  const secrets = secretBoxFromConfig(config)
   const dispatcher =
     pressure
       ? startDispatcher({
           deliveries: store.deliveries,
+          secrets,
           clock: systemClock,
           allowed: parseCidrs(config.webhookAllowCidrs),
           leaseMs: config.webhookLease * 1000,
@@ -53,7 +57,7 @@ export async function startServer(config: Config) {
           onAttempt: metrics.observeWebhookAttempt,
         })
       : undefined
-  const app = await buildApp({ config, store, limiter, usage, metrics, wakeDispatcher: dispatcher?.wake ?? (() => {}) })
+  const app = await buildApp({ config, store, limiter, usage, metrics, secrets, wakeDispatcher: dispatcher?.wake ?? (() => {}) })
   if (pressure) app.server.on('request', pressure.onRequest)
   report = (level, message, error) => app.log[level]({ err: error }, message)
   // Closed in reverse order of opening, once the app has drained.

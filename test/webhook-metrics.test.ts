@@ -38,6 +38,7 @@ for (const store of STORES) {
       receiver = await startReceiver()
       dispatcher = startDispatcher({
         deliveries: server.store.deliveries,
+        secrets: server.secrets,
         clock,
         allowed: parseCidrs(['127.0.0.0/8']),
         pollMs: 3_600_000,

@@ -65,7 +65,7 @@ for (const store of STORES) {
       hanging = await startReceiver(true)
       answering = await startReceiver(false)
       // As a server runs it: polling every second, woken by NOTIFY on PostgreSQL, 15 s for an answer.
-      dispatcher = startDispatcher({ deliveries: server.store.deliveries, clock: server.clock, allowed: parseCidrs(['127.0.0.0/8']) })
+      dispatcher = startDispatcher({ deliveries: server.store.deliveries, secrets: server.secrets, clock: server.clock, allowed: parseCidrs(['127.0.0.0/8']) })
     })
     after(async () => {
       await hanging.close()

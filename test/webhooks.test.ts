@@ -67,7 +67,7 @@ for (const store of STORES) {
       key = await server.createKey('enterprise', { perMinute: 100_000, perDay: 1_000_000 })
       other = await server.createKey('enterprise', { perMinute: 100_000, perDay: 1_000_000 })
       receiver = await startReceiver()
-      dispatcher = startDispatcher({ deliveries: server.store.deliveries, clock, allowed: LOOPBACK, pollMs: 3_600_000, schedule: SCHEDULE, listen: false })
+      dispatcher = startDispatcher({ deliveries: server.store.deliveries, secrets: server.secrets, clock, allowed: LOOPBACK, pollMs: 3_600_000, schedule: SCHEDULE, listen: false })
     })
     after(async () => {
       await dispatcher.close()
@@ -364,7 +364,7 @@ for (const store of STORES) {
     it('counts a receiver that does not answer in time as a failure, and tries again', async () => {
       const { id } = await endpoint(['pet.created'])
       receiver.answerWith((n) => (n === 1 ? { status: 200, delayMs: 1_000 } : { status: 200 }))
-      const impatient = startDispatcher({ deliveries: server.store.deliveries, clock, allowed: LOOPBACK, pollMs: 3_600_000, schedule: SCHEDULE, listen: false, timeoutMs: 200 })
+      const impatient = startDispatcher({ deliveries: server.store.deliveries, secrets: server.secrets, clock, allowed: LOOPBACK, pollMs: 3_600_000, schedule: SCHEDULE, listen: false, timeoutMs: 200 })
       try {
         await newPet()
         await impatient.pollNow()
@@ -436,7 +436,7 @@ for (const store of STORES) {
       const stored = await Promise.all(
         [receiver.url, byName.href].map(async (url) => (await server.store.webhookEndpoints.insertEndpoint({ accountId, url, description: '', enabledEvents: 'pet.created', secret: 'whsec_c2VjcmV0' }, clock.now()))!),
       )
-      const guarded = startDispatcher({ deliveries: server.store.deliveries, clock, allowed: [], pollMs: 3_600_000, schedule: SCHEDULE, listen: false })
+      const guarded = startDispatcher({ deliveries: server.store.deliveries, secrets: server.secrets, clock, allowed: [], pollMs: 3_600_000, schedule: SCHEDULE, listen: false })
       await newPet()
       await guarded.pollNow()
       await guarded.close()
@@ -465,7 +465,7 @@ for (const store of STORES) {
         const elsewhere = await Promise.all(
           ['http://127.0.0.1:6379/x', 'http://localhost:6379/x'].map(async (url) => (await narrow.store.webhookEndpoints.insertEndpoint({ accountId, url, description: '', enabledEvents: 'pet.created', secret: 'whsec_c2VjcmV0' }, clock.now()))!),
         )
-        const portBound = startDispatcher({ deliveries: narrow.store.deliveries, clock, allowed: parseCidrs([`127.0.0.1:${port}`, `[::1]:${port}`]), pollMs: 3_600_000, schedule: SCHEDULE, listen: false })
+        const portBound = startDispatcher({ deliveries: narrow.store.deliveries, secrets: narrow.secrets, clock, allowed: parseCidrs([`127.0.0.1:${port}`, `[::1]:${port}`]), pollMs: 3_600_000, schedule: SCHEDULE, listen: false })
         await narrow.request('/v1/pets', { method: 'POST', key: narrowKey, json: { name: 'Ported', categoryId: 1 } })
         await portBound.pollNow()
         await portBound.close()
@@ -492,7 +492,7 @@ for (const store of STORES) {
 
     it('delivers each event once with two dispatchers, and takes over one whose dispatcher died holding it', async () => {
       const { id } = await endpoint(['pet.created'])
-      const second = startDispatcher({ deliveries: server.store.deliveries, clock, allowed: LOOPBACK, pollMs: 3_600_000, schedule: SCHEDULE, listen: false })
+      const second = startDispatcher({ deliveries: server.store.deliveries, secrets: server.secrets, clock, allowed: LOOPBACK, pollMs: 3_600_000, schedule: SCHEDULE, listen: false })
       for (let i = 0; i < 10; i++) await newPet()
       await Promise.all([dispatcher.pollNow(), second.pollNow(), dispatcher.pollNow(), second.pollNow()])
       const ids = receiver.received.map((r) => r.headers['webhook-id'])
@@ -519,7 +519,7 @@ for (const store of STORES) {
       for (let i = 0; i < 45; i++) await newPet()
       let busy = true
       // One endpoint may have a whole batch in flight here: this is about giving way, not isolation.
-      const giving = startDispatcher({ deliveries: server.store.deliveries, clock, allowed: LOOPBACK, pollMs: 3_600_000, schedule: SCHEDULE, listen: false, perEndpoint: 20, busy: () => busy })
+      const giving = startDispatcher({ deliveries: server.store.deliveries, secrets: server.secrets, clock, allowed: LOOPBACK, pollMs: 3_600_000, schedule: SCHEDULE, listen: false, perEndpoint: 20, busy: () => busy })
       try {
         await giving.pollNow()
         assert.equal(receiver.received.length, 20, 'one batch while busy')
@@ -540,7 +540,7 @@ for (const store of STORES) {
     if (store === 'postgres') {
       it('wakes on the database\'s NOTIFY: a delivery goes out at once, without waiting for a poll', async () => {
         await endpoint(['pet.created'])
-        const awake = startDispatcher({ deliveries: server.store.deliveries, clock, allowed: LOOPBACK, pollMs: 3_600_000, schedule: SCHEDULE })
+        const awake = startDispatcher({ deliveries: server.store.deliveries, secrets: server.secrets, clock, allowed: LOOPBACK, pollMs: 3_600_000, schedule: SCHEDULE })
         try {
           await new Promise((resolve) => setTimeout(resolve, 200)) // LISTEN is set up
           await newPet()
@@ -555,7 +555,7 @@ for (const store of STORES) {
         await endpoint(['pet.created'])
         const admin = new pg.Client({ connectionString: server.config.databaseUrl })
         await admin.connect()
-        const awake = startDispatcher({ deliveries: server.store.deliveries, clock, allowed: LOOPBACK, pollMs: 3_600_000, schedule: SCHEDULE })
+        const awake = startDispatcher({ deliveries: server.store.deliveries, secrets: server.secrets, clock, allowed: LOOPBACK, pollMs: 3_600_000, schedule: SCHEDULE })
         const listening = async () =>
           (await admin.query<{ pid: number }>("select pid from pg_stat_activity where datname = current_database() and query like 'LISTEN%' and pid <> pg_backend_pid()")).rows.map((row) => row.pid)
         const until = async (what: () => Promise<boolean> | boolean, ms: number) => {

@@ -2,7 +2,7 @@
 // events out into deliveries, claim the due ones, record what was done. The API's side,
 // the endpoints, is webhook-endpoints-store.ts. Written once for both databases
 // (sql/delivery-queue.ts); the dialects differ only in PostgreSQL's SKIP LOCKED.
-import type { StoredEndpoint, StoredEvent } from './webhook-endpoints-store.js'
+import type { StoredEndpoint, StoredEvent, StoredSecrets } from './webhook-endpoints-store.js'
 
 /** A delivery a dispatcher holds until `leaseUntil`: the event and where it goes. */
 export interface ClaimedDelivery {
@@ -15,6 +15,8 @@ export interface ClaimedDelivery {
   queuedAt: number
   event: StoredEvent
   endpoint: StoredEndpoint
+  /** Its signing secrets, sealed: the dispatcher opens them to sign. */
+  secrets: StoredSecrets
   /**
    * Why the subscription rule (sql/webhook-rows.ts `takes`) no longer lets it go, asked
    * again at the claim: the endpoint or its account disabled, or (a scheduled delivery)

@@ -21,9 +21,7 @@ export interface StoredEndpoint {
   description: string
   /** Event types, space-separated, or `*`. */
   enabledEvents: string
-  secret: string
-  /** The secret before the last rotation, still signing until `previousSecretUntil`. */
-  previousSecret: string | null
+  /** Until when the secret before the last rotation still signs. */
   previousSecretUntil: number | null
   disabledAt: number | null
   /** Since when every attempt has failed; null after a success. */
@@ -36,7 +34,15 @@ export interface NewStoredEndpoint {
   url: string
   description: string
   enabledEvents: string
+  /** Sealed (webhooks/secret-box.ts): the store never holds a secret in the clear. */
   secret: string
+}
+
+/** An endpoint's signing secrets as stored (sealed): read by the dispatchers and the reseal command, never by the API. */
+export interface StoredSecrets {
+  secret: string
+  /** The secret before the last rotation, still signing until the endpoint's `previousSecretUntil`. */
+  previousSecret: string | null
 }
 
 export interface EndpointChanges {
@@ -78,8 +84,12 @@ export interface WebhookEndpointsStore {
   /** The endpoint, when it is this account's. */
   endpoint(accountId: number, id: number): Promise<StoredEndpoint | undefined>
   updateEndpoint(accountId: number, id: number, changes: EndpointChanges): Promise<StoredEndpoint | undefined>
-  /** Makes `secret` the signing secret; the current one keeps signing until `previousUntil`. */
+  /** Makes `secret` (sealed) the signing secret; the current one keeps signing until `previousUntil`. */
   rotateSecret(accountId: number, id: number, secret: string, previousUntil: number): Promise<StoredEndpoint | undefined>
+  /** Every endpoint's sealed secrets, by id, after `afterId` (the reseal command). */
+  secrets(afterId: number, limit: number): Promise<(StoredSecrets & { id: number })[]>
+  /** Replaces an endpoint's sealed secrets, if they are still `from` (a rotation meanwhile wins); whether it did. */
+  replaceSecrets(id: number, from: StoredSecrets, to: StoredSecrets): Promise<boolean>
   /** Deletes the endpoint, its deliveries and their attempts. */
   deleteEndpoint(accountId: number, id: number): Promise<boolean>
   /**

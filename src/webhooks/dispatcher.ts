@@ -20,6 +20,7 @@ import type { AttemptRecord, ClaimedDelivery, DeliveryQueue } from '../db/delive
 import { createAgents, DELIVERY_TIMEOUT_MS, send, type AttemptResult } from './deliver.js'
 import { eventId, renderEvent } from './events.js'
 import { guardedLookup, literalRefusal, portOf, type Cidr } from './outbound.js'
+import type { SecretBox } from './secret-box.js'
 import { signatureHeader } from './signature.js'
 
 /** After the first attempt fails, the next ones wait about this long (±10 %): 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h; then the delivery has failed. */
@@ -40,6 +41,8 @@ export type AttemptOutcome = 'delivered' | 'retrying' | 'failed' | 'not_sent'
 
 export interface DispatcherOptions {
   deliveries: DeliveryQueue
+  /** Opens the endpoints' sealed signing secrets. */
+  secrets: SecretBox
   clock: Clock
   allowed: readonly Cidr[]
   /** How often to look for due deliveries. */
@@ -71,6 +74,7 @@ export interface DispatcherOptions {
 
 export function startDispatcher({
   deliveries,
+  secrets,
   clock,
   allowed,
   pollMs = 1_000,
@@ -111,7 +115,13 @@ export function startDispatcher({
     const headers = {
       'webhook-id': eventId(stored.id),
       'webhook-timestamp': String(timestamp),
-      'webhook-signature': signatureHeader(endpoint, eventId(stored.id), timestamp, body, now),
+      'webhook-signature': signatureHeader(
+        { secret: secrets.open(delivery.secrets.secret), previousSecret: delivery.secrets.previousSecret && secrets.open(delivery.secrets.previousSecret), previousSecretUntil: endpoint.previousSecretUntil },
+        eventId(stored.id),
+        timestamp,
+        body,
+        now,
+      ),
     }
     return { result: await send(url, headers, body, agents, timeoutMs) }
   }

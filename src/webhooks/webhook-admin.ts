@@ -13,6 +13,7 @@ import type { DeliveryAttempt, NewWebhookEndpoint, WebhookEndpoint, WebhookEndpo
 import { TEST_EVENT } from '../vocabulary/event-types.js'
 import { parseEventId, renderEvent, type Event } from './events.js'
 import { checkUrl, OutboundRefused, type Cidr } from './outbound.js'
+import type { SecretBox } from './secret-box.js'
 import { newSecret } from './signature.js'
 
 export const DEFAULT_SECRET_GRACE_S = 86_400
@@ -48,6 +49,8 @@ export interface WebhookAdminOptions {
   allowed: readonly Cidr[]
   /** Endpoints an account may have. */
   maxEndpoints: number
+  /** Seals the signing secrets before the store sees them. */
+  secrets: SecretBox
   /** Wakes this instance's dispatcher (a test event, a redelivery): sent now rather than at the next poll. */
   wake: () => void
 }
@@ -89,7 +92,7 @@ function attemptView(attempt: StoredAttempt, latest: boolean): DeliveryAttempt {
 /** Event types as stored: space-separated and sorted, or `*` for all. */
 const eventsList = (events: readonly string[]) => (events.includes('*') ? '*' : [...events].sort().join(' '))
 
-export function createWebhookAdmin({ endpoints, clock, allowHttp, allowed, maxEndpoints, wake }: WebhookAdminOptions) {
+export function createWebhookAdmin({ endpoints, clock, allowHttp, allowed, maxEndpoints, secrets, wake }: WebhookAdminOptions) {
   async function checked(url: string): Promise<string> {
     try {
       return (await checkUrl(url, { allowHttp, allowed })).href
@@ -135,7 +138,7 @@ export function createWebhookAdmin({ endpoints, clock, allowHttp, allowed, maxEn
     /** A new endpoint, with its secret (shown this once); EndpointLimitReached when the account has as many as it may. */
     async create(accountId: number, { url, enabledEvents, description = '' }: NewWebhookEndpoint): Promise<WebhookEndpoint> {
       const secret = newSecret()
-      const endpoint = await endpoints.insertEndpoint({ accountId, url: await checked(url), description, enabledEvents: eventsList(enabledEvents), secret }, clock.now(), maxEndpoints)
+      const endpoint = await endpoints.insertEndpoint({ accountId, url: await checked(url), description, enabledEvents: eventsList(enabledEvents), secret: secrets.seal(secret) }, clock.now(), maxEndpoints)
       if (!endpoint) throw new EndpointLimitReached(maxEndpoints)
       return view(endpoint, secret)
     },
@@ -167,7 +170,7 @@ export function createWebhookAdmin({ endpoints, clock, allowHttp, allowed, maxEn
     /** A new signing secret (shown this once); the old one keeps signing beside it for `graceS` seconds. */
     async rotateSecret(accountId: number, id: number, graceS = DEFAULT_SECRET_GRACE_S): Promise<WebhookEndpoint | undefined> {
       const secret = newSecret()
-      const rotated = await endpoints.rotateSecret(accountId, id, secret, clock.now() + graceS * 1000)
+      const rotated = await endpoints.rotateSecret(accountId, id, secrets.seal(secret), clock.now() + graceS * 1000)
       return rotated && view(rotated, secret)
     },
 

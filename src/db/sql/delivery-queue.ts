@@ -5,7 +5,7 @@ import { sql, type Kysely, type Transaction } from 'kysely'
 import type { AttemptRecord, DeliveryQueue } from '../delivery-queue.js'
 import type { Dialect } from '../dialect.js'
 import type { Database } from '../schema.js'
-import type { StoredEndpoint, StoredEvent } from '../webhook-endpoints-store.js'
+import type { StoredEndpoint, StoredEvent, StoredSecrets } from '../webhook-endpoints-store.js'
 import { sends, takes, toEndpoint, toEvent } from './webhook-rows.js'
 
 /** `watch`, for a backend that has a way to be told (postgres/notifications.ts). */
@@ -14,7 +14,7 @@ const pollOnly: Watch = async () => async () => {}
 
 export function createDeliveryQueue(db: Kysely<Database>, dialect: Dialect, watch: Watch = pollOnly): DeliveryQueue {
   /** The endpoints, each with whether its account is disabled. */
-  async function endpointsByIds(ids: readonly number[]): Promise<Map<number, { endpoint: StoredEndpoint; accountDisabled: boolean }>> {
+  async function endpointsByIds(ids: readonly number[]): Promise<Map<number, { endpoint: StoredEndpoint; secrets: StoredSecrets; accountDisabled: boolean }>> {
     if (ids.length === 0) return new Map()
     const rows = await db
       .selectFrom('webhook_endpoints as e')
@@ -23,7 +23,9 @@ export function createDeliveryQueue(db: Kysely<Database>, dialect: Dialect, watc
       .select('a.disabled_at as account_disabled_at')
       .where('e.id', 'in', [...new Set(ids)])
       .execute()
-    return new Map(rows.map(({ account_disabled_at, ...row }) => [row.id, { endpoint: toEndpoint(row), accountDisabled: account_disabled_at !== null }]))
+    return new Map(
+      rows.map(({ account_disabled_at, secret, previous_secret, ...row }) => [row.id, { endpoint: toEndpoint(row), secrets: { secret, previousSecret: previous_secret }, accountDisabled: account_disabled_at !== null }]),
+    )
   }
 
   /**
@@ -104,7 +106,7 @@ export function createDeliveryQueue(db: Kysely<Database>, dialect: Dialect, watc
         const target = endpoints.get(row.endpoint_id)
         if (!event || !target) return []
         const refusal = taken.has(row.id) ? undefined : target.endpoint.disabledAt !== null ? 'the endpoint is disabled' : target.accountDisabled ? 'its account is disabled' : `the endpoint no longer takes ${event.type} events`
-        return [{ id: row.id, attempts: row.attempts, trigger: row.trigger, leaseUntil, queuedAt: Number(row.created_at), event, endpoint: target.endpoint, ...(refusal === undefined ? {} : { refusal }) }]
+        return [{ id: row.id, attempts: row.attempts, trigger: row.trigger, leaseUntil, queuedAt: Number(row.created_at), event, endpoint: target.endpoint, secrets: target.secrets, ...(refusal === undefined ? {} : { refusal }) }]
       })
     },
 

@@ -4,7 +4,7 @@ import { sql, type Kysely, type Selectable } from 'kysely'
 import type { Dialect } from '../dialect.js'
 import type { Database, WebhookAttemptsTable } from '../schema.js'
 import type { StoredAttempt, WebhookEndpointsStore } from '../webhook-endpoints-store.js'
-import { takes, toEndpoint, toEvent } from './webhook-rows.js'
+import { ENDPOINT_COLUMNS, takes, toEndpoint, toEvent } from './webhook-rows.js'
 
 export function createWebhookEndpointsStore(db: Kysely<Database>, dialect: Dialect): WebhookEndpointsStore {
   return {
@@ -36,18 +36,18 @@ export function createWebhookEndpointsStore(db: Kysely<Database>, dialect: Diale
           secret: endpoint.secret,
           created_at: now,
         })
-        .returningAll()
+        .returning(ENDPOINT_COLUMNS)
         .executeTakeFirstOrThrow()
         return toEndpoint(row)
       })
     },
 
     async endpoints(accountId) {
-      return (await db.selectFrom('webhook_endpoints').selectAll().where('account_id', '=', accountId).orderBy('id').execute()).map(toEndpoint)
+      return (await db.selectFrom('webhook_endpoints').select(ENDPOINT_COLUMNS).where('account_id', '=', accountId).orderBy('id').execute()).map(toEndpoint)
     },
 
     async endpoint(accountId, id) {
-      const row = await db.selectFrom('webhook_endpoints').selectAll().where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst()
+      const row = await db.selectFrom('webhook_endpoints').select(ENDPOINT_COLUMNS).where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst()
       return row && toEndpoint(row)
     },
 
@@ -62,7 +62,7 @@ export function createWebhookEndpointsStore(db: Kysely<Database>, dialect: Diale
         })
         .where('account_id', '=', accountId)
         .where('id', '=', id)
-        .returningAll()
+        .returning(ENDPOINT_COLUMNS)
         .executeTakeFirst()
       return row && toEndpoint(row)
     },
@@ -73,9 +73,25 @@ export function createWebhookEndpointsStore(db: Kysely<Database>, dialect: Diale
         .set((eb) => ({ previous_secret: eb.ref('secret'), previous_secret_until: previousUntil, secret }))
         .where('account_id', '=', accountId)
         .where('id', '=', id)
-        .returningAll()
+        .returning(ENDPOINT_COLUMNS)
         .executeTakeFirst()
       return row && toEndpoint(row)
+    },
+
+    async secrets(afterId, limit) {
+      const rows = await db.selectFrom('webhook_endpoints').select(['id', 'secret', 'previous_secret']).where('id', '>', afterId).orderBy('id').limit(limit).execute()
+      return rows.map((row) => ({ id: row.id, secret: row.secret, previousSecret: row.previous_secret }))
+    },
+
+    async replaceSecrets(id, from, to) {
+      const result = await db
+        .updateTable('webhook_endpoints')
+        .set({ secret: to.secret, previous_secret: to.previousSecret })
+        .where('id', '=', id)
+        .where('secret', '=', from.secret)
+        .where((eb) => (from.previousSecret === null ? eb('previous_secret', 'is', null) : eb('previous_secret', '=', from.previousSecret)))
+        .executeTakeFirst()
+      return result.numUpdatedRows > 0n
     },
 
     async deleteEndpoint(accountId, id) {

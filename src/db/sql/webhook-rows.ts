@@ -27,15 +27,16 @@ export function toEvent(row: Selectable<EventsTable>): StoredEvent {
   return { id: row.id, type: row.type, accountId: row.account_id, data: row.data, createdAt: row.created_at }
 }
 
-export function toEndpoint(row: Selectable<WebhookEndpointsTable>): StoredEndpoint {
+/** The endpoint columns the API reads: every one but the secrets. */
+export const ENDPOINT_COLUMNS = ['id', 'account_id', 'url', 'description', 'enabled_events', 'previous_secret_until', 'disabled_at', 'failing_since', 'created_at'] as const
+
+export function toEndpoint(row: Omit<Selectable<WebhookEndpointsTable>, 'secret' | 'previous_secret'>): StoredEndpoint {
   return {
     id: row.id,
     accountId: row.account_id,
     url: row.url,
     description: row.description,
     enabledEvents: row.enabled_events,
-    secret: row.secret,
-    previousSecret: row.previous_secret,
     previousSecretUntil: row.previous_secret_until,
     disabledAt: row.disabled_at,
     failingSince: row.failing_since,
