@@ -208,8 +208,9 @@ export function startDispatcher({
       .catch((error: unknown) => onError(error, 'a webhook delivery failed unexpectedly; it is retried when its lease ends'))
       .finally(() => {
         inFlight.delete(running)
-        // A slot is free (and this endpoint has one fewer in flight): claim more while there is a backlog.
-        if (backlog && !closed) tick()
+        // A slot is free (and this endpoint has one fewer in flight): claim more while there
+        // is a backlog, unless giving way (then the next poll claims, one batch a poll).
+        if (backlog && !closed && !busy()) tick()
       })
     inFlight.add(running)
   }
