@@ -48,11 +48,13 @@ export interface AppDependencies {
   wakeDispatcher?: () => void
   /** Seals the webhook signing secrets; by default, the config's (webhooks/secret-box.ts). */
   secrets?: SecretBox
+  /** GET /metrics' answer, when it is not this process's metrics alone (a cluster worker: every worker's, cluster.ts). */
+  scrapeMetrics?: () => Promise<string>
   /** GET /metrics' metrics, when the caller counts into them too (server.ts: its dispatcher's attempts); else the app makes its own. */
   metrics?: Metrics
 }
 
-export async function buildApp({ config, store, clock = systemClock, limiter, logger, usage: givenUsage, wakeDispatcher = () => {}, metrics = createMetrics(), secrets = secretBoxFromConfig(config) }: AppDependencies): Promise<FastifyInstance> {
+export async function buildApp({ config, store, clock = systemClock, limiter, logger, usage: givenUsage, wakeDispatcher = () => {}, metrics = createMetrics(), secrets = secretBoxFromConfig(config), scrapeMetrics }: AppDependencies): Promise<FastifyInstance> {
   const app = Fastify({
     logger: logger ?? loggerOptions(config),
     // request-log writes one line per request instead of Fastify's two.
@@ -132,7 +134,7 @@ export async function buildApp({ config, store, clock = systemClock, limiter, lo
   })
 
   // Operations endpoints, outside /v1: no key, no rate limit.
-  await app.register(metricsPlugin, { metrics, limiter, deliveries: store.deliveries, clock })
+  await app.register(metricsPlugin, { metrics, limiter, deliveries: store.deliveries, clock, ...(scrapeMetrics ? { scrape: scrapeMetrics } : {}) })
   await app.register(health, { store, limiter })
   // GET /docs: the API reference page, also outside /v1 (no key, no rate limit).
   await app.register(docs)

@@ -5,7 +5,7 @@ import { pathToFileURL } from 'node:url'
 import { buildApp } from './app.js'
 import { createMetrics } from './plugins/metrics.js'
 import { systemClock } from './clock.js'
-import { isPrimaryOf, runPrimary } from './cluster.js'
+import { clusterMetricsOf, isPrimaryOf, runPrimary } from './cluster.js'
 import { loadConfig, loadDotEnv, redactUrl, type Config } from './config.js'
 import { openStoreFromConfig } from './db/from-config.js'
 import { unsupportedNodeMessage } from './node-support.js'
@@ -57,7 +57,8 @@ export async function startServer(config: Config) {
           onAttempt: metrics.observeWebhookAttempt,
         })
       : undefined
-  const app = await buildApp({ config, store, limiter, usage, metrics, secrets, wakeDispatcher: dispatcher?.wake ?? (() => {}) })
+  const scrapeMetrics = clusterMetricsOf(metrics.registry)
+  const app = await buildApp({ config, store, limiter, usage, metrics, secrets, ...(scrapeMetrics ? { scrapeMetrics } : {}), wakeDispatcher: dispatcher?.wake ?? (() => {}) })
   if (pressure) app.server.on('request', pressure.onRequest)
   report = (level, message, error) => app.log[level]({ err: error }, message)
   // Closed in reverse order of opening, once the app has drained.

@@ -119,6 +119,8 @@ function webhookBacklogMetrics(registry: Registry, deliveries: DeliveryQueue, cl
     name: 'petstore_webhook_deliveries_pending',
     help: 'Pending webhook deliveries, by state: due (to send now: the backlog) or retrying (waiting for a later attempt).',
     labelNames: ['state'] as const,
+    // Every worker reads the same queue: one of them, not their sum.
+    aggregator: 'first',
     registers: [registry],
     async collect() {
       const backlog = await read()
@@ -129,6 +131,7 @@ function webhookBacklogMetrics(registry: Registry, deliveries: DeliveryQueue, cl
   })
   new Gauge({
     name: 'petstore_webhook_oldest_pending_seconds',
+    aggregator: 'max',
     help: 'Age of the oldest webhook work not yet attempted (an event to fan out, a delivery never tried): how far behind the dispatchers are. 0 when none.',
     registers: [registry],
     async collect() {
@@ -138,8 +141,17 @@ function webhookBacklogMetrics(registry: Registry, deliveries: DeliveryQueue, cl
   })
 }
 
+export interface MetricsPluginOptions {
+  metrics: Metrics
+  limiter: RateLimiter
+  deliveries: DeliveryQueue
+  clock: Clock
+  /** With PETSTORE_WORKERS: every worker's metrics, summed by the primary (cluster.ts); by default, this process's. */
+  scrape?: () => Promise<string>
+}
+
 export default fp(
-  async (app, { metrics, limiter, deliveries, clock }: { metrics: Metrics; limiter: RateLimiter; deliveries: DeliveryQueue; clock: Clock }) => {
+  async (app, { metrics, limiter, deliveries, clock, scrape = () => metrics.registry.metrics() }: MetricsPluginOptions) => {
     webhookBacklogMetrics(metrics.registry, deliveries, clock, (error) => app.log.warn({ err: error }, 'could not read the webhook backlog for /metrics'))
     let fallbacksCounted = 0
     new Counter({
@@ -155,6 +167,7 @@ export default fp(
     })
     new Gauge({
       name: 'petstore_rate_limiter_degraded',
+      aggregator: 'max',
       help: '1 while Redis cannot be reached and this instance counts rate limits alone, else 0.',
       registers: [metrics.registry],
       collect() {
@@ -176,7 +189,7 @@ export default fp(
 
     app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
       reply.type(metrics.registry.contentType)
-      return metrics.registry.metrics()
+      return scrape()
     })
   },
   { name: 'metrics' },
