@@ -50,6 +50,9 @@ export function createDeliveryQueue(db: Kysely<Database>, dialect: Dialect, watc
 
   return {
     async fanOut(now, limit) {
+      // One scheduled delivery per endpoint and event (the partial unique index of
+      // migration 2026-11-25-012): a second fan-out of an event adds none. (`where true`:
+      // SQLite would read the join's ON and the ON CONFLICT as one clause.)
       const deliveries = (taken: ReturnType<typeof sql>) => sql`
         insert into webhook_deliveries (endpoint_id, event_id, status, attempts, next_attempt_at, created_at)
         select e.id, t.id, 'pending', 0, ${now}, ${now} from ${taken} t join webhook_endpoints e on ${takes(dialect)}
@@ -73,7 +76,9 @@ export function createDeliveryQueue(db: Kysely<Database>, dialect: Dialect, watc
     async claimDue(now, leaseMs, limit, perEndpoint = limit) {
       const leaseUntil = now + leaseMs
       // Candidates, oldest due first, of endpoints with room (PostgreSQL: skipping the rows
-      // another dispatcher is claiming); then at most `room` of each endpoint's.
+      // another dispatcher is claiming); then at most `room` of each endpoint's. A few
+      // times `limit` candidates, so that one endpoint's backlog at the head of the queue
+      // does not leave the claim short: the next claim finds that endpoint full, and skips it.
       const { rows: claimed } = await sql<{ id: number; attempts: number; event_id: number; endpoint_id: number; trigger: 'scheduled' | 'manual'; created_at: number }>`
         with busy as (
           select endpoint_id, count(*) as n from webhook_deliveries
