@@ -16,6 +16,7 @@ import type { Pet } from '../src/schemas/pet.js'
 import { startDispatcher, type Dispatcher } from '../src/webhooks/dispatcher.js'
 import type { Event } from '../src/webhooks/events.js'
 import { parseCidrs } from '../src/webhooks/outbound.js'
+import { openDatabase } from './helpers/database.js'
 import { STORES, startTestServer, type TestServer } from './helpers/server.js'
 
 interface Received {
@@ -511,6 +512,35 @@ for (const store of STORES) {
       assert.equal(receiver.received.length, 1)
       assert.deepEqual(await server.store.deliveries.recordAttempts([{ deliveryId: held.id, leaseUntil: held.leaseUntil, trigger: 'scheduled', at: clock.now(), durationMs: 1, responseStatus: 200, error: null, outcome: { status: 'delivered' } }]), [false], 'the dead one\'s lease is no longer good')
       await second.close()
+      await server.request(`/v1/webhook-endpoints/${id}`, { method: 'DELETE', key })
+    })
+
+    it("takes fan-out and claims in turn: a backlog's first deliveries go out before the rest of it is fanned out", async () => {
+      const { id } = await endpoint(['pet.created'])
+      // 600 events to fan out, more than one fan-out batch (500), written as the triggers write them.
+      const raw = openDatabase(server.config.databaseUrl)
+      try {
+        const data = JSON.stringify({ id: 1, name: 'Backlogged', category_id: 1, status: 'available' })
+        await raw.db.insertInto('events').values(Array.from({ length: 600 }, () => ({ type: 'pet.created', account_id: null, data, created_at: clock.now(), fan_out_pending: 1 }))).execute()
+      } finally {
+        await raw.db.destroy()
+      }
+      // The real queue, its calls noted in order.
+      const calls: string[] = []
+      const real = server.store.deliveries
+      const noted: typeof real = {
+        ...real,
+        fanOut: (now, limit) => (calls.push('fanOut'), real.fanOut(now, limit)),
+        claimDue: (now, leaseMs, limit, perEndpoint) => (calls.push('claimDue'), real.claimDue(now, leaseMs, limit, perEndpoint)),
+      }
+      const alternating = startDispatcher({ deliveries: noted, secrets: server.secrets, clock, allowed: LOOPBACK, pollMs: 3_600_000, schedule: SCHEDULE, listen: false, perEndpoint: 20 })
+      try {
+        await alternating.pollNow()
+      } finally {
+        await alternating.close()
+      }
+      assert.deepEqual(calls.slice(0, 3), ['fanOut', 'claimDue', 'fanOut'], 'a claim between the first fan-out batch and the second')
+      assert.equal(receiver.received.length, 600)
       await server.request(`/v1/webhook-endpoints/${id}`, { method: 'DELETE', key })
     })
 
