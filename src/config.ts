@@ -45,6 +45,8 @@ export interface Config {
   readonly previousSecretKeys: readonly string[]
   /** Webhook endpoints an account may have: each costs a socket (or a few) whenever the events it takes are delivered. */
   readonly webhookMaxEndpoints: number
+  /** Deliveries to one endpoint under way at once (across the dispatchers, as each claim sees them). */
+  readonly webhookPerEndpoint: number
 }
 
 /**
@@ -92,6 +94,7 @@ export function loadConfig(env: Env = process.env): Config {
     dispatch: oneOf(env, 'PETSTORE_DISPATCH', ['on', 'off'] as const, 'on'),
     webhookLease: integer(env, 'PETSTORE_WEBHOOK_LEASE', 60, 1, 3600),
     webhookMaxEndpoints: integer(env, 'PETSTORE_WEBHOOK_MAX_ENDPOINTS', 16, 1, 10_000),
+    webhookPerEndpoint: integer(env, 'PETSTORE_WEBHOOK_PER_ENDPOINT', 8, 1, 64),
     secretKey: env.PETSTORE_SECRET_KEY || undefined,
     previousSecretKeys: (env.PETSTORE_SECRET_KEY_PREVIOUS ?? '').split(',').map((key) => key.trim()).filter((key) => key !== ''),
   })

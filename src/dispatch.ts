@@ -27,6 +27,7 @@ export async function runDispatch(config: Config): Promise<void> {
     clock: systemClock,
     allowed: parseCidrs(config.webhookAllowCidrs),
     leaseMs: config.webhookLease * 1000,
+    perEndpoint: config.webhookPerEndpoint,
     holdsProcess: true,
     onError: (error, what) => log.warn({ err: error }, what),
   })

@@ -52,6 +52,7 @@ export async function startServer(config: Config) {
           clock: systemClock,
           allowed: parseCidrs(config.webhookAllowCidrs),
           leaseMs: config.webhookLease * 1000,
+          perEndpoint: config.webhookPerEndpoint,
           busy: pressure.busy,
           onError: (error, what) => report('warn', what, error),
           onAttempt: metrics.observeWebhookAttempt,

@@ -30,9 +30,9 @@ export const DISABLE_AFTER_MS = 5 * 86_400_000
 /** Deliveries claimed at a time. */
 const BATCH = 20
 /** Deliveries one dispatcher sends at once, across every endpoint. */
-export const MAX_IN_FLIGHT = 256
+export const MAX_IN_FLIGHT = 512
 /** Deliveries in flight to one endpoint, across the dispatchers (each claim's view). */
-export const PER_ENDPOINT_IN_FLIGHT = 4
+export const PER_ENDPOINT_IN_FLIGHT = 8
 /** Events fanned out per transaction. */
 const FAN_OUT_BATCH = 500
 
@@ -55,9 +55,9 @@ export interface DispatcherOptions {
   timeoutMs?: number
   /** How long a claim holds (60 s): longer than an attempt may take, or a slow receiver is sent the event twice. */
   leaseMs?: number
-  /** Deliveries this dispatcher sends at once (256). */
+  /** Deliveries this dispatcher sends at once (512: sockets, within a default limit of 1,024 open files). */
   maxInFlight?: number
-  /** Deliveries in flight to one endpoint (4): a hanging receiver holds no more sockets than this. */
+  /** Deliveries in flight to one endpoint (8, PETSTORE_WEBHOOK_PER_ENDPOINT): a hanging receiver holds no more sockets than this. */
   perEndpoint?: number
   /** Keep the process alive while it runs (`petstore dispatch`, which has no server to); a server's dispatcher never holds its process open. */
   holdsProcess?: boolean
@@ -91,12 +91,16 @@ export function startDispatcher({
   onAttempt = () => {},
 }: DispatcherOptions) {
   const agents = createAgents((url) => guardedLookup(allowed, portOf(url)))
+  /** How many of each endpoint's deliveries this dispatcher has under way. */
+  const perEndpointInFlight = new Map<number, number>()
   /** Each delivery under way, until its attempt is recorded. */
   const inFlight = new Set<Promise<void>>()
   let closed = false
   let polling: Promise<void> | undefined
   /** Woken while polling: poll again when done, so no wake-up is lost. */
   let wokenWhilePolling = false
+  /** New events may be waiting to be fanned out (set by the timer, a wake-up, a NOTIFY). */
+  let fanOutDue = true
   /** The last claim took something, or found what was due held by its endpoints' limits: a finished delivery claims again at once. */
   let backlog = false
   let polledAt = -Infinity
@@ -203,14 +207,21 @@ export function startDispatcher({
 
   /** Sends a claimed delivery on its own: it waits for no other, and none waits for it. */
   function start(delivery: ClaimedDelivery) {
+    const endpointId = delivery.endpoint.id
+    perEndpointInFlight.set(endpointId, (perEndpointInFlight.get(endpointId) ?? 0) + 1)
     const running: Promise<void> = attempt(delivery)
       .then((attempted) => record(attempted, delivery))
       .catch((error: unknown) => onError(error, 'a webhook delivery failed unexpectedly; it is retried when its lease ends'))
       .finally(() => {
         inFlight.delete(running)
-        // A slot is free (and this endpoint has one fewer in flight): claim more while there
-        // is a backlog, unless giving way (then the next poll claims, one batch a poll).
-        if (backlog && !closed && !busy()) tick()
+        const left = perEndpointInFlight.get(endpointId)! - 1
+        if (left === 0) perEndpointInFlight.delete(endpointId)
+        else perEndpointInFlight.set(endpointId, left)
+        // Claim more while there is a backlog, unless giving way (then the next poll
+        // claims, one batch a poll): when this endpoint's deliveries have all ended (its
+        // room is whole again, so the claim takes a batch of it, not one), or when it was
+        // the last delivery under way.
+        if (backlog && !closed && !busy() && (left === 0 || inFlight.size === 0)) tick()
       })
     inFlight.add(running)
   }
@@ -239,7 +250,11 @@ export function startDispatcher({
    */
   async function poll(): Promise<void> {
     polledAt = performance.now()
-    let fanning = true
+    // Fanned out only when there may be new events (a poll's timer, a wake-up, a NOTIFY):
+    // a claim made because a delivery ended has nothing to fan out, and on SQLite a
+    // fan-out is a write transaction even when it finds nothing.
+    let fanning = fanOutDue
+    fanOutDue = false
     while (!closed) {
       if (fanning) fanning = (await deliveries.fanOut(clock.now(), FAN_OUT_BATCH)) === FAN_OUT_BATCH
       if (closed) return
@@ -273,11 +288,16 @@ export function startDispatcher({
     return polling
   }
 
-  const timer = setInterval(tick, pollMs)
+  /** A poll that fans out too: the timer, a wake-up (a test event, a redelivery), a NOTIFY. */
+  const wake = () => {
+    fanOutDue = true
+    tick()
+  }
+  const timer = setInterval(wake, pollMs)
   if (!holdsProcess) timer.unref()
   // Woken at once when any process writes an event to fan out (PostgreSQL); the polling is the fallback.
   const stopWatching = listen
-    ? deliveries.watch(tick, (error) => onError(error, 'lost the database notifications of new events; polling every second'))
+    ? deliveries.watch(wake, (error) => onError(error, 'lost the database notifications of new events; polling every second'))
     : Promise.resolve(async () => {})
   stopWatching.catch((error: unknown) => onError(error, 'could not LISTEN for new events; polling every second'))
 
@@ -292,10 +312,11 @@ export function startDispatcher({
 
   return {
     /** Looks for due deliveries now rather than at the next poll (a test event, a redelivery). */
-    wake: tick,
+    wake,
     /** Looks for due deliveries now and waits until they, and any claimed after them, are sent and recorded (tests). */
     async pollNow(): Promise<void> {
       await settled()
+      fanOutDue = true
       await runPoll()
       await settled()
     },

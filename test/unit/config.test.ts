@@ -14,6 +14,8 @@ describe('config', () => {
     assert.equal(loadConfig({}).webhookMaxEndpoints, 16)
     assert.equal(loadConfig({ PETSTORE_WEBHOOK_MAX_ENDPOINTS: '40' }).webhookMaxEndpoints, 40)
     assert.throws(() => loadConfig({ PETSTORE_WEBHOOK_MAX_ENDPOINTS: '0' }), /PETSTORE_WEBHOOK_MAX_ENDPOINTS/)
+    assert.equal(loadConfig({}).webhookPerEndpoint, 8)
+    assert.throws(() => loadConfig({ PETSTORE_WEBHOOK_PER_ENDPOINT: '65' }), /PETSTORE_WEBHOOK_PER_ENDPOINT/)
   })
 
   it('defaults to 127.0.0.1:8080, SQLite in the project\'s data/, development, in-memory limits', () => {
