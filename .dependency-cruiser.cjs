@@ -1,7 +1,7 @@
 // The layers of src/, as docs/architecture.md draws them, checked by `npm run deps`
 // (part of `npm test`): no import cycle, and every import points down this list.
 //
-//   entries   server.ts cluster.ts dispatch.ts cli/
+//   entries   server.ts cluster.ts dispatch.ts reseal-secrets.ts cli/
 //   HTTP      app.ts plugins/ routes/
 //   rooms     api-keys/ catalogue/ orders/ usage/ webhooks/   (no room imports another)
 //   helpers   rate-limit/ idempotency/

@@ -13,6 +13,7 @@ import { createKeyAdmin } from './api-keys/key-admin.js'
 import { createAccountAdmin } from './api-keys/account-admin.js'
 import { createUsageRecorder, type UsageRecorder } from './usage/recorder.js'
 import { parseCidrs } from './webhooks/outbound.js'
+import { secretBoxFromConfig, type SecretBox } from './webhooks/secret-box.js'
 import { createWebhookAdmin } from './webhooks/webhook-admin.js'
 import { createOrderService } from './orders/order-service.js'
 import { createCatalogue } from './catalogue/catalogue.js'
@@ -26,7 +27,7 @@ import requestLog, { requestId } from './plugins/request-log.js'
 import { createValidatorCompiler, validateEveryQueryString } from './plugins/validation.js'
 import health from './plugins/health.js'
 import { answerClientError, limitConnectionsPerAddress } from './plugins/client-errors.js'
-import metricsPlugin, { createMetrics } from './plugins/metrics.js'
+import metricsPlugin, { createMetrics, type Metrics } from './plugins/metrics.js'
 import { v1Routes } from './routes/v1/index.js'
 import { MAX_PARAM_LENGTH, routablePath } from './routes/request-path.js'
 import { SHARED_SCHEMAS } from './schemas/shared.js'
@@ -46,9 +47,15 @@ export interface AppDependencies {
   usage?: UsageRecorder
   /** Wakes this instance's webhook dispatcher (server.ts runs it), so a test event goes at once. */
   wakeDispatcher?: () => void
+  /** Seals the webhook signing secrets; by default, the config's (webhooks/secret-box.ts). */
+  secrets?: SecretBox
+  /** GET /metrics' answer, when it is not this process's metrics alone (a cluster worker: every worker's, cluster.ts). */
+  scrapeMetrics?: () => Promise<string>
+  /** GET /metrics' metrics, when the caller counts into them too (server.ts: its dispatcher's attempts); else the app makes its own. */
+  metrics?: Metrics
 }
 
-export async function buildApp({ config, store, clock = systemClock, limiter, logger, usage: givenUsage, wakeDispatcher = () => {} }: AppDependencies): Promise<FastifyInstance> {
+export async function buildApp({ config, store, clock = systemClock, limiter, logger, usage: givenUsage, wakeDispatcher = () => {}, metrics = createMetrics(), secrets = secretBoxFromConfig(config), scrapeMetrics }: AppDependencies): Promise<FastifyInstance> {
   const app = Fastify({
     logger: logger ?? loggerOptions(config),
     // request-log writes one line per request instead of Fastify's two.
@@ -120,7 +127,6 @@ export async function buildApp({ config, store, clock = systemClock, limiter, lo
     environment: keyEnvironmentFor(config.environment),
     onError: (error, what) => app.log.warn({ err: error }, what),
   })
-  const metrics = createMetrics()
   const usage = givenUsage ?? createUsageRecorder({ usage: store.usage, clock, onError: (error) => app.log.warn({ err: error }, 'could not write usage counts; kept for the next try') })
   if (!givenUsage) app.addHook('onClose', () => usage.close())
   const keyAdmin = createKeyAdmin({ apiKeys: store.apiKeys, limiter, clock, environment: keyEnvironmentFor(config.environment) })
@@ -132,11 +138,13 @@ export async function buildApp({ config, store, clock = systemClock, limiter, lo
     clock,
     allowHttp: config.environment !== 'production',
     allowed: parseCidrs(config.webhookAllowCidrs),
+    maxEndpoints: config.webhookMaxEndpoints,
+    secrets,
     wake: wakeDispatcher,
   })
 
   // Operations endpoints, outside /v1: no key, no rate limit.
-  await app.register(metricsPlugin, { metrics, limiter, store })
+  await app.register(metricsPlugin, { metrics, limiter, store, deliveries: store.deliveries, clock, ...(scrapeMetrics ? { scrape: scrapeMetrics } : {}) })
   await app.register(health, { store, limiter })
   // GET /docs: the API reference page, also outside /v1 (no key; limited as keyless requests are).
   await app.register(docs, { limiter })

@@ -1,8 +1,9 @@
 // PETSTORE_WORKERS=N: N processes share the port (node:cluster), one per core.
 // The primary applies migrations once, forks the workers, replaces a worker that
 // dies, and on SIGTERM/SIGINT passes the signal on and waits for them to drain.
-import cluster from 'node:cluster'
+import cluster, { type Worker } from 'node:cluster'
 import { hostname } from 'node:os'
+import { AggregatorRegistry, type Registry } from 'prom-client'
 import type { Config } from './config.js'
 import { openStoreFromConfig } from './db/from-config.js'
 
@@ -30,6 +31,7 @@ export async function runPrimary(config: Config): Promise<void> {
     const worker = cluster.fork()
     startedAt.set(worker.id, Date.now())
   }
+  answerMetricsRequests()
   for (let i = 0; i < config.workers; i++) fork()
   cluster.on('exit', (worker, code, signal) => {
     if (stopping) return exitOnceAllGone()
@@ -61,6 +63,70 @@ export async function runPrimary(config: Config): Promise<void> {
 }
 
 export const isPrimaryOf = (config: Config) => config.workers > 1 && cluster.isPrimary
+
+// GET /metrics with workers: the worker that takes the scrape asks the primary, which
+// asks every worker for its registry (prom-client's cluster aggregation) and answers the
+// sum, so one scrape shows the whole instance, not one worker of it.
+const METRICS_REQUEST = 'petstore:metrics-request'
+const METRICS_ANSWER = 'petstore:metrics-answer'
+const METRICS_TIMEOUT_MS = 5_000
+
+interface MetricsMessage {
+  type: string
+  id: number
+  text?: string
+  error?: string
+}
+
+function answerMetricsRequests() {
+  const aggregator = new AggregatorRegistry()
+  cluster.on('message', (worker: Worker, message: MetricsMessage) => {
+    if (message?.type !== METRICS_REQUEST) return
+    aggregator.clusterMetrics().then(
+      (text) => worker.send({ type: METRICS_ANSWER, id: message.id, text }),
+      (error: unknown) => worker.send({ type: METRICS_ANSWER, id: message.id, error: error instanceof Error ? error.message : String(error) }),
+    )
+  })
+}
+
+/**
+ * In a worker: offers `registry` to the primary's aggregation, and answers a function
+ * that scrapes every worker through the primary. Undefined outside a cluster.
+ */
+export function clusterMetricsOf(registry: Registry): (() => Promise<string>) | undefined {
+  if (!cluster.isWorker) return undefined
+  // An AggregatorRegistry made in a worker is how prom-client starts answering the primary's requests.
+  new AggregatorRegistry()
+  AggregatorRegistry.setRegistries(registry)
+  const pending = new Map<number, { resolve: (text: string) => void; reject: (error: Error) => void }>()
+  let next = 0
+  process.on('message', (message: MetricsMessage) => {
+    if (message?.type !== METRICS_ANSWER) return
+    const waiting = pending.get(message.id)
+    pending.delete(message.id)
+    if (message.error !== undefined) waiting?.reject(new Error(`the primary could not gather the workers' metrics: ${message.error}`))
+    else waiting?.resolve(message.text ?? '')
+  })
+  return () =>
+    new Promise<string>((resolve, reject) => {
+      const id = next++
+      const timer = setTimeout(() => {
+        pending.delete(id)
+        reject(new Error(`the primary did not answer a metrics request within ${METRICS_TIMEOUT_MS / 1000} s`))
+      }, METRICS_TIMEOUT_MS)
+      pending.set(id, {
+        resolve: (text) => {
+          clearTimeout(timer)
+          resolve(text)
+        },
+        reject: (error) => {
+          clearTimeout(timer)
+          reject(error)
+        },
+      })
+      process.send?.({ type: METRICS_REQUEST, id })
+    })
+}
 
 // pino's numeric levels: the primary's lines sit among the workers' request lines
 // on stdout, so they are JSON lines of the same shape (level, time, pid, hostname, msg).

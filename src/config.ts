@@ -1,5 +1,6 @@
 // The only reader of process.env: every setting is validated here, once, and the
 // process refuses to start naming the variable that is wrong.
+import ipaddr from 'ipaddr.js'
 import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -43,6 +44,14 @@ export interface Config {
   readonly dispatch: 'on' | 'off'
   /** Seconds a dispatcher holds a delivery it claimed: a dispatcher that dies holding one, another retries after this long. */
   readonly webhookLease: number
+  /** The main key that seals webhook signing secrets (base64 of 32 bytes); required in production (webhooks/secret-box.ts). */
+  readonly secretKey: string | undefined
+  /** Main keys of before a rotation, to open what they sealed until `npm run reseal-secrets` has run. */
+  readonly previousSecretKeys: readonly string[]
+  /** Webhook endpoints an account may have: each costs a socket (or a few) whenever the events it takes are delivered. */
+  readonly webhookMaxEndpoints: number
+  /** Deliveries to one endpoint under way at once (across the dispatchers, as each claim sees them). */
+  readonly webhookPerEndpoint: number
 }
 
 /**
@@ -93,6 +102,10 @@ export function loadConfig(env: Env = process.env): Config {
     webhookAllowCidrs: cidrs(env, 'PETSTORE_WEBHOOK_ALLOW_CIDRS'),
     dispatch: oneOf(env, 'PETSTORE_DISPATCH', ['on', 'off'] as const, 'on'),
     webhookLease: integer(env, 'PETSTORE_WEBHOOK_LEASE', 60, 1, 3600),
+    webhookMaxEndpoints: integer(env, 'PETSTORE_WEBHOOK_MAX_ENDPOINTS', 16, 1, 10_000),
+    webhookPerEndpoint: integer(env, 'PETSTORE_WEBHOOK_PER_ENDPOINT', 8, 1, 64),
+    secretKey: env.PETSTORE_SECRET_KEY || undefined,
+    previousSecretKeys: (env.PETSTORE_SECRET_KEY_PREVIOUS ?? '').split(',').map((key) => key.trim()).filter((key) => key !== ''),
   })
   // Several processes with in-memory counters would each allow the whole limit.
   if (config.workers > 1 && !config.redisUrl) {
@@ -168,11 +181,15 @@ function logFormat(env: Env, environment: Environment): 'json' | 'pretty' {
   return format
 }
 
+/** Address ranges, each a CIDR or an address, with an optional port: `10.0.0.0/8`, `127.0.0.1:4000`, `[::1]:4000`, `[fd00::/8]:443` (webhooks/outbound.ts parses them). */
 function cidrs(env: Env, name: string): string[] {
   const list = (env[name] ?? '').split(',').map((entry) => entry.trim()).filter((entry) => entry !== '')
-  for (const cidr of list) {
-    const [address = '', bits = ''] = cidr.split('/')
-    if (!/^\d+$/.test(bits) || !(/^[\d.]+$/.test(address) || address.includes(':'))) throw new ConfigError(`${name} must be a comma-separated list of CIDRs such as 127.0.0.0/8, got "${cidr}"`)
+  for (const entry of list) {
+    const [, range = '', port] = /^\[([^\]]+)\](?::(\d{1,5}))?$/.exec(entry) ?? /^([\d.]+(?:\/\d{1,2})?)(?::(\d{1,5}))?$/.exec(entry) ?? /^([\da-fA-F:.]+(?:\/\d{1,3})?)$/.exec(entry) ?? []
+    const valid = range.includes('/') ? ipaddr.isValidCIDR(range) : ipaddr.isValid(range)
+    if (!valid || (port !== undefined && (Number(port) < 1 || Number(port) > 65_535))) {
+      throw new ConfigError(`${name} must be a comma-separated list of CIDRs or addresses, each with an optional port, such as 127.0.0.0/8, 127.0.0.1:4000 or [::1]:4000, got "${entry}"`)
+    }
   }
   return list
 }

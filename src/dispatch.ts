@@ -6,14 +6,17 @@
 import { pathToFileURL } from 'node:url'
 import { pino } from 'pino'
 import { systemClock } from './clock.js'
-import { loadConfig, redactUrl, type Config } from './config.js'
+import { loadConfig, loadDotEnv, redactUrl, type Config } from './config.js'
 import { openStoreFromConfig } from './db/from-config.js'
 import { loggerOptions } from './logging.js'
+import { unsupportedNodeMessage } from './node-support.js'
 import { startDispatcher } from './webhooks/dispatcher.js'
+import { secretBoxFromConfig } from './webhooks/secret-box.js'
 import { parseCidrs } from './webhooks/outbound.js'
 
 export async function runDispatch(config: Config): Promise<void> {
   const log = pino(loggerOptions(config))
+  const secrets = secretBoxFromConfig(config)
   const store = await openStoreFromConfig(config, {
     onConnectionError: (error) => log.warn({ err: error }, 'a database connection was lost; the pool opens a new one'),
     onBackgroundError: (error, what) => log.warn({ err: error }, what),
@@ -22,26 +25,51 @@ export async function runDispatch(config: Config): Promise<void> {
   })
   const dispatcher = startDispatcher({
     deliveries: store.deliveries,
+    secrets,
     clock: systemClock,
     allowed: parseCidrs(config.webhookAllowCidrs),
     leaseMs: config.webhookLease * 1000,
+    perEndpoint: config.webhookPerEndpoint,
     holdsProcess: true,
     onError: (error, what) => log.warn({ err: error }, what),
   })
   const storeName = redactUrl(config.databaseUrl)
   log.info({ store: storeName, environment: config.environment }, `petstore dispatch (${config.environment}) delivering the webhooks of ${storeName}`)
+  // Kept listening after the first: a signal sent again while the deliveries under way
+  // finish (npm passing on the one it got, a supervisor repeating itself) must not kill
+  // the process half-way. The supervisor's SIGKILL is the way to cut it short.
+  let stopping = false
   await new Promise<void>((resolve) => {
-    for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => resolve())
+    for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+      process.on(signal, () => {
+        if (stopping) return log.info({ signal }, 'already shutting down: finishing the deliveries under way')
+        stopping = true
+        resolve()
+      })
+    }
   })
   log.info('shutting down: finishing the deliveries under way')
   await dispatcher.close()
   await store.close()
 }
 
-// `node dist/dispatch.js` (or with tsx, src/dispatch.ts), as server.ts runs the server.
+// `node dist/dispatch.js` (or with tsx, src/dispatch.ts), as server.ts runs the server:
+// the command for a supervisor (systemd, Docker, Kubernetes), which signals the process
+// it started. `npm run dispatch` execs it too; `npx petstore dispatch` is for a terminal
+// (npm exec does not pass SIGTERM on, and would leave the dispatcher running).
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  runDispatch(loadConfig()).catch((error: unknown) => {
-    console.error(`petstore: ${error instanceof Error ? error.message : String(error)}`)
+  const unsupported = unsupportedNodeMessage()
+  if (unsupported) {
+    console.error(`petstore: ${unsupported}`)
     process.exit(1)
-  })
+  }
+  Promise.resolve()
+    .then(() => {
+      loadDotEnv()
+      return runDispatch(loadConfig())
+    })
+    .catch((error: unknown) => {
+      console.error(`petstore: ${error instanceof Error ? error.message : String(error)}`)
+      process.exit(1)
+    })
 }

@@ -18,6 +18,7 @@ export const ERROR_STATUS = {
   pet_in_order: 409,
   category_in_use: 409,
   category_name_taken: 409,
+  endpoint_limit_reached: 409,
   gone: 410,
   precondition_failed: 412,
   payload_too_large: 413,

@@ -4,8 +4,9 @@ import type { AddressInfo } from 'node:net'
 import { pathToFileURL } from 'node:url'
 import { pino } from 'pino'
 import { buildApp } from './app.js'
+import { createMetrics } from './plugins/metrics.js'
 import { systemClock } from './clock.js'
-import { isPrimaryOf, runPrimary } from './cluster.js'
+import { clusterMetricsOf, isPrimaryOf, runPrimary } from './cluster.js'
 import { loadConfig, loadDotEnv, redactUrl, type Config } from './config.js'
 import { loggerOptions } from './logging.js'
 import { openStoreFromConfig } from './db/from-config.js'
@@ -13,6 +14,7 @@ import { unsupportedNodeMessage } from './node-support.js'
 import { createRateLimiterFromConfig } from './rate-limit/from-config.js'
 import { createUsageRecorder } from './usage/recorder.js'
 import { startDispatcher } from './webhooks/dispatcher.js'
+import { secretBoxFromConfig } from './webhooks/secret-box.js'
 import { parseCidrs } from './webhooks/outbound.js'
 import { requestPressure } from './webhooks/request-pressure.js'
 
@@ -48,18 +50,25 @@ export async function startServer(config: Config) {
   // PETSTORE_DISPATCH=off: a `petstore dispatch` process delivers, off this process's core.
   // On: it gives way to this process's requests when they keep it busy.
   const pressure = config.dispatch === 'on' ? requestPressure() : undefined
+  const metrics = createMetrics()
+  // Before anything starts: production without PETSTORE_SECRET_KEY stops here.
+  const secrets = secretBoxFromConfig(config)
   const dispatcher =
     pressure
       ? startDispatcher({
           deliveries: store.deliveries,
+          secrets,
           clock: systemClock,
           allowed: parseCidrs(config.webhookAllowCidrs),
           leaseMs: config.webhookLease * 1000,
+          perEndpoint: config.webhookPerEndpoint,
           busy: pressure.busy,
           onError: (error, what) => report('warn', what, error),
+          onAttempt: metrics.observeWebhookAttempt,
         })
       : undefined
-  const app = await buildApp({ config, store, limiter, usage, wakeDispatcher: dispatcher?.wake ?? (() => {}) })
+  const scrapeMetrics = clusterMetricsOf(metrics.registry)
+  const app = await buildApp({ config, store, limiter, usage, metrics, secrets, ...(scrapeMetrics ? { scrapeMetrics } : {}), wakeDispatcher: dispatcher?.wake ?? (() => {}) })
   if (pressure) app.server.on('request', pressure.onRequest)
   report = (level, message, error, fields) => app.log[level]({ ...fields, err: error }, message)
   // Closed in reverse order of opening, once the app has drained.

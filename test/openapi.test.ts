@@ -494,6 +494,12 @@ for (const store of STORES) describe(`the OpenAPI document (${store})`, () => {
       400: () => server.request('/v1/webhook-endpoints', { method: 'POST', key, json: { ...ENDPOINT, url: 'http://127.0.0.1/hook' } }),
       401: () => server.request('/v1/webhook-endpoints', { method: 'POST', json: ENDPOINT }),
       403: () => withoutScope('/v1/webhook-endpoints', { method: 'POST', json: ENDPOINT }),
+      409: async () => {
+        // An account of its own, filled to the default limit of 16.
+        const full = await server.createKey('enterprise', { perMinute: 10_000, perDay: 100_000 }, { scopes: SCOPES })
+        for (let i = 0; i < 16; i++) await server.request('/v1/webhook-endpoints', { method: 'POST', key: full, json: ENDPOINT })
+        return server.request('/v1/webhook-endpoints', { method: 'POST', key: full, json: ENDPOINT })
+      },
       413: () => server.request('/v1/webhook-endpoints', { method: 'POST', key, json: { ...ENDPOINT, description: 'x'.repeat(70_000) } }),
       415: () => server.request('/v1/webhook-endpoints', { method: 'POST', key, body: 'url=x', headers: { 'content-type': 'text/plain' } }),
       429: () => overLimit('/v1/webhook-endpoints', { method: 'POST', json: ENDPOINT }),

@@ -1,8 +1,9 @@
 // What only real processes show of webhooks, on both stores: SIGTERM lets a delivery
 // under way finish and records it; `kill -9` mid-delivery loses nothing (another
 // process sends the event again, with the same webhook-id, once the dead one's claim
-// runs out); and on PostgreSQL, several processes delivering at once (servers and a
-// `petstore dispatch`) send each event once.
+// runs out); `npm run dispatch` under a supervisor leaves no process behind; and on
+// PostgreSQL, several processes delivering at once (servers and a `petstore dispatch`)
+// send each event once.
 import { after, before, beforeEach, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
@@ -116,6 +117,27 @@ for (const { dialect, create } of DIALECTS) {
       for (const process of [writer, dispatcher]) {
         process.child.kill('SIGTERM')
         assert.equal(await process.exited, 0)
+      }
+    })
+
+    it('under npm run dispatch (as a supervisor starts it), the SIGTERM sent to npm stops the dispatcher: no process is left behind', async () => {
+      const alive = (pid: number) => {
+        try {
+          process.kill(pid, 0)
+          return true
+        } catch {
+          return false
+        }
+      }
+      const npm = await spawnDispatcher(env(), 'npmRun')
+      const dispatcherPid = Number(npm.url)
+      assert.ok(dispatcherPid > 0 && dispatcherPid !== npm.child.pid, `npm runs the dispatcher as a process of its own (${dispatcherPid})`)
+      try {
+        npm.child.kill('SIGTERM')
+        assert.equal(await npm.exited, 0)
+        await until(() => !alive(dispatcherPid), `exit of the dispatcher (pid ${dispatcherPid}) after npm's`, 5)
+      } finally {
+        if (alive(dispatcherPid)) process.kill(dispatcherPid, 'SIGKILL')
       }
     })
 

@@ -16,6 +16,7 @@ import type { Pet } from '../src/schemas/pet.js'
 import { startDispatcher, type Dispatcher } from '../src/webhooks/dispatcher.js'
 import type { Event } from '../src/webhooks/events.js'
 import { parseCidrs } from '../src/webhooks/outbound.js'
+import { openDatabase } from './helpers/database.js'
 import { STORES, startTestServer, type TestServer } from './helpers/server.js'
 
 interface Received {
@@ -67,7 +68,7 @@ for (const store of STORES) {
       key = await server.createKey('enterprise', { perMinute: 100_000, perDay: 1_000_000 })
       other = await server.createKey('enterprise', { perMinute: 100_000, perDay: 1_000_000 })
       receiver = await startReceiver()
-      dispatcher = startDispatcher({ deliveries: server.store.deliveries, clock, allowed: LOOPBACK, pollMs: 3_600_000, schedule: SCHEDULE, listen: false })
+      dispatcher = startDispatcher({ deliveries: server.store.deliveries, secrets: server.secrets, clock, allowed: LOOPBACK, pollMs: 3_600_000, schedule: SCHEDULE, listen: false })
     })
     after(async () => {
       await dispatcher.close()
@@ -196,6 +197,85 @@ for (const store of STORES) {
       await server.request(`/v1/webhook-endpoints/${id}`, { method: 'DELETE', key })
     })
 
+    it('records an attempt that throws as a failed attempt, with its error, and retries it on schedule', async () => {
+      // A URL no stored endpoint could have today: the attempt throws before it sends.
+      const accountId = await server.accountId(key)
+      const broken = (await server.store.webhookEndpoints.insertEndpoint({ accountId, url: 'not a url', description: '', enabledEvents: 'pet.created', secret: 'whsec_c2VjcmV0' }, clock.now()))!
+      try {
+        await newPet()
+        await dispatcher.pollNow()
+        const first = (await server.request<{ error: string | null; nextAttemptAt: string | null }[]>(`/v1/webhook-endpoints/${broken.id}/deliveries`, { key })).body
+        assert.equal(first.length, 1, 'the attempt is recorded')
+        assert.match(first[0]!.error ?? '', /^could not be sent: Invalid URL/)
+        const due = Date.parse(first[0]!.nextAttemptAt ?? '')
+        assert.ok(due >= clock.now() + 4_500 && due <= clock.now() + 5_500, `retried after the schedule's 5 s (${first[0]!.nextAttemptAt})`)
+        await dispatcher.pollNow()
+        assert.equal((await server.store.webhookEndpoints.attempts(broken.id, 10)).length, 1, 'not before it is due')
+        for (let i = 0; i < 3; i++) {
+          clock.advance(70_000)
+          await dispatcher.pollNow()
+        }
+        const attempts = await server.store.webhookEndpoints.attempts(broken.id, 10)
+        assert.equal(attempts.length, SCHEDULE.length + 1, 'then failed for good, like any failing delivery')
+        assert.equal(attempts[0]!.deliveryNextAttemptAt, null)
+      } finally {
+        await server.store.webhookEndpoints.deleteEndpoint(accountId, broken.id)
+      }
+    })
+
+    it("honours Retry-After up to the schedule's next step, and says when the next attempt is due", async () => {
+      const { id } = await endpoint(['pet.created'])
+      receiver.answerWith(() => ({ status: 503, headers: { 'retry-after': '999999999' } }))
+      await newPet()
+      await dispatcher.pollNow()
+      const [attempt] = (await server.request<{ responseStatus: number; nextAttemptAt: string | null }[]>(`/v1/webhook-endpoints/${id}/deliveries`, { key })).body
+      assert.equal(attempt!.responseStatus, 503)
+      assert.equal(Date.parse(attempt!.nextAttemptAt ?? ''), clock.now() + SCHEDULE[1]!, 'capped at the next step (60 s here), not in 2058')
+      receiver.answerWith(() => ({ status: 204 }))
+      clock.advance(SCHEDULE[1]!)
+      await dispatcher.pollNow()
+      const attempts = (await server.request<{ responseStatus: number; nextAttemptAt: string | null }[]>(`/v1/webhook-endpoints/${id}/deliveries`, { key })).body
+      assert.deepEqual(
+        attempts.map((a) => [a.responseStatus, a.nextAttemptAt]),
+        [
+          [204, null],
+          [503, null],
+        ],
+        'delivered: nothing more is due',
+      )
+      await server.request(`/v1/webhook-endpoints/${id}`, { method: 'DELETE', key })
+    })
+
+    it('sends nothing more from the queue for an event type the endpoint unsubscribed from since the fan-out', async () => {
+      const { id } = await endpoint(['pet.created', 'order.placed'])
+      receiver.answerWith(() => ({ status: 503 }))
+      await newPet()
+      await dispatcher.pollNow()
+      assert.equal(receiver.received.length, 1)
+      await server.request(`/v1/webhook-endpoints/${id}`, { method: 'PATCH', key, json: { enabledEvents: ['order.placed'] } })
+      clock.advance(6_000)
+      await dispatcher.pollNow()
+      assert.equal(receiver.received.length, 1, 'the retry of a pet.created is not sent')
+      const attempts = (await server.request<{ error: string | null }[]>(`/v1/webhook-endpoints/${id}/deliveries`, { key })).body
+      assert.equal(attempts[0]!.error, 'not sent: the endpoint no longer takes pet.created events')
+      await server.request(`/v1/webhook-endpoints/${id}`, { method: 'DELETE', key })
+    })
+
+    it('says why a redelivery went to no endpoint', async () => {
+      const reason = async (eventId: string) => (await post<{ deliveries: number; reason?: string }>(`/v1/events/${eventId}/redeliver`, undefined)).body
+      const { id } = await endpoint(['order.placed'])
+      const test = (await server.request<Event>(`/v1/webhook-endpoints/${id}/test`, { method: 'POST', key })).body
+      await dispatcher.pollNow()
+      const pet = await newPet()
+      const [created] = (await events(key, '?type=pet.created&limit=5')).filter((event) => (event.data as Pet).id === pet.id)
+      assert.deepEqual(await reason(created!.id), { deliveries: 0, reason: 'No enabled webhook endpoint of this account subscribes to pet.created (enabledEvents).' })
+      assert.match((await reason(test.id)).reason ?? '', /^A test event goes only to the endpoint it was made for/)
+      await server.request(`/v1/webhook-endpoints/${id}`, { method: 'PATCH', key, json: { enabled: false } })
+      assert.match((await reason(created!.id)).reason ?? '', /^Every webhook endpoint of this account is disabled/)
+      await server.request(`/v1/webhook-endpoints/${id}`, { method: 'DELETE', key })
+      assert.deepEqual(await reason(created!.id), { deliveries: 0, reason: 'This account has no webhook endpoint.' })
+    })
+
     it('sends nothing more from the queue to an endpoint disabled after the fan-out, and says why in its attempts', async () => {
       const { id } = await endpoint(['pet.created'])
       receiver.answerWith(() => ({ status: 503 }))
@@ -285,7 +365,7 @@ for (const store of STORES) {
     it('counts a receiver that does not answer in time as a failure, and tries again', async () => {
       const { id } = await endpoint(['pet.created'])
       receiver.answerWith((n) => (n === 1 ? { status: 200, delayMs: 1_000 } : { status: 200 }))
-      const impatient = startDispatcher({ deliveries: server.store.deliveries, clock, allowed: LOOPBACK, pollMs: 3_600_000, schedule: SCHEDULE, listen: false, timeoutMs: 200 })
+      const impatient = startDispatcher({ deliveries: server.store.deliveries, secrets: server.secrets, clock, allowed: LOOPBACK, pollMs: 3_600_000, schedule: SCHEDULE, listen: false, timeoutMs: 200 })
       try {
         await newPet()
         await impatient.pollNow()
@@ -340,7 +420,8 @@ for (const store of STORES) {
       const strict = await startTestServer({ store: 'sqlite' })
       try {
         const strictKey = await strict.createKey()
-        for (const url of [receiver.url, 'http://[::ffff:127.0.0.1]:9/x', 'http://10.0.0.1/x', 'http://169.254.169.254/latest', 'ftp://example.com/x']) {
+        const embedding = ['[::127.0.0.1]', '[::169.254.169.254]', '[::10.0.0.1]', '[::ffff:0:7f00:1]', '[64:ff9b::169.254.169.254]', '[2002:7f00:1::1]', '[2001:0:7f00:1::1]']
+        for (const url of [receiver.url, 'http://[::ffff:127.0.0.1]:9/x', 'http://10.0.0.1/x', 'http://169.254.169.254/latest', 'ftp://example.com/x', ...embedding.map((host) => `http://${host}/x`)]) {
           const res = await strict.request('/v1/webhook-endpoints', { method: 'POST', key: strictKey, json: { url, enabledEvents: ['*'] } })
           assert.equal(res.status, 400, url)
           assert.equal((res.body as { code: string }).code, 'invalid_field')
@@ -354,9 +435,9 @@ for (const store of STORES) {
       const byName = new URL(receiver.url)
       byName.hostname = 'localhost'
       const stored = await Promise.all(
-        [receiver.url, byName.href].map((url) => server.store.webhookEndpoints.insertEndpoint({ accountId, url, description: '', enabledEvents: 'pet.created', secret: 'whsec_c2VjcmV0' }, clock.now())),
+        [receiver.url, byName.href].map(async (url) => (await server.store.webhookEndpoints.insertEndpoint({ accountId, url, description: '', enabledEvents: 'pet.created', secret: 'whsec_c2VjcmV0' }, clock.now()))!),
       )
-      const guarded = startDispatcher({ deliveries: server.store.deliveries, clock, allowed: [], pollMs: 3_600_000, schedule: SCHEDULE, listen: false })
+      const guarded = startDispatcher({ deliveries: server.store.deliveries, secrets: server.secrets, clock, allowed: [], pollMs: 3_600_000, schedule: SCHEDULE, listen: false })
       await newPet()
       await guarded.pollNow()
       await guarded.close()
@@ -368,9 +449,51 @@ for (const store of STORES) {
       for (const { id } of stored) await server.store.webhookEndpoints.deleteEndpoint(accountId, id)
     })
 
+    it('allows an address on one port alone, at creation and at delivery', async () => {
+      const port = Number(new URL(receiver.url).port)
+      const narrow = await startTestServer({ store, env: { PETSTORE_WEBHOOK_ALLOW_CIDRS: `127.0.0.1:${port},[::1]:${port}` } })
+      try {
+        const narrowKey = await narrow.createKey('enterprise', { perMinute: 1_000, perDay: 10_000 })
+        const make = (url: string) => narrow.request<{ id: number; code: string; message: string }>('/v1/webhook-endpoints', { method: 'POST', key: narrowKey, json: { url, enabledEvents: ['pet.created'] } })
+        assert.equal((await make(receiver.url)).status, 201)
+        for (const url of ['http://127.0.0.1:6379/x', `http://127.0.0.2:${port}/x`, 'http://[::1]:6379/x']) {
+          const refused = await make(url)
+          assert.equal(refused.status, 400, url)
+          assert.equal(refused.body.code, 'invalid_field')
+        }
+        // Stored while a wider allowance held: the dispatcher, allowed the receiver's port alone, refuses another port (a literal, and a name).
+        const accountId = await narrow.accountId(narrowKey)
+        const elsewhere = await Promise.all(
+          ['http://127.0.0.1:6379/x', 'http://localhost:6379/x'].map(async (url) => (await narrow.store.webhookEndpoints.insertEndpoint({ accountId, url, description: '', enabledEvents: 'pet.created', secret: 'whsec_c2VjcmV0' }, clock.now()))!),
+        )
+        const portBound = startDispatcher({ deliveries: narrow.store.deliveries, secrets: narrow.secrets, clock, allowed: parseCidrs([`127.0.0.1:${port}`, `[::1]:${port}`]), pollMs: 3_600_000, schedule: SCHEDULE, listen: false })
+        await narrow.request('/v1/pets', { method: 'POST', key: narrowKey, json: { name: 'Ported', categoryId: 1 } })
+        await portBound.pollNow()
+        await portBound.close()
+        assert.equal(receiver.received.length, 1, 'the allowed port is sent to')
+        for (const { id } of elsewhere) {
+          const [attempt] = await narrow.store.webhookEndpoints.attempts(id, 1)
+          assert.match(attempt!.error ?? '', /loopback address \(allowed on another port than 6379\)/)
+        }
+      } finally {
+        await narrow.close()
+      }
+    })
+
+    it('refuses a URL longer than 2,048 characters once normalised', async () => {
+      const url = `https://93.184.215.14/${'é'.repeat(2_023)}`
+      assert.ok(url.length <= 2_048, 'within the schema as sent')
+      const res = await post<{ code: string; message: string }>('/v1/webhook-endpoints', { url, enabledEvents: ['*'] })
+      assert.equal(res.status, 400)
+      assert.equal(res.body.code, 'invalid_field')
+      assert.match(res.body.message, /12,?160 characters once normalised/)
+      const made = await endpoint(['*'])
+      assert.equal((await server.request(`/v1/webhook-endpoints/${made.id}`, { method: 'PATCH', key, json: { url } })).status, 400)
+    })
+
     it('delivers each event once with two dispatchers, and takes over one whose dispatcher died holding it', async () => {
       const { id } = await endpoint(['pet.created'])
-      const second = startDispatcher({ deliveries: server.store.deliveries, clock, allowed: LOOPBACK, pollMs: 3_600_000, schedule: SCHEDULE, listen: false })
+      const second = startDispatcher({ deliveries: server.store.deliveries, secrets: server.secrets, clock, allowed: LOOPBACK, pollMs: 3_600_000, schedule: SCHEDULE, listen: false })
       for (let i = 0; i < 10; i++) await newPet()
       await Promise.all([dispatcher.pollNow(), second.pollNow(), dispatcher.pollNow(), second.pollNow()])
       const ids = receiver.received.map((r) => r.headers['webhook-id'])
@@ -392,11 +515,41 @@ for (const store of STORES) {
       await server.request(`/v1/webhook-endpoints/${id}`, { method: 'DELETE', key })
     })
 
+    it("takes fan-out and claims in turn: a backlog's first deliveries go out before the rest of it is fanned out", async () => {
+      const { id } = await endpoint(['pet.created'])
+      // 600 events to fan out, more than one fan-out batch (500), written as the triggers write them.
+      const raw = openDatabase(server.config.databaseUrl)
+      try {
+        const data = JSON.stringify({ id: 1, name: 'Backlogged', category_id: 1, status: 'available' })
+        await raw.db.insertInto('events').values(Array.from({ length: 600 }, () => ({ type: 'pet.created', account_id: null, data, created_at: clock.now(), fan_out_pending: 1 }))).execute()
+      } finally {
+        await raw.db.destroy()
+      }
+      // The real queue, its calls noted in order.
+      const calls: string[] = []
+      const real = server.store.deliveries
+      const noted: typeof real = {
+        ...real,
+        fanOut: (now, limit) => (calls.push('fanOut'), real.fanOut(now, limit)),
+        claimDue: (now, leaseMs, limit, perEndpoint) => (calls.push('claimDue'), real.claimDue(now, leaseMs, limit, perEndpoint)),
+      }
+      const alternating = startDispatcher({ deliveries: noted, secrets: server.secrets, clock, allowed: LOOPBACK, pollMs: 3_600_000, schedule: SCHEDULE, listen: false, perEndpoint: 20 })
+      try {
+        await alternating.pollNow()
+      } finally {
+        await alternating.close()
+      }
+      assert.deepEqual(calls.slice(0, 3), ['fanOut', 'claimDue', 'fanOut'], 'a claim between the first fan-out batch and the second')
+      assert.equal(receiver.received.length, 600)
+      await server.request(`/v1/webhook-endpoints/${id}`, { method: 'DELETE', key })
+    })
+
     it('gives way while the requests keep its process busy: one batch a poll, no wake-ups, then the whole backlog', async () => {
       const { id } = await endpoint(['pet.created'])
       for (let i = 0; i < 45; i++) await newPet()
       let busy = true
-      const giving = startDispatcher({ deliveries: server.store.deliveries, clock, allowed: LOOPBACK, pollMs: 3_600_000, schedule: SCHEDULE, listen: false, busy: () => busy })
+      // One endpoint may have a whole batch in flight here: this is about giving way, not isolation.
+      const giving = startDispatcher({ deliveries: server.store.deliveries, secrets: server.secrets, clock, allowed: LOOPBACK, pollMs: 3_600_000, schedule: SCHEDULE, listen: false, perEndpoint: 20, busy: () => busy })
       try {
         await giving.pollNow()
         assert.equal(receiver.received.length, 20, 'one batch while busy')
@@ -417,7 +570,7 @@ for (const store of STORES) {
     if (store === 'postgres') {
       it('wakes on the database\'s NOTIFY: a delivery goes out at once, without waiting for a poll', async () => {
         await endpoint(['pet.created'])
-        const awake = startDispatcher({ deliveries: server.store.deliveries, clock, allowed: LOOPBACK, pollMs: 3_600_000, schedule: SCHEDULE })
+        const awake = startDispatcher({ deliveries: server.store.deliveries, secrets: server.secrets, clock, allowed: LOOPBACK, pollMs: 3_600_000, schedule: SCHEDULE })
         try {
           await new Promise((resolve) => setTimeout(resolve, 200)) // LISTEN is set up
           await newPet()
@@ -425,6 +578,32 @@ for (const store of STORES) {
           assert.equal(receiver.received.length, 1, 'delivered within 2.5 s by a dispatcher that polls once an hour')
         } finally {
           await awake.close()
+        }
+      })
+
+      it('listens again after its LISTEN connection is terminated, and delivers what was written while it was down', async () => {
+        await endpoint(['pet.created'])
+        const admin = new pg.Client({ connectionString: server.config.databaseUrl })
+        await admin.connect()
+        const awake = startDispatcher({ deliveries: server.store.deliveries, secrets: server.secrets, clock, allowed: LOOPBACK, pollMs: 3_600_000, schedule: SCHEDULE })
+        const listening = async () =>
+          (await admin.query<{ pid: number }>("select pid from pg_stat_activity where datname = current_database() and query like 'LISTEN%' and pid <> pg_backend_pid()")).rows.map((row) => row.pid)
+        const until = async (what: () => Promise<boolean> | boolean, ms: number) => {
+          for (const end = Date.now() + ms; Date.now() < end; await new Promise((resolve) => setTimeout(resolve, 50))) if (await what()) return true
+          return what()
+        }
+        try {
+          assert.ok(await until(async () => (await listening()).length === 1, 3_000), 'the dispatcher listens')
+          const [pid] = await listening()
+          await admin.query('select pg_terminate_backend($1)', [pid])
+          await newPet() // while nobody listens: no NOTIFY reaches the dispatcher, which polls once an hour
+          assert.ok(await until(() => receiver.received.length === 1, 3_000), 'delivered once the LISTEN connection is back')
+          assert.ok(await until(async () => (await listening()).length === 1, 3_000))
+          await newPet()
+          assert.ok(await until(() => receiver.received.length === 2, 3_000), 'woken by NOTIFY on the new connection')
+        } finally {
+          await awake.close()
+          await admin.end()
         }
       })
 

@@ -2,7 +2,7 @@
 // events out into deliveries, claim the due ones, record what was done. The API's side,
 // the endpoints, is webhook-endpoints-store.ts. Written once for both databases
 // (sql/delivery-queue.ts); the dialects differ only in PostgreSQL's SKIP LOCKED.
-import type { StoredEndpoint, StoredEvent } from './webhook-endpoints-store.js'
+import type { StoredEndpoint, StoredEvent, StoredSecrets } from './webhook-endpoints-store.js'
 
 /** A delivery a dispatcher holds until `leaseUntil`: the event and where it goes. */
 export interface ClaimedDelivery {
@@ -11,10 +11,18 @@ export interface ClaimedDelivery {
   /** `manual`: a test event or a redelivery. */
   trigger: 'scheduled' | 'manual'
   leaseUntil: number
+  /** When the delivery was queued (the fan-out, a test event, a redelivery). */
+  queuedAt: number
   event: StoredEvent
   endpoint: StoredEndpoint
-  /** The endpoint's account is disabled: like a disabled endpoint, it is sent nothing. */
-  accountDisabled: boolean
+  /** Its signing secrets, sealed: the dispatcher opens them to sign. */
+  secrets: StoredSecrets
+  /**
+   * Why the subscription rule (sql/webhook-rows.ts `takes`) no longer lets it go, asked
+   * again at the claim: the endpoint or its account disabled, or (a scheduled delivery)
+   * the event's type unsubscribed since the fan-out. Undefined: send it.
+   */
+  refusal?: string
 }
 
 export interface AttemptRecord {
@@ -36,6 +44,19 @@ export interface AttemptRecord {
   disableBecause?: string
 }
 
+/** The queue as an operator watches it (GET /metrics). */
+export interface Backlog {
+  /** Pending deliveries due now: the dispatchers' backlog. */
+  due: number
+  /** Pending deliveries waiting for a later attempt (a retry). */
+  retrying: number
+  /**
+   * When the oldest work not yet attempted was made: an event still to fan out, or a
+   * delivery never attempted (its event's time; a manual one's own). Null when none.
+   */
+  oldestSince: number | null
+}
+
 export interface DeliveryQueue {
   /**
    * Makes the deliveries of up to `limit` events still to fan out (one per enabled
@@ -43,8 +64,13 @@ export interface DeliveryQueue {
    * transaction; answers how many events it took. Concurrent callers take different events.
    */
   fanOut(now: number, limit: number): Promise<number>
-  /** Takes up to `limit` due deliveries (pending, next attempt due, no live lease) for `leaseMs`: no other dispatcher gets them meanwhile. */
-  claimDue(now: number, leaseMs: number, limit: number): Promise<ClaimedDelivery[]>
+  /**
+   * Takes up to `limit` due deliveries (pending, next attempt due, no live lease), oldest
+   * due first, for `leaseMs`: no other dispatcher gets them meanwhile. With
+   * `perEndpoint`, none that would put more than that many of one endpoint's deliveries
+   * under a live lease: an endpoint slow to answer does not fill the claims.
+   */
+  claimDue(now: number, leaseMs: number, limit: number, perEndpoint?: number): Promise<ClaimedDelivery[]>
   /**
    * Records attempts and their outcomes in one transaction, in order; for each, false
    * when its lease was lost (another dispatcher took the delivery over) and nothing of it was written.
@@ -58,6 +84,8 @@ export interface DeliveryQueue {
    * signal: its dispatchers poll alone.
    */
   watch(listener: () => void, onError: (error: unknown) => void): Promise<() => Promise<void>>
+  /** How much is waiting, and since when (read when /metrics is scraped). */
+  backlog(now: number): Promise<Backlog>
   /** Deletes events older than `before`, with their finished deliveries and attempts. */
   purge(before: number): Promise<void>
 }

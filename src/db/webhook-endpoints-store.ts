@@ -21,9 +21,7 @@ export interface StoredEndpoint {
   description: string
   /** Event types, space-separated, or `*`. */
   enabledEvents: string
-  secret: string
-  /** The secret before the last rotation, still signing until `previousSecretUntil`. */
-  previousSecret: string | null
+  /** Until when the secret before the last rotation still signs. */
   previousSecretUntil: number | null
   disabledAt: number | null
   /** Since when every attempt has failed; null after a success. */
@@ -36,7 +34,15 @@ export interface NewStoredEndpoint {
   url: string
   description: string
   enabledEvents: string
+  /** Sealed (webhooks/secret-box.ts): the store never holds a secret in the clear. */
   secret: string
+}
+
+/** An endpoint's signing secrets as stored (sealed): read by the dispatchers and the reseal command, never by the API. */
+export interface StoredSecrets {
+  secret: string
+  /** The secret before the last rotation, still signing until the endpoint's `previousSecretUntil`. */
+  previousSecret: string | null
 }
 
 export interface EndpointChanges {
@@ -56,6 +62,8 @@ export interface StoredAttempt {
   durationMs: number
   responseStatus: number | null
   error: string | null
+  /** When its delivery is tried again, if it is still pending. */
+  deliveryNextAttemptAt: number | null
 }
 
 export interface EventQuery {
@@ -69,22 +77,27 @@ export interface EventQuery {
 export interface WebhookEndpointsStore {
   /** The account's events and every pet event, newest first. */
   events(query: EventQuery): Promise<StoredEvent[]>
-  insertEndpoint(endpoint: NewStoredEndpoint, now: number): Promise<StoredEndpoint>
+  /** The new endpoint; undefined, and nothing written, when its account has `limit` endpoints already (counted under a lock: concurrent inserts cannot pass it). */
+  insertEndpoint(endpoint: NewStoredEndpoint, now: number, limit?: number): Promise<StoredEndpoint | undefined>
   /** The account's endpoints, by id. */
   endpoints(accountId: number): Promise<StoredEndpoint[]>
   /** The endpoint, when it is this account's. */
   endpoint(accountId: number, id: number): Promise<StoredEndpoint | undefined>
   updateEndpoint(accountId: number, id: number, changes: EndpointChanges): Promise<StoredEndpoint | undefined>
-  /** Makes `secret` the signing secret; the current one keeps signing until `previousUntil`. */
+  /** Makes `secret` (sealed) the signing secret; the current one keeps signing until `previousUntil`. */
   rotateSecret(accountId: number, id: number, secret: string, previousUntil: number): Promise<StoredEndpoint | undefined>
-  /** Deletes the endpoint and its pending deliveries. */
+  /** Every endpoint's sealed secrets, by id, after `afterId` (the reseal command). */
+  secrets(afterId: number, limit: number): Promise<(StoredSecrets & { id: number })[]>
+  /** Replaces an endpoint's sealed secrets, if they are still `from` (a rotation meanwhile wins); whether it did. */
+  replaceSecrets(id: number, from: StoredSecrets, to: StoredSecrets): Promise<boolean>
+  /** Deletes the endpoint, its deliveries and their attempts. */
   deleteEndpoint(accountId: number, id: number): Promise<boolean>
   /**
    * Queues a manual delivery of the event, due now, to each of the account's endpoints
-   * that takes it (the fan-out's own rule); answers how many, or undefined when the
-   * account may not see the event.
+   * that takes it (the fan-out's own rule); answers how many, and the event's type, or
+   * undefined when the account may not see the event.
    */
-  redeliver(accountId: number, eventId: number, now: number): Promise<number | undefined>
+  redeliver(accountId: number, eventId: number, now: number): Promise<{ deliveries: number; type: string } | undefined>
   /** Inserts a test event of the endpoint's account and a manual delivery of it to the endpoint alone. */
   insertTestEvent(endpoint: StoredEndpoint, type: string, data: string, now: number): Promise<StoredEvent>
   /** The endpoint's attempts, newest first. */

@@ -3,7 +3,10 @@
 import fp from 'fastify-plugin'
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
 import type { Store } from '../db/store.js'
+import type { Clock } from '../clock.js'
+import type { Backlog, DeliveryQueue } from '../db/delivery-queue.js'
 import type { RateLimiter } from '../rate-limit/limiter.js'
+import type { AttemptOutcome } from '../webhooks/dispatcher.js'
 
 export function createMetrics() {
   const registry = new Registry()
@@ -35,6 +38,29 @@ export function createMetrics() {
       help: 'Requests answered 503 because the database could not be reached.',
       registers: [registry],
     }),
+    ...webhookAttemptMetrics(registry),
+  }
+}
+
+/** This instance's dispatcher's attempts (server.ts hands it `observeWebhookAttempt`). */
+function webhookAttemptMetrics(registry: Registry) {
+  const attempts = new Counter({
+    name: 'petstore_webhook_attempts_total',
+    help: "Webhook attempts this instance's dispatcher recorded, by outcome: delivered (2xx), retrying (failed, tried again later), failed (for good: 410, or the schedule is over), not_sent (the endpoint or its account is disabled, or no longer takes the type).",
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  })
+  const latency = new Histogram({
+    name: 'petstore_webhook_delivery_latency_seconds',
+    help: 'From an event written to its delivery answered 2xx (a redelivery or test event: from its queueing), retries included.',
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1_800, 7_200, 36_000],
+    registers: [registry],
+  })
+  return {
+    observeWebhookAttempt(outcome: AttemptOutcome, latencyMs: number | undefined) {
+      attempts.inc({ outcome })
+      if (latencyMs !== undefined) latency.observe(Math.max(0, latencyMs) / 1000)
+    },
   }
 }
 
@@ -68,8 +94,68 @@ function apiRequestsCounter(registry: Registry) {
   }
 }
 
+/** The queue's backlog, read from the store when scraped: the same numbers on every instance, as the queue is shared. */
+function webhookBacklogMetrics(registry: Registry, deliveries: DeliveryQueue, clock: Clock, onError: (error: unknown) => void) {
+  // One query a scrape for both gauges: prom-client collects every metric at once, so both ask within the same tick.
+  let reading: Promise<(Backlog & { now: number }) | undefined> | undefined
+  const read = () => {
+    if (!reading) {
+      const now = clock.now()
+      reading = deliveries
+        .backlog(now)
+        .then(
+          (backlog) => ({ ...backlog, now }),
+          (error: unknown) => {
+            onError(error)
+            return undefined
+          },
+        )
+        .finally(() => {
+          reading = undefined
+        })
+    }
+    return reading
+  }
+  new Gauge({
+    name: 'petstore_webhook_deliveries_pending',
+    help: 'Pending webhook deliveries, by state: due (to send now: the backlog) or retrying (waiting for a later attempt).',
+    labelNames: ['state'] as const,
+    // Every worker reads the same queue: one of them, not their sum.
+    aggregator: 'first',
+    registers: [registry],
+    async collect() {
+      const backlog = await read()
+      if (!backlog) return
+      this.set({ state: 'due' }, backlog.due)
+      this.set({ state: 'retrying' }, backlog.retrying)
+    },
+  })
+  new Gauge({
+    name: 'petstore_webhook_oldest_pending_seconds',
+    aggregator: 'max',
+    help: 'Age of the oldest webhook work not yet attempted (an event to fan out, a delivery never tried): how far behind the dispatchers are. 0 when none.',
+    registers: [registry],
+    async collect() {
+      const backlog = await read()
+      if (backlog) this.set(backlog.oldestSince === null ? 0 : Math.max(0, (backlog.now - backlog.oldestSince) / 1000))
+    },
+  })
+}
+
+export interface MetricsPluginOptions {
+  metrics: Metrics
+  limiter: RateLimiter
+  /** The store's count of calls, and whether its circuit is open. */
+  store: Pick<Store, 'calls' | 'circuitOpen'>
+  deliveries: DeliveryQueue
+  clock: Clock
+  /** With PETSTORE_WORKERS: every worker's metrics, summed by the primary (cluster.ts); by default, this process's. */
+  scrape?: () => Promise<string>
+}
+
 export default fp(
-  async (app, { metrics, limiter, store }: { metrics: Metrics; limiter: RateLimiter; store: Pick<Store, 'calls' | 'circuitOpen'> }) => {
+  async (app, { metrics, limiter, store, deliveries, clock, scrape = () => metrics.registry.metrics() }: MetricsPluginOptions) => {
+    webhookBacklogMetrics(metrics.registry, deliveries, clock, (error) => app.log.warn({ err: error }, 'could not read the webhook backlog for /metrics'))
     let storeCallsCounted = 0
     new Counter({
       name: 'petstore_store_calls_total',
@@ -95,6 +181,7 @@ export default fp(
     })
     new Gauge({
       name: 'petstore_rate_limiter_degraded',
+      aggregator: 'max',
       help: '1 while Redis cannot be reached and this instance counts rate limits alone, else 0.',
       registers: [metrics.registry],
       collect() {
@@ -125,7 +212,7 @@ export default fp(
 
     app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
       reply.type(metrics.registry.contentType)
-      return metrics.registry.metrics()
+      return scrape()
     })
   },
   { name: 'metrics' },

@@ -68,7 +68,10 @@ export const DeliveryAttempt = Type.Object(
     at: timestamp('When the attempt ended.'),
     durationMs: Type.Integer({ minimum: 0, description: 'How long it took.' }),
     responseStatus: Type.Union([Type.Integer(), Type.Null()], { description: 'The receiver\'s status; null when there was no answer.' }),
-    error: Type.Union([Type.String(), Type.Null()], { description: 'Why there was no answer (a timeout, a refused connection, a refused address).' }),
+    error: Type.Union([Type.String(), Type.Null()], { description: 'Why there was no answer (a timeout, a refused connection, a refused address), or why nothing was sent (`not sent: …`).' }),
+    nextAttemptAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+      description: 'On the latest attempt of a delivery that will be tried again: when (the retry schedule, or the receiver\'s `Retry-After` up to the next step of it). Null otherwise.',
+    }),
   },
   { $id: 'DeliveryAttempt', additionalProperties: false, description: 'One attempt to deliver an event.' },
 )

@@ -21,17 +21,21 @@ export interface AttemptResult {
 const IDLE_SOCKET_MS = 4_000
 
 /**
- * The dispatcher's connection pools. Every new connection goes through `lookup`, the
- * guarded one: a kept-alive socket was checked when it connected, and stays connected
- * to that address, so reusing it skips no check (and no second DNS answer can move it).
- * Keep-alive spares each delivery a TCP (and TLS) handshake.
+ * The dispatcher's connection pools. Every new connection goes through the lookup
+ * `lookupFor` gives for its URL, the guarded one (which knows the port: an operator may
+ * allow an address on one port alone): a kept-alive socket was checked when it
+ * connected, and stays connected to that address and port, so reusing it skips no
+ * check (and no second DNS answer can move it). Keep-alive spares each delivery a TCP
+ * (and TLS) handshake.
  */
-export function createAgents(lookup: LookupFunction) {
-  const options = { keepAlive: true, timeout: IDLE_SOCKET_MS, lookup }
+export function createAgents(lookupFor: (url: URL) => LookupFunction) {
+  // No lookup of the agents' own: theirs would override the request's.
+  const options = { keepAlive: true, timeout: IDLE_SOCKET_MS }
   const http = new HttpAgent(options)
   const https = new HttpsAgent(options)
   return {
     for: (url: URL) => (url.protocol === 'https:' ? https : http),
+    lookupFor,
     destroy() {
       http.destroy()
       https.destroy()
@@ -58,6 +62,7 @@ export function send(url: URL, headers: Record<string, string>, body: string, ag
         method: 'POST',
         headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'user-agent': USER_AGENT },
         agent: agents.for(url),
+        lookup: agents.lookupFor(url),
       },
       (res) => {
         let read = 0

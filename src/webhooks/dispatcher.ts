@@ -1,29 +1,48 @@
 // Delivers the outbox: every instance (and worker) runs one, or `petstore dispatch`
 // runs them apart from the API's processes. It fans the new events out into
-// deliveries (one per subscribed endpoint), then claims due deliveries for a lease (PostgreSQL: FOR UPDATE SKIP LOCKED, so N dispatchers take each once;
-// SQLite: the single writer's UPDATE), sends each, and records the attempt under that
-// lease. A dispatcher killed mid-delivery never records: its lease runs out and another
-// takes the delivery again (at least once; receivers deduplicate by webhook-id). On
-// close it stops claiming, lets the attempts under way finish, and gives back what it
-// had claimed but not started. No request of the API ever waits for any of this.
+// deliveries (one per subscribed endpoint), then claims due deliveries for a lease
+// (PostgreSQL: FOR UPDATE SKIP LOCKED, so N dispatchers take each once; SQLite: the
+// single writer's UPDATE), sends each, and records the attempt under that lease. A
+// dispatcher killed mid-delivery never records: its lease runs out and another takes
+// the delivery again (at least once; receivers deduplicate by webhook-id). On close it
+// stops claiming, lets the attempts under way finish, and gives back what it had
+// claimed but not started. No request of the API ever waits for any of this.
+//
+// Isolation: every delivery is sent and recorded on its own, so no delivery waits for
+// another; the claim takes no delivery of an endpoint that already has
+// `perEndpoint` under a live lease (any dispatcher's), so an endpoint that never
+// answers holds at most that many of the `maxInFlight` sockets, and the claims keep
+// flowing to the others. Attempts that end together are recorded in one transaction
+// (on SQLite, one write lock for many).
 import { performance } from 'node:perf_hooks'
 import type { Clock } from '../clock.js'
 import type { AttemptRecord, ClaimedDelivery, DeliveryQueue } from '../db/delivery-queue.js'
 import { createAgents, DELIVERY_TIMEOUT_MS, send, type AttemptResult } from './deliver.js'
 import { eventId, renderEvent } from './events.js'
-import { guardedLookup, literalRefusal, type Cidr } from './outbound.js'
+import { guardedLookup, literalRefusal, portOf, type Cidr } from './outbound.js'
+import type { SecretBox } from './secret-box.js'
 import { signatureHeader } from './signature.js'
 
 /** After the first attempt fails, the next ones wait about this long (±10 %): 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h; then the delivery has failed. */
 export const RETRY_SCHEDULE_MS = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]
 /** An endpoint failing this long without a success is disabled. */
 export const DISABLE_AFTER_MS = 5 * 86_400_000
+/** Deliveries claimed at a time. */
 const BATCH = 20
+/** Deliveries one dispatcher sends at once, across every endpoint. */
+export const MAX_IN_FLIGHT = 512
+/** Deliveries in flight to one endpoint, across the dispatchers (each claim's view). */
+export const PER_ENDPOINT_IN_FLIGHT = 8
 /** Events fanned out per transaction. */
 const FAN_OUT_BATCH = 500
 
+/** What became of an attempt, as /metrics counts it. */
+export type AttemptOutcome = 'delivered' | 'retrying' | 'failed' | 'not_sent'
+
 export interface DispatcherOptions {
   deliveries: DeliveryQueue
+  /** Opens the endpoints' sealed signing secrets. */
+  secrets: SecretBox
   clock: Clock
   allowed: readonly Cidr[]
   /** How often to look for due deliveries. */
@@ -36,6 +55,10 @@ export interface DispatcherOptions {
   timeoutMs?: number
   /** How long a claim holds (60 s): longer than an attempt may take, or a slow receiver is sent the event twice. */
   leaseMs?: number
+  /** Deliveries this dispatcher sends at once (512: sockets, within a default limit of 1,024 open files). */
+  maxInFlight?: number
+  /** Deliveries in flight to one endpoint (8, PETSTORE_WEBHOOK_PER_ENDPOINT): a hanging receiver holds no more sockets than this. */
+  perEndpoint?: number
   /** Keep the process alive while it runs (`petstore dispatch`, which has no server to); a server's dispatcher never holds its process open. */
   holdsProcess?: boolean
   /**
@@ -45,37 +68,75 @@ export interface DispatcherOptions {
    */
   busy?: () => boolean
   onError?: (error: unknown, what: string) => void
+  /** Told of each attempt once it is recorded: its outcome, and for a delivery, the ms from the event's creation (a manual one's queueing) to the 2xx. */
+  onAttempt?: (outcome: AttemptOutcome, latencyMs: number | undefined) => void
 }
 
-export function startDispatcher({ deliveries, clock, allowed, pollMs = 1_000, schedule = RETRY_SCHEDULE_MS, random = Math.random, listen = true, timeoutMs = DELIVERY_TIMEOUT_MS, leaseMs = 60_000, holdsProcess = false, busy = () => false, onError = () => {} }: DispatcherOptions) {
-  const agents = createAgents(guardedLookup(allowed))
+export function startDispatcher({
+  deliveries,
+  secrets,
+  clock,
+  allowed,
+  pollMs = 1_000,
+  schedule = RETRY_SCHEDULE_MS,
+  random = Math.random,
+  listen = true,
+  timeoutMs = DELIVERY_TIMEOUT_MS,
+  leaseMs = 60_000,
+  maxInFlight = MAX_IN_FLIGHT,
+  perEndpoint = PER_ENDPOINT_IN_FLIGHT,
+  holdsProcess = false,
+  busy = () => false,
+  onError = () => {},
+  onAttempt = () => {},
+}: DispatcherOptions) {
+  const agents = createAgents((url) => guardedLookup(allowed, portOf(url)))
+  /** How many of each endpoint's deliveries this dispatcher has under way. */
+  const perEndpointInFlight = new Map<number, number>()
+  /** Each delivery under way, until its attempt is recorded. */
   const inFlight = new Set<Promise<void>>()
   let closed = false
   let polling: Promise<void> | undefined
+  /** Woken while polling: poll again when done, so no wake-up is lost. */
+  let wokenWhilePolling = false
+  /** New events may be waiting to be fanned out (set by the timer, a wake-up, a NOTIFY). */
+  let fanOutDue = true
+  /** The last claim took something, or found what was due held by its endpoints' limits: a finished delivery claims again at once. */
+  let backlog = false
   let polledAt = -Infinity
 
-  /** Sends one claimed delivery and says what to record of it; writes nothing itself. */
-  async function attempt(delivery: ClaimedDelivery): Promise<AttemptRecord> {
+  /** What was sent, or why not: the receiver's answer, a refusal, or the error that stopped the attempt. */
+  async function send1(delivery: ClaimedDelivery): Promise<{ result: AttemptResult; notSent?: string }> {
     const { event: stored, endpoint } = delivery
-    const event = renderEvent(stored)
-    const body = JSON.stringify(event)
-    const now = clock.now()
-    const timestamp = Math.floor(now / 1000)
-    let result: AttemptResult
+    // The subscription rule again at the claim (the store's `refusal`): an endpoint or account disabled, or a type unsubscribed, since the fan-out is sent nothing more.
+    if (delivery.refusal !== undefined) return { result: { status: undefined, durationMs: 0, retryAfter: undefined, error: `not sent: ${delivery.refusal}` }, notSent: delivery.refusal }
     const url = new URL(endpoint.url)
     const literalRefused = literalRefusal(url, allowed)
-    // The subscription rule again at the claim: an endpoint (or account) disabled since the fan-out is sent nothing more.
-    const notSent = endpoint.disabledAt !== null ? 'the endpoint is disabled' : delivery.accountDisabled ? 'its account is disabled' : undefined
-    if (notSent) result = { status: undefined, durationMs: 0, retryAfter: undefined, error: `not sent: ${notSent}` }
-    else if (literalRefused) result = { status: undefined, durationMs: 0, retryAfter: undefined, error: `refused: ${literalRefused}` }
-    else {
-      const headers = {
-        'webhook-id': eventId(stored.id),
-        'webhook-timestamp': String(timestamp),
-        'webhook-signature': signatureHeader(endpoint, eventId(stored.id), timestamp, body, now),
-      }
-      result = await send(url, headers, body, agents, timeoutMs)
+    if (literalRefused) return { result: { status: undefined, durationMs: 0, retryAfter: undefined, error: `refused: ${literalRefused}` } }
+    const body = JSON.stringify(renderEvent(stored))
+    const now = clock.now()
+    const timestamp = Math.floor(now / 1000)
+    const headers = {
+      'webhook-id': eventId(stored.id),
+      'webhook-timestamp': String(timestamp),
+      'webhook-signature': signatureHeader(
+        { secret: secrets.open(delivery.secrets.secret), previousSecret: delivery.secrets.previousSecret && secrets.open(delivery.secrets.previousSecret), previousSecretUntil: endpoint.previousSecretUntil },
+        eventId(stored.id),
+        timestamp,
+        body,
+        now,
+      ),
     }
+    return { result: await send(url, headers, body, agents, timeoutMs) }
+  }
+
+  /** Sends one claimed delivery and says what to record of it; writes nothing itself. An attempt that throws is a failed attempt like any other. */
+  async function attempt(delivery: ClaimedDelivery): Promise<AttemptRecord> {
+    const { result, notSent } = await send1(delivery).catch((error: unknown) => ({
+      result: { status: undefined, durationMs: 0, retryAfter: undefined, error: `could not be sent: ${error instanceof Error ? error.message : String(error)}` } satisfies AttemptResult,
+      notSent: undefined,
+    }))
+    const { endpoint } = delivery
     const at = clock.now()
     const ok = result.status !== undefined && result.status >= 200 && result.status < 300
     const gone = result.status === 410
@@ -83,10 +144,10 @@ export function startDispatcher({ deliveries, clock, allowed, pollMs = 1_000, sc
     const failingFor = at - (endpoint.failingSince ?? at)
     const outcome = ok
       ? ({ status: 'delivered' } as const)
-      : gone || notSent || attempts > schedule.length
+      : gone || notSent !== undefined || attempts > schedule.length
         ? ({ status: 'failed' } as const)
-        : ({ status: 'pending', nextAttemptAt: at + wait(schedule[attempts - 1]!, result.retryAfter) } as const)
-    const disable = !notSent && (gone || (!ok && failingFor >= DISABLE_AFTER_MS))
+        : ({ status: 'pending', nextAttemptAt: at + wait(attempts, result.retryAfter) } as const)
+    const disable = notSent === undefined && (gone || (!ok && failingFor >= DISABLE_AFTER_MS))
     return {
       deliveryId: delivery.id,
       leaseUntil: delivery.leaseUntil,
@@ -101,84 +162,174 @@ export function startDispatcher({ deliveries, clock, allowed, pollMs = 1_000, sc
   }
 
   /**
-   * Sends a claimed batch, then records every attempt in one transaction: on SQLite the
-   * dispatcher takes the write lock once a batch, not once a delivery, and the API's
-   * writes seldom wait for it. An attempt not yet recorded when the process dies is sent
-   * again when its lease runs out (at least once).
+   * The wait before attempt `attempts + 1`: the schedule's, with jitter, or longer when
+   * the receiver asked (Retry-After), but never past the schedule's next step (nor its
+   * last, 10 h): a receiver cannot push its event out of the 30 days it is kept.
    */
-  async function deliver(claimed: readonly ClaimedDelivery[]): Promise<void> {
-    const records = await Promise.all(
-      claimed.map((delivery) => attempt(delivery).catch((error: unknown) => onError(error, 'a webhook delivery failed unexpectedly; it is retried when its lease ends'))),
-    )
-    await deliveries.recordAttempts(records.filter((record) => record !== undefined))
+  function wait(attempts: number, retryAfter: number | undefined): number {
+    const jittered = Math.round(schedule[attempts - 1]! * (0.9 + 0.2 * random()))
+    if (retryAfter === undefined) return jittered
+    const ceiling = schedule[Math.min(attempts, schedule.length - 1)]!
+    return Math.max(jittered, Math.min(retryAfter * 1000, ceiling))
   }
 
-  /** The wait before the next attempt: the schedule's, with jitter, or longer when the receiver asked (Retry-After). */
-  function wait(base: number, retryAfter: number | undefined): number {
-    const jittered = Math.round(base * (0.9 + 0.2 * random()))
-    return retryAfter === undefined ? jittered : Math.max(jittered, retryAfter * 1000)
+  /** What /metrics is told of an attempt, once it is recorded. */
+  function observe(record: AttemptRecord, delivery: ClaimedDelivery) {
+    if (record.outcome.status === 'delivered') onAttempt('delivered', record.at - (delivery.trigger === 'manual' ? delivery.queuedAt : delivery.event.createdAt))
+    else onAttempt(record.error?.startsWith('not sent: ') ? 'not_sent' : record.outcome.status === 'pending' ? 'retrying' : 'failed', undefined)
+  }
+
+  // Attempts that ended, waiting to be written: every one that ends while a write is under way goes in the next.
+  const unrecorded: { record: AttemptRecord; delivery: ClaimedDelivery; written: () => void }[] = []
+  let recording: Promise<void> | undefined
+  function startRecording() {
+    if (recording || unrecorded.length === 0) return
+    const batch = unrecorded.splice(0)
+    recording = deliveries
+      .recordAttempts(batch.map(({ record }) => record))
+      .then(
+        (recorded) => {
+          for (const [i, { record, delivery }] of batch.entries()) if (recorded[i]) observe(record, delivery)
+        },
+        (error: unknown) => onError(error, 'could not record webhook attempts; they are sent again when their leases end'),
+      )
+      .finally(() => {
+        for (const { written } of batch) written()
+        recording = undefined
+        startRecording()
+      })
+  }
+  const record = (attempted: AttemptRecord, delivery: ClaimedDelivery) =>
+    new Promise<void>((written) => {
+      unrecorded.push({ record: attempted, delivery, written })
+      startRecording()
+    })
+
+  /** Sends a claimed delivery on its own: it waits for no other, and none waits for it. */
+  function start(delivery: ClaimedDelivery) {
+    const endpointId = delivery.endpoint.id
+    perEndpointInFlight.set(endpointId, (perEndpointInFlight.get(endpointId) ?? 0) + 1)
+    const running: Promise<void> = attempt(delivery)
+      .then((attempted) => record(attempted, delivery))
+      .catch((error: unknown) => onError(error, 'a webhook delivery failed unexpectedly; it is retried when its lease ends'))
+      .finally(() => {
+        inFlight.delete(running)
+        const left = perEndpointInFlight.get(endpointId)! - 1
+        if (left === 0) perEndpointInFlight.delete(endpointId)
+        else perEndpointInFlight.set(endpointId, left)
+        // Claim more while there is a backlog, unless giving way (then the next poll
+        // claims, one batch a poll): when this endpoint's deliveries have all ended (its
+        // room is whole again, so the claim takes a batch of it, not one), or when it was
+        // the last delivery under way.
+        if (backlog && !closed && !busy() && (left === 0 || inFlight.size === 0)) tick()
+      })
+    inFlight.add(running)
+  }
+
+  /** Claims what there is room for and starts sending it; answers how many it claimed, and how many it asked for. */
+  async function claim(): Promise<{ claimed: number; asked: number }> {
+    const asked = Math.min(BATCH, maxInFlight - inFlight.size)
+    if (asked <= 0) return { claimed: 0, asked }
+    const claimed = await deliveries.claimDue(clock.now(), leaseMs, asked, perEndpoint)
+    if (closed) {
+      for (const delivery of claimed) await deliveries.release(delivery.id, delivery.leaseUntil)
+      return { claimed: 0, asked }
+    }
+    // Nothing claimed, yet deliveries in flight: their endpoints may have had no room, so claim again as each ends.
+    backlog = claimed.length > 0 || inFlight.size > 0
+    for (const delivery of claimed) start(delivery)
+    return { claimed: claimed.length, asked }
   }
 
   /**
-   * Fans out the new events, then claims and sends due deliveries, a batch at a time,
-   * until a batch comes back short: a backlog drains at the receivers' pace, not one
-   * batch a poll. While the requests keep the process busy, one batch of each a poll.
+   * Fans out new events and claims due deliveries in turn, a batch of each at a time,
+   * until neither finds more: the first deliveries of a backlog go out while the rest is
+   * still being fanned out, and a backlog drains at the receivers' pace, not one batch a
+   * poll. With every slot taken, it waits for one. While the requests keep the process
+   * busy, one batch of each a poll.
    */
   async function poll(): Promise<void> {
     polledAt = performance.now()
-    while ((await deliveries.fanOut(clock.now(), FAN_OUT_BATCH)) === FAN_OUT_BATCH && !closed && !busy());
-    for (;;) {
-      const claimed = await deliveries.claimDue(clock.now(), leaseMs, BATCH)
-      if (closed) {
-        for (const delivery of claimed) await deliveries.release(delivery.id, delivery.leaseUntil)
-        return
-      }
-      const running: Promise<void> = deliver(claimed)
-        .catch((error: unknown) => onError(error, 'could not record webhook attempts; they are sent again when their leases end'))
-        .finally(() => inFlight.delete(running))
-      inFlight.add(running)
-      if (claimed.length < BATCH) return
-      // At most one full batch in flight: the next is claimed when this one is sent and recorded.
-      await running
+    // Fanned out only when there may be new events (a poll's timer, a wake-up, a NOTIFY):
+    // a claim made because a delivery ended has nothing to fan out, and on SQLite a
+    // fan-out is a write transaction even when it finds nothing.
+    let fanning = fanOutDue
+    fanOutDue = false
+    while (!closed) {
+      if (fanning) fanning = (await deliveries.fanOut(clock.now(), FAN_OUT_BATCH)) === FAN_OUT_BATCH
+      if (closed) return
+      const { claimed, asked } = await claim()
       if (busy()) return
+      const full = asked > 0 && claimed === asked
+      if (!fanning && !full && asked > 0) return
+      if (asked <= 0 || (full && inFlight.size >= maxInFlight)) await Promise.race(inFlight)
     }
   }
 
   function tick() {
-    if (polling || closed) return
+    if (closed) return
+    if (polling) {
+      wokenWhilePolling = true
+      return
+    }
     // Giving way: the notifications of new events (one a write batch) wait for the next poll.
     if (performance.now() - polledAt < pollMs / 2 && busy()) return
+    runPoll()
+  }
+
+  function runPoll(): Promise<void> {
+    wokenWhilePolling = false
     polling = poll()
       .catch((error: unknown) => onError(error, 'could not claim webhook deliveries'))
       .finally(() => {
         polling = undefined
+        if (wokenWhilePolling) tick()
       })
+    return polling
   }
 
-  const timer = setInterval(tick, pollMs)
+  /** A poll that fans out too: the timer, a wake-up (a test event, a redelivery), a NOTIFY. */
+  const wake = () => {
+    fanOutDue = true
+    tick()
+  }
+  const timer = setInterval(wake, pollMs)
   if (!holdsProcess) timer.unref()
   // Woken at once when any process writes an event to fan out (PostgreSQL); the polling is the fallback.
   const stopWatching = listen
-    ? deliveries.watch(tick, (error) => onError(error, 'lost the database notifications of new events; polling every second'))
+    ? deliveries.watch(wake, (error) => onError(error, 'lost the database notifications of new events; polling every second'))
     : Promise.resolve(async () => {})
   stopWatching.catch((error: unknown) => onError(error, 'could not LISTEN for new events; polling every second'))
 
+  /** Until nothing is being polled, sent or recorded. */
+  async function settled(): Promise<void> {
+    while (polling || inFlight.size > 0 || recording) {
+      await polling
+      await Promise.all(inFlight)
+      await recording
+    }
+  }
+
   return {
     /** Looks for due deliveries now rather than at the next poll (a test event, a redelivery). */
-    wake: tick,
-    /** Looks for due deliveries now and waits until they are sent (tests). */
+    wake,
+    /** Looks for due deliveries now and waits until they, and any claimed after them, are sent and recorded (tests). */
     async pollNow(): Promise<void> {
-      await polling
-      await poll()
-      await Promise.all(inFlight)
+      await settled()
+      fanOutDue = true
+      await runPoll()
+      await settled()
+    },
+    /** How many deliveries it is sending now. */
+    get inFlight() {
+      return inFlight.size
     },
     /** Stops claiming, and waits for the attempts under way. */
     async close(): Promise<void> {
       closed = true
       clearInterval(timer)
       await (await stopWatching.catch(() => async () => {}))()
-      await polling
-      await Promise.all(inFlight)
+      await settled()
       agents.destroy()
     },
   }

@@ -1,31 +1,100 @@
 // Where a webhook may go. A URL given by an API caller is hostile until checked: its
 // host is resolved, and every address must be public unicast (no loopback, private,
-// link-local, multicast, reserved, nor an IPv4-mapped IPv6 form of them) unless an
-// operator allowed its range (PETSTORE_WEBHOOK_ALLOW_CIDRS). The delivery connects to
-// the address that was checked: the check is the socket's own DNS lookup, so a name
-// cannot resolve to a public address for the check and a private one for the request.
+// link-local, multicast, reserved) unless an operator allowed its range, or its range
+// and port (PETSTORE_WEBHOOK_ALLOW_CIDRS). An IPv6 address that embeds an IPv4 one
+// (IPv4-mapped and -compatible, SIIT, NAT64, 6to4, Teredo) is judged by the IPv4
+// address it leads to. The delivery connects to the address that was checked: the
+// check is the socket's own DNS lookup, so a name cannot resolve to a public address
+// for the check and a private one for the request.
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns'
 import ipaddr from 'ipaddr.js'
 import { isIP, type LookupFunction } from 'node:net'
 
-export type Cidr = [ipaddr.IPv4 | ipaddr.IPv6, number]
+/** An allowed range (PETSTORE_WEBHOOK_ALLOW_CIDRS' entry): an address and prefix length, and the one port allowed there when given. */
+export interface Cidr {
+  range: ipaddr.IPv4 | ipaddr.IPv6
+  bits: number
+  port?: number
+}
+
+/** The longest URL stored (the schema's maxLength), counted once normalised: `é` is 6 characters there (`%C3%A9`). */
+export const MAX_URL_LENGTH = 2048
 
 export class OutboundRefused extends Error {
   override name = 'OutboundRefused'
 }
 
-/** Parses PETSTORE_WEBHOOK_ALLOW_CIDRS' entries; throws on one that is not a CIDR. */
+/**
+ * Parses PETSTORE_WEBHOOK_ALLOW_CIDRS' entries: an address or CIDR, with an optional
+ * port (`127.0.0.1:4000`, `10.0.0.0/8:8443`, `[::1]:4000`, `[fd00::/8]:443`); a bare
+ * address is its own /32 or /128. Throws on one that is none of these.
+ */
 export function parseCidrs(list: readonly string[]): Cidr[] {
-  return list.map((cidr) => ipaddr.parseCIDR(cidr))
+  return list.map(parseCidr)
 }
 
-/** Why `address` may not be called, or undefined when it may. */
-export function refusal(address: string, allowed: readonly Cidr[]): string | undefined {
-  let parsed = ipaddr.parse(address)
-  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) parsed = (parsed as ipaddr.IPv6).toIPv4Address()
-  if (allowed.some(([range, bits]) => range.kind() === parsed.kind() && parsed.match(range, bits))) return undefined
+export function parseCidr(entry: string): Cidr {
+  const text = entry.trim()
+  // [IPv6 or IPv6/bits]:port; IPv4, IPv4/bits, IPv4:port, IPv4/bits:port; IPv6, IPv6/bits.
+  const bracketed = /^\[([^\]]+)\](?::(\d+))?$/.exec(text)
+  const v4 = /^([\d.]+(?:\/\d+)?)(?::(\d+))?$/.exec(text)
+  const [range, portText] = bracketed ? [bracketed[1]!, bracketed[2]] : v4 ? [v4[1]!, v4[2]] : [text, undefined]
+  const port = portText === undefined ? undefined : Number(portText)
+  if (port !== undefined && !(Number.isInteger(port) && port >= 1 && port <= 65_535)) throw new Error(`"${entry}": the port must be 1-65535`)
+  const [address, bits] = range.includes('/') ? ipaddr.parseCIDR(range) : [ipaddr.parse(range), ipaddr.parse(range).kind() === 'ipv4' ? 32 : 128]
+  return { range: address, bits, ...(port === undefined ? {} : { port }) }
+}
+
+/** The port a URL connects to. */
+export const portOf = (url: URL) => Number(url.port || (url.protocol === 'https:' ? 443 : 80))
+
+const hex = (part: number) => [part >> 8, part & 255]
+
+/**
+ * The IPv4 addresses an IPv6 address leads to, when it is one of the forms that embed
+ * one (a packet to it reaches, or is translated to, that IPv4 address): IPv4-mapped
+ * (::ffff:0:0/96), SIIT (::ffff:0:0:0/96), IPv4-compatible (::/96, but :: and ::1),
+ * NAT64 (64:ff9b::/96), 6to4 (2002::/16, the gateway's) and Teredo (2001::/32, the
+ * server's and the client's, the latter's bits inverted). Undefined for any other.
+ */
+export function embeddedIPv4(address: ipaddr.IPv6): ipaddr.IPv4[] | undefined {
+  const p = address.parts
+  const v4 = (hi: number, lo: number) => new ipaddr.IPv4([...hex(hi), ...hex(lo)])
+  const zeros = (from: number, to: number) => p.slice(from, to).every((part) => part === 0)
+  if (zeros(0, 5) && p[5] === 0xffff) return [v4(p[6]!, p[7]!)]
+  if (zeros(0, 4) && p[4] === 0xffff && p[5] === 0) return [v4(p[6]!, p[7]!)]
+  if (zeros(0, 6) && !(p[6] === 0 && p[7]! <= 1)) return [v4(p[6]!, p[7]!)]
+  if (p[0] === 0x64 && p[1] === 0xff9b && zeros(2, 6)) return [v4(p[6]!, p[7]!)]
+  if (p[0] === 0x2002) return [v4(p[1]!, p[2]!)]
+  if (p[0] === 0x2001 && p[1] === 0) return [v4(p[2]!, p[3]!), v4(p[6]! ^ 0xffff, p[7]! ^ 0xffff)]
+  return undefined
+}
+
+const allows = (allowed: readonly Cidr[], address: ipaddr.IPv4 | ipaddr.IPv6, port: number | undefined) =>
+  allowed.some((cidr) => cidr.range.kind() === address.kind() && address.match(cidr.range, cidr.bits) && (cidr.port === undefined || cidr.port === port))
+
+/**
+ * Why `address` may not be called (on `port`, when known), or undefined when it may.
+ * An allowance with a port allows that port alone; without a known port, only an
+ * allowance without one counts.
+ */
+export function refusal(address: string, allowed: readonly Cidr[], port?: number): string | undefined {
+  const parsed = ipaddr.parse(address)
+  if (allows(allowed, parsed, port)) return undefined
+  if (parsed.kind() === 'ipv6') {
+    const embedded = embeddedIPv4(parsed as ipaddr.IPv6)
+    if (embedded) {
+      for (const inner of embedded) {
+        const why = refusal(inner.toString(), allowed, port)
+        if (why) return `${address} leads to ${inner.toString()}: ${why}`
+      }
+      return undefined
+    }
+  }
   const range = parsed.range()
-  return range === 'unicast' ? undefined : `${address} is a ${range} address`
+  if (range === 'unicast') return undefined
+  const elsewhere = allowed.some((cidr) => cidr.port !== undefined && cidr.range.kind() === parsed.kind() && parsed.match(cidr.range, cidr.bits))
+  return `${address} is a ${range} address${elsewhere ? ` (allowed on another port than ${port ?? 'this one'})` : ''}`
 }
 
 /**
@@ -34,7 +103,7 @@ export function refusal(address: string, allowed: readonly Cidr[]): string | und
  */
 export function literalRefusal(url: URL, allowed: readonly Cidr[]): string | undefined {
   const host = url.hostname.replace(/^\[|\]$/g, '')
-  return isIP(host) === 0 ? undefined : refusal(host, allowed)
+  return isIP(host) === 0 ? undefined : refusal(host, allowed, portOf(url))
 }
 
 /** Checks a webhook URL as a caller gave it: the scheme, and every address its host resolves to. */
@@ -47,9 +116,10 @@ export async function checkUrl(text: string, { allowHttp, allowed }: { allowHttp
   }
   if (url.protocol !== 'https:' && !(allowHttp && url.protocol === 'http:')) throw new OutboundRefused(allowHttp ? 'url must be http or https' : 'url must be https')
   if (url.username || url.password) throw new OutboundRefused('url must not carry credentials')
+  if (url.href.length > MAX_URL_LENGTH) throw new OutboundRefused(`url is ${url.href.length} characters once normalised (non-ASCII characters percent-encoded), more than ${MAX_URL_LENGTH}`)
   const addresses = await resolveAll(url.hostname.replace(/^\[|\]$/g, ''))
   for (const { address } of addresses) {
-    const why = refusal(address, allowed)
+    const why = refusal(address, allowed, portOf(url))
     // (The operator, not the caller, can allow a range: say where, for a receiver on the server's own machine.)
     if (why) throw new OutboundRefused(`url resolves to a non-public address: ${why} (an operator can allow its range with PETSTORE_WEBHOOK_ALLOW_CIDRS)`)
   }
@@ -62,13 +132,13 @@ function resolveAll(host: string): Promise<LookupAddress[]> {
   )
 }
 
-/** A socket lookup that refuses non-public addresses: the address checked is the address connected to. */
-export function guardedLookup(allowed: readonly Cidr[]): LookupFunction {
+/** A socket lookup, for connections to `port`, that refuses non-public addresses: the address checked is the address connected to. */
+export function guardedLookup(allowed: readonly Cidr[], port?: number): LookupFunction {
   return (hostname, options, callback) => {
     dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
       if (error) return callback(error, '', 0)
       const list = addresses as LookupAddress[]
-      const bad = list.map((entry) => refusal(entry.address, allowed)).find((why) => why !== undefined)
+      const bad = list.map((entry) => refusal(entry.address, allowed, port)).find((why) => why !== undefined)
       if (bad) return callback(Object.assign(new OutboundRefused(`refused: ${bad}`), { code: 'EPETSTOREREFUSED' }), '', 0)
       if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, list)
       const first = list[0]!

@@ -10,62 +10,124 @@ import { performance } from 'node:perf_hooks'
 export interface RequestPressure {
   /** Counts a request (the HTTP server's 'request' event) and how long it is in flight. */
   onRequest(request: IncomingMessage, response: ServerResponse): void
-  /** True when, over the last window or the part of this one gone by, requests kept the process busy. */
+  /** True while requests keep the process busy and the dispatcher is to give way. */
   busy(): boolean
+  /** Judges the window just ended (the timer does, every window; tests on a manual clock call it). */
+  judge(): void
   stop(): void
 }
 
+/** The two measures, from the process by default; a test's manual clock moves them by hand. */
+export interface PressureClock {
+  /** Monotonic milliseconds. */
+  now(): number
+  /** Milliseconds the event loop has spent working (not waiting), in all. */
+  loopActive(): number
+}
+
+export const processClock: PressureClock = {
+  now: () => performance.now(),
+  loopActive: () => performance.eventLoopUtilization().active,
+}
+
 export interface RequestPressureOptions {
-  /** Event-loop utilization (0–1) above which requests count as keeping it busy. */
+  /** Event-loop utilization (0–1) above which requests count as keeping it busy (0.9). */
   threshold?: number
-  /** Requests in flight, on average over a window, from which they count as queueing. */
+  /** …and below which they no longer do, once they did (0.75): hysteresis, so that it does not flap at the edge. */
+  release?: number
+  /** Requests in flight, on average over a window, from which they count as queueing (16); they stop counting below half. */
   queueing?: number
-  /** How often the judgement is made, over the window just ended. */
+  /** How often the judgement is made, over the window just ended (250 ms). */
   windowMs?: number
+  /**
+   * The floor: after giving way this long without a break (10 s), it says "not busy" for
+   * `breakMs` (1 s), so that the dispatcher runs at full speed at least that share of
+   * the time however long the requests keep coming, and the backlog's age stays bounded.
+   */
+  maxYieldMs?: number
+  breakMs?: number
+  clock?: PressureClock
+  /** Judge every window on a timer (true); false: the caller calls judge() (tests). */
+  timer?: boolean
 }
 
 /**
- * Busy: requests came, and either the event loop was busier than the threshold (this
- * process is the bottleneck: SQLite) or they were queueing, many in flight at once on
- * average (the database is: PostgreSQL, where the loop waits more than it works).
+ * Busy: requests came or are still in flight, and either the event loop was busier than
+ * the threshold (this process is the bottleneck: SQLite) or they were queueing, many in
+ * flight at once on average (the database is: PostgreSQL, where the loop waits more than
+ * it works). Requests stuck in flight count although no new one arrives.
  *
  * Judged every window, whether or not the dispatcher asks (a window that began before
  * the requests would otherwise average them with the quiet before). Each judgement holds
- * for the next window. While the dispatcher gives way, the measures are the requests'
- * own; when they fall below the thresholds it runs at full speed again, and if it then
- * tips the process over while requests keep coming, it gives way again. Without requests
- * it never does: a backlog drains at full speed on an instance nobody is calling. At
- * saturation the utilization stays above 0.99 on SQLite, and 50 connections keep about
- * 50 requests in flight, so the thresholds leave margin.
+ * for the next window. Once busy, it stays busy until both measures fall below their
+ * lower marks (`release`, half of `queueing`). Without requests it never is: a backlog
+ * drains at full speed on an instance nobody is calling. At saturation the utilization
+ * stays above 0.99 on SQLite, and 50 connections keep about 50 requests in flight, so
+ * the thresholds leave margin.
  */
-export function requestPressure({ threshold = 0.9, queueing = 16, windowMs = 250 }: RequestPressureOptions = {}): RequestPressure {
+export function requestPressure({
+  threshold = 0.9,
+  release = 0.75,
+  queueing = 16,
+  windowMs = 250,
+  maxYieldMs = 10_000,
+  breakMs = 1_000,
+  clock = processClock,
+  timer = true,
+}: RequestPressureOptions = {}): RequestPressure {
   let requests = 0
-  let since = performance.eventLoopUtilization()
+  let windowStart = clock.now()
+  let activeAtStart = clock.loopActive()
   let judged = false
+  /** Since when it has said busy without a break; the end of the current break. */
+  let yieldingSince: number | undefined
+  let breakUntil = -Infinity
   // The time integral of the requests in flight, since the window began: its mean is the integral over the window's length.
   let inFlight = 0
   let inFlightArea = 0
-  let changedAt = performance.now()
+  let changedAt = windowStart
   const inFlightChanges = (by: number) => {
-    const now = performance.now()
+    const now = clock.now()
     inFlightArea += inFlight * (now - changedAt)
     changedAt = now
     inFlight += by
   }
-  const loaded = (elapsedMs: number, utilization: number) => {
+  /** Whether the span since the window began was loaded; `holding`: it was busy already, so the lower marks apply. */
+  const loaded = (holding: boolean) => {
     inFlightChanges(0)
-    return requests > 0 && (utilization > threshold || inFlightArea / elapsedMs >= queueing)
+    const elapsed = clock.now() - windowStart
+    if (elapsed <= 0 || (requests === 0 && inFlight === 0)) return false
+    const utilization = (clock.loopActive() - activeAtStart) / elapsed
+    const meanInFlight = inFlightArea / elapsed
+    return holding ? utilization > release || meanInFlight >= queueing / 2 : utilization > threshold || meanInFlight >= queueing
   }
 
-  const timer = setInterval(() => {
-    const current = performance.eventLoopUtilization()
-    const window = performance.eventLoopUtilization(current, since)
-    judged = loaded(window.idle + window.active, window.utilization)
-    since = current
+  function judge() {
+    judged = loaded(judged)
+    windowStart = clock.now()
+    activeAtStart = clock.loopActive()
+    changedAt = windowStart
     requests = 0
     inFlightArea = 0
-  }, windowMs)
-  timer.unref()
+  }
+
+  /** The floor: busy for `maxYieldMs` in a row earns the dispatcher a break. */
+  function floor(busy: boolean): boolean {
+    const now = clock.now()
+    if (now < breakUntil) return false
+    if (!busy) {
+      yieldingSince = undefined
+      return false
+    }
+    yieldingSince ??= now
+    if (now - yieldingSince < maxYieldMs) return true
+    breakUntil = now + breakMs
+    yieldingSince = undefined
+    return false
+  }
+
+  const interval = timer ? setInterval(judge, windowMs) : undefined
+  interval?.unref()
   const finished = () => inFlightChanges(-1)
   return {
     onRequest(_request, response) {
@@ -74,12 +136,11 @@ export function requestPressure({ threshold = 0.9, queueing = 16, windowMs = 250
       response.once('close', finished)
     },
     busy() {
-      if (judged) return true
       // A burst that fills the process while a backlog drains is not kept waiting for the window's end.
-      const sofar = performance.eventLoopUtilization(performance.eventLoopUtilization(), since)
-      const elapsed = sofar.idle + sofar.active
-      return elapsed >= windowMs / 5 && loaded(elapsed, sofar.utilization)
+      const now = judged || (clock.now() - windowStart >= windowMs / 5 && loaded(false))
+      return floor(now)
     },
-    stop: () => clearInterval(timer),
+    judge,
+    stop: () => clearInterval(interval),
   }
 }

@@ -13,6 +13,7 @@ import type { DeliveryAttempt, NewWebhookEndpoint, WebhookEndpoint, WebhookEndpo
 import { TEST_EVENT } from '../vocabulary/event-types.js'
 import { parseEventId, renderEvent, type Event } from './events.js'
 import { checkUrl, OutboundRefused, type Cidr } from './outbound.js'
+import type { SecretBox } from './secret-box.js'
 import { newSecret } from './signature.js'
 
 export const DEFAULT_SECRET_GRACE_S = 86_400
@@ -31,6 +32,14 @@ export class WebhookAdminError extends Error {
   }
 }
 
+/** The account has as many endpoints as it may (PETSTORE_WEBHOOK_MAX_ENDPOINTS). */
+export class EndpointLimitReached extends Error {
+  override name = 'EndpointLimitReached'
+  constructor(readonly limit: number) {
+    super(`This account has ${limit} webhook endpoints, as many as it may have: delete one, or subscribe one of them to more event types.`)
+  }
+}
+
 export interface WebhookAdminOptions {
   endpoints: WebhookEndpointsStore
   clock: Clock
@@ -38,6 +47,10 @@ export interface WebhookAdminOptions {
   allowHttp: boolean
   /** Private ranges an endpoint may point at nonetheless (tests, a private network). */
   allowed: readonly Cidr[]
+  /** Endpoints an account may have. */
+  maxEndpoints: number
+  /** Seals the signing secrets before the store sees them. */
+  secrets: SecretBox
   /** Wakes this instance's dispatcher (a test event, a redelivery): sent now rather than at the next poll. */
   wake: () => void
 }
@@ -62,7 +75,9 @@ function view(endpoint: StoredEndpoint, secret?: string): WebhookEndpoint {
   }
 }
 
-function attemptView(attempt: StoredAttempt): DeliveryAttempt {
+/** `latest`: the newest attempt of its delivery, the one that says when the next is due. */
+function attemptView(attempt: StoredAttempt, latest: boolean): DeliveryAttempt {
+  const next = latest ? attempt.deliveryNextAttemptAt : null
   return {
     eventId: `evt_${attempt.eventId}`,
     trigger: attempt.trigger,
@@ -70,13 +85,14 @@ function attemptView(attempt: StoredAttempt): DeliveryAttempt {
     durationMs: attempt.durationMs,
     responseStatus: attempt.responseStatus,
     error: attempt.error,
+    nextAttemptAt: next === null ? null : new Date(next).toISOString(),
   }
 }
 
 /** Event types as stored: space-separated and sorted, or `*` for all. */
 const eventsList = (events: readonly string[]) => (events.includes('*') ? '*' : [...events].sort().join(' '))
 
-export function createWebhookAdmin({ endpoints, clock, allowHttp, allowed, wake }: WebhookAdminOptions) {
+export function createWebhookAdmin({ endpoints, clock, allowHttp, allowed, maxEndpoints, secrets, wake }: WebhookAdminOptions) {
   async function checked(url: string): Promise<string> {
     try {
       return (await checkUrl(url, { allowHttp, allowed })).href
@@ -86,6 +102,16 @@ export function createWebhookAdmin({ endpoints, clock, allowHttp, allowed, wake 
     }
   }
 
+  /** Why a redelivery of an event of `type` went to no endpoint of the account. */
+  async function whyNone(accountId: number, type: string): Promise<string> {
+    if (type === TEST_EVENT) return 'A test event goes only to the endpoint it was made for: send another with POST /v1/webhook-endpoints/{id}/test.'
+    const mine = await endpoints.endpoints(accountId)
+    if (mine.length === 0) return 'This account has no webhook endpoint.'
+    const enabled = mine.filter((endpoint) => endpoint.disabledAt === null)
+    if (enabled.length === 0) return 'Every webhook endpoint of this account is disabled: enable one with PATCH /v1/webhook-endpoints/{id} {"enabled": true}.'
+    return `No enabled webhook endpoint of this account subscribes to ${type} (enabledEvents).`
+  }
+
   return {
     /** A page of the account's events and every pet event, newest first; `more` when older ones match. */
     async events(accountId: number, { type, beforeId, limit }: EventsQuery): Promise<{ events: Event[]; more: boolean }> {
@@ -93,19 +119,27 @@ export function createWebhookAdmin({ endpoints, clock, allowHttp, allowed, wake 
       return { events: rows.slice(0, limit).map(renderEvent), more: rows.length > limit }
     },
 
-    /** Queues `evt_…` again for the account's endpoints that take it: how many, or undefined when the account may not see it. */
-    async redeliver(accountId: number, eventId: string): Promise<number | undefined> {
+    /**
+     * Queues `evt_…` again for the account's endpoints that take it: how many, and when
+     * none, why; undefined when the account may not see it.
+     */
+    async redeliver(accountId: number, eventId: string): Promise<{ deliveries: number; reason?: string } | undefined> {
       const id = parseEventId(eventId)
       if (id === undefined) return undefined
       const queued = await endpoints.redeliver(accountId, id, clock.now())
-      if (queued) wake()
-      return queued
+      if (!queued) return undefined
+      if (queued.deliveries > 0) {
+        wake()
+        return { deliveries: queued.deliveries }
+      }
+      return { deliveries: 0, reason: await whyNone(accountId, queued.type) }
     },
 
-    /** A new endpoint, with its secret (shown this once). */
+    /** A new endpoint, with its secret (shown this once); EndpointLimitReached when the account has as many as it may. */
     async create(accountId: number, { url, enabledEvents, description = '' }: NewWebhookEndpoint): Promise<WebhookEndpoint> {
       const secret = newSecret()
-      const endpoint = await endpoints.insertEndpoint({ accountId, url: await checked(url), description, enabledEvents: eventsList(enabledEvents), secret }, clock.now())
+      const endpoint = await endpoints.insertEndpoint({ accountId, url: await checked(url), description, enabledEvents: eventsList(enabledEvents), secret: secrets.seal(secret) }, clock.now(), maxEndpoints)
+      if (!endpoint) throw new EndpointLimitReached(maxEndpoints)
       return view(endpoint, secret)
     },
 
@@ -136,7 +170,7 @@ export function createWebhookAdmin({ endpoints, clock, allowHttp, allowed, wake 
     /** A new signing secret (shown this once); the old one keeps signing beside it for `graceS` seconds. */
     async rotateSecret(accountId: number, id: number, graceS = DEFAULT_SECRET_GRACE_S): Promise<WebhookEndpoint | undefined> {
       const secret = newSecret()
-      const rotated = await endpoints.rotateSecret(accountId, id, secret, clock.now() + graceS * 1000)
+      const rotated = await endpoints.rotateSecret(accountId, id, secrets.seal(secret), clock.now() + graceS * 1000)
       return rotated && view(rotated, secret)
     },
 
@@ -152,7 +186,14 @@ export function createWebhookAdmin({ endpoints, clock, allowHttp, allowed, wake 
     /** The endpoint's latest attempts, newest first. */
     async deliveries(accountId: number, id: number): Promise<DeliveryAttempt[] | undefined> {
       const endpoint = await endpoints.endpoint(accountId, id)
-      return endpoint && (await endpoints.attempts(endpoint.id, ATTEMPTS_SHOWN)).map(attemptView)
+      if (!endpoint) return undefined
+      const seen = new Set<number>()
+      // Newest first: the first of each delivery is its latest.
+      return (await endpoints.attempts(endpoint.id, ATTEMPTS_SHOWN)).map((attempt) => {
+        const latest = !seen.has(attempt.deliveryId)
+        seen.add(attempt.deliveryId)
+        return attemptView(attempt, latest)
+      })
     },
   }
 }

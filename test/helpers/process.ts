@@ -22,9 +22,20 @@ export async function spawnServer(env: Record<string, string>, how: keyof typeof
   return spawnUntil(COMMANDS[how], env, /listening at (http:\/\/127\.0\.0\.1:\d+)/, 'listening at')
 }
 
-/** `petstore dispatch`: webhook delivery in a process of its own (its `url` is empty). */
-export async function spawnDispatcher(env: Record<string, string>): Promise<ServerProcess> {
-  return spawnUntil([process.execPath, '--import', 'tsx', 'src/dispatch.ts'], env, /delivering the webhooks()/, 'delivering the webhooks')
+/** How a dispatcher is started: from the sources by default, or as a supervisor would through npm (`npm run dispatch`). */
+const DISPATCH_COMMANDS = {
+  source: [process.execPath, '--import', 'tsx', 'src/dispatch.ts'],
+  npmRun: process.env.npm_execpath
+    ? [process.execPath, process.env.npm_execpath, 'run', 'dispatch', '--ignore-scripts', '--silent']
+    : ['npm', 'run', 'dispatch', '--ignore-scripts', '--silent'],
+} satisfies Record<string, readonly [string, ...string[]]>
+
+/**
+ * `petstore dispatch`: webhook delivery in a process of its own. Its `url` is the pid
+ * of the process that delivers, as its first log line says (under npm, not npm's).
+ */
+export async function spawnDispatcher(env: Record<string, string>, how: keyof typeof DISPATCH_COMMANDS = 'source'): Promise<ServerProcess> {
+  return spawnUntil(DISPATCH_COMMANDS[how], env, /"pid":(\d+).*delivering the webhooks/, 'delivering the webhooks')
 }
 
 /** Starts `command` and waits for the log line `ready` matches; its first group is the url. */

@@ -4,6 +4,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { AddressInfo } from 'node:net'
 import { buildApp } from '../../src/app.js'
+import { secretBoxFromConfig } from '../../src/webhooks/secret-box.js'
+import type { Metrics } from '../../src/plugins/metrics.js'
 import { hashApiKey, keyEnvironmentFor } from '../../src/api-keys/key-format.js'
 import type { Limits } from '../../src/vocabulary/plans.js'
 import { systemClock, type Clock } from '../../src/clock.js'
@@ -13,6 +15,9 @@ import { createRateLimiterFromConfig } from '../../src/rate-limit/from-config.js
 import type { RateLimiter } from '../../src/rate-limit/limiter.js'
 import { issueTestKey, type TestKeyOptions } from './keys.js'
 import { createTestDatabase, needs } from './services.js'
+
+/** The tests' main key for webhook signing secrets (32 bytes, base64). */
+export const TEST_SECRET_KEY = Buffer.alloc(32, 7).toString('base64')
 
 export type StoreKind = 'sqlite' | 'postgres'
 
@@ -32,6 +37,8 @@ export interface TestServerOptions {
   logStream?: NodeJS.WritableStream
   /** Environment variables as the server would read them. */
   env?: Record<string, string>
+  /** GET /metrics' metrics, to count a test's own dispatcher into (as server.ts does its own). */
+  metrics?: Metrics
 }
 
 export interface Reply<T = unknown> {
@@ -45,13 +52,15 @@ export async function startTestServer(options: TestServerOptions = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'petstore-test-'))
   const postgres = options.store === 'postgres' ? await createTestDatabase() : undefined
   const databaseUrl = postgres?.url ?? `sqlite:${join(dir, 'petstore.db')}`
-  const config = loadConfig({ DATABASE_URL: databaseUrl, ...options.env })
+  // A main key of the tests' own (a test that wants the key file beside the database sets it empty).
+  const config = loadConfig({ DATABASE_URL: databaseUrl, PETSTORE_SECRET_KEY: TEST_SECRET_KEY, ...options.env })
+  const secrets = secretBoxFromConfig(config)
   const clock = options.clock ?? systemClock
   const store = await openStore(config.databaseUrl)
   const ownLimiter = options.limiter ? undefined : createRateLimiterFromConfig(config, clock, { onRedisTransition: () => {} })
   await ownLimiter?.ready()
   const limiter = options.limiter ?? ownLimiter!
-  const app = await buildApp({ config, store, clock, limiter, logger: options.logStream ? { level: 'info', stream: options.logStream } : false })
+  const app = await buildApp({ config, store, clock, limiter, secrets, logger: options.logStream ? { level: 'info', stream: options.logStream } : false, ...(options.metrics ? { metrics: options.metrics } : {}) })
   await app.listen({ host: '127.0.0.1', port: 0 })
   const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
 
@@ -73,6 +82,8 @@ export async function startTestServer(options: TestServerOptions = {}) {
   return {
     url,
     config,
+    /** The box the app seals signing secrets with: a test's dispatcher opens them with it. */
+    secrets,
     store,
     clock,
     app,

@@ -12,6 +12,7 @@ import * as eventsAndWebhooks from './2026-11-24-007-events-and-webhooks.js'
 import * as notifyOnceAtATime from './2026-11-25-008-notify-once-at-a-time.js'
 import * as accounts from './2026-11-25-009-accounts.js'
 import * as categories from './2026-11-25-010-categories.js'
+import * as webhookQueue from './2026-11-25-012-webhook-queue.js'
 
 const MIGRATIONS = {
   '2026-11-22-001-pets-and-api-keys': petsAndApiKeys,
@@ -24,6 +25,7 @@ const MIGRATIONS = {
   '2026-11-25-008-notify-once-at-a-time': notifyOnceAtATime,
   '2026-11-25-009-accounts': accounts,
   '2026-11-25-010-categories': categories,
+  '2026-11-25-012-webhook-queue': webhookQueue,
 }
 
 // PostgreSQL runs every migration in a transaction (Kysely's adapter reports
@@ -38,6 +40,7 @@ const OWN_SQLITE_TRANSACTION: ReadonlySet<string> = new Set([
   '2026-11-24-007-events-and-webhooks',
   '2026-11-25-009-accounts',
   '2026-11-25-010-categories',
+  '2026-11-25-012-webhook-queue',
 ])
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {

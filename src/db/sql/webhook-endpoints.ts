@@ -4,7 +4,7 @@ import { sql, type Kysely, type Selectable } from 'kysely'
 import type { Dialect } from '../dialect.js'
 import type { Database, WebhookAttemptsTable } from '../schema.js'
 import type { StoredAttempt, WebhookEndpointsStore } from '../webhook-endpoints-store.js'
-import { takes, toEndpoint, toEvent } from './webhook-rows.js'
+import { ENDPOINT_COLUMNS, takes, toEndpoint, toEvent } from './webhook-rows.js'
 
 export function createWebhookEndpointsStore(db: Kysely<Database>, dialect: Dialect): WebhookEndpointsStore {
   return {
@@ -18,8 +18,15 @@ export function createWebhookEndpointsStore(db: Kysely<Database>, dialect: Diale
       return (await query.orderBy('id', 'desc').limit(limit).execute()).map(toEvent)
     },
 
-    async insertEndpoint(endpoint, now) {
-      const row = await db
+    async insertEndpoint(endpoint, now, limit = Infinity) {
+      return db.transaction().execute(async (trx) => {
+        if (Number.isFinite(limit)) {
+          // PostgreSQL: the account's row locked, so two inserts count one after the other (SQLite's writer is alone already).
+          if (dialect === 'postgres') await trx.selectFrom('accounts').select('id').where('id', '=', endpoint.accountId).forUpdate().execute()
+          const { count } = await trx.selectFrom('webhook_endpoints').select((eb) => eb.fn.countAll<number>().as('count')).where('account_id', '=', endpoint.accountId).executeTakeFirstOrThrow()
+          if (Number(count) >= limit) return undefined
+        }
+        const row = await trx
         .insertInto('webhook_endpoints')
         .values({
           account_id: endpoint.accountId,
@@ -29,17 +36,18 @@ export function createWebhookEndpointsStore(db: Kysely<Database>, dialect: Diale
           secret: endpoint.secret,
           created_at: now,
         })
-        .returningAll()
+        .returning(ENDPOINT_COLUMNS)
         .executeTakeFirstOrThrow()
-      return toEndpoint(row)
+        return toEndpoint(row)
+      })
     },
 
     async endpoints(accountId) {
-      return (await db.selectFrom('webhook_endpoints').selectAll().where('account_id', '=', accountId).orderBy('id').execute()).map(toEndpoint)
+      return (await db.selectFrom('webhook_endpoints').select(ENDPOINT_COLUMNS).where('account_id', '=', accountId).orderBy('id').execute()).map(toEndpoint)
     },
 
     async endpoint(accountId, id) {
-      const row = await db.selectFrom('webhook_endpoints').selectAll().where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst()
+      const row = await db.selectFrom('webhook_endpoints').select(ENDPOINT_COLUMNS).where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst()
       return row && toEndpoint(row)
     },
 
@@ -54,7 +62,7 @@ export function createWebhookEndpointsStore(db: Kysely<Database>, dialect: Diale
         })
         .where('account_id', '=', accountId)
         .where('id', '=', id)
-        .returningAll()
+        .returning(ENDPOINT_COLUMNS)
         .executeTakeFirst()
       return row && toEndpoint(row)
     },
@@ -65,25 +73,38 @@ export function createWebhookEndpointsStore(db: Kysely<Database>, dialect: Diale
         .set((eb) => ({ previous_secret: eb.ref('secret'), previous_secret_until: previousUntil, secret }))
         .where('account_id', '=', accountId)
         .where('id', '=', id)
-        .returningAll()
+        .returning(ENDPOINT_COLUMNS)
         .executeTakeFirst()
       return row && toEndpoint(row)
     },
 
+    async secrets(afterId, limit) {
+      const rows = await db.selectFrom('webhook_endpoints').select(['id', 'secret', 'previous_secret']).where('id', '>', afterId).orderBy('id').limit(limit).execute()
+      return rows.map((row) => ({ id: row.id, secret: row.secret, previousSecret: row.previous_secret }))
+    },
+
+    async replaceSecrets(id, from, to) {
+      const result = await db
+        .updateTable('webhook_endpoints')
+        .set({ secret: to.secret, previous_secret: to.previousSecret })
+        .where('id', '=', id)
+        .where('secret', '=', from.secret)
+        .where((eb) => (from.previousSecret === null ? eb('previous_secret', 'is', null) : eb('previous_secret', '=', from.previousSecret)))
+        .executeTakeFirst()
+      return result.numUpdatedRows > 0n
+    },
+
     async deleteEndpoint(accountId, id) {
-      return db.transaction().execute(async (trx) => {
-        const deleted = await trx.deleteFrom('webhook_endpoints').where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst()
-        if (deleted.numDeletedRows === 0n) return false
-        await trx.deleteFrom('webhook_deliveries').where('endpoint_id', '=', id).where('status', '=', 'pending').execute()
-        return true
-      })
+      // Its deliveries and their attempts go with it (on delete cascade, migration 2026-11-25-012).
+      const deleted = await db.deleteFrom('webhook_endpoints').where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst()
+      return deleted.numDeletedRows > 0n
     },
 
     async redeliver(accountId, eventId, now) {
       return db.transaction().execute(async (trx) => {
         const visible = await trx
           .selectFrom('events')
-          .select('id')
+          .select(['id', 'type'])
           .where('id', '=', eventId)
           .where((eb) => eb.or([eb('account_id', '=', accountId), eb('account_id', 'is', null)]))
           .executeTakeFirst()
@@ -93,7 +114,7 @@ export function createWebhookEndpointsStore(db: Kysely<Database>, dialect: Diale
           select e.id, t.id, 'pending', 0, ${now}, 'manual', ${now}
           from events t join webhook_endpoints e on ${takes(dialect)}
           where t.id = ${eventId} and e.account_id = ${accountId}`.execute(trx)
-        return Number(queued.numAffectedRows ?? 0n)
+        return { deliveries: Number(queued.numAffectedRows ?? 0n), type: visible.type }
       })
     },
 
@@ -109,13 +130,21 @@ export function createWebhookEndpointsStore(db: Kysely<Database>, dialect: Diale
     },
 
     async attempts(endpointId, limit) {
-      const rows = await db.selectFrom('webhook_attempts').selectAll().where('endpoint_id', '=', endpointId).orderBy('id', 'desc').limit(limit).execute()
+      const rows = await db
+        .selectFrom('webhook_attempts as a')
+        .leftJoin('webhook_deliveries as d', 'd.id', 'a.delivery_id')
+        .selectAll('a')
+        .select(['d.status as delivery_status', 'd.next_attempt_at as delivery_next_attempt_at'])
+        .where('a.endpoint_id', '=', endpointId)
+        .orderBy('a.id', 'desc')
+        .limit(limit)
+        .execute()
       return rows.map(toAttempt)
     },
   }
 }
 
-function toAttempt(row: Selectable<WebhookAttemptsTable>): StoredAttempt {
+function toAttempt(row: Selectable<WebhookAttemptsTable> & { delivery_status: string | null; delivery_next_attempt_at: number | null }): StoredAttempt {
   return {
     id: row.id,
     deliveryId: row.delivery_id,
@@ -125,5 +154,6 @@ function toAttempt(row: Selectable<WebhookAttemptsTable>): StoredAttempt {
     durationMs: row.duration_ms,
     responseStatus: row.response_status,
     error: row.error,
+    deliveryNextAttemptAt: row.delivery_status === 'pending' ? row.delivery_next_attempt_at : null,
   }
 }

@@ -13,25 +13,30 @@ import type { StoredEndpoint, StoredEvent } from '../webhook-endpoints-store.js'
  */
 export function takes(dialect: Dialect): RawBuilder<unknown> {
   const position = dialect === 'postgres' ? sql.raw('strpos') : sql.raw('instr')
-  return sql`e.disabled_at is null
+  return sql`${sends()}
         and (e.enabled_events = '*' or ${position}(' ' || e.enabled_events || ' ', ' ' || t.type || ' ') > 0)
-        and (t.account_id is null or e.account_id = t.account_id)
-        and not exists (select 1 from accounts a where a.id = e.account_id and a.disabled_at is not null)`
+        and (t.account_id is null or e.account_id = t.account_id)`
+}
+
+/** Whether endpoint `e` is sent anything at all: it is enabled, and so is its account. A manual delivery (a test event, a redelivery) asks only this at its claim. */
+export function sends(): RawBuilder<unknown> {
+  return sql`e.disabled_at is null and not exists (select 1 from accounts a where a.id = e.account_id and a.disabled_at is not null)`
 }
 
 export function toEvent(row: Selectable<EventsTable>): StoredEvent {
   return { id: row.id, type: row.type, accountId: row.account_id, data: row.data, createdAt: row.created_at }
 }
 
-export function toEndpoint(row: Selectable<WebhookEndpointsTable>): StoredEndpoint {
+/** The endpoint columns the API reads: every one but the secrets. */
+export const ENDPOINT_COLUMNS = ['id', 'account_id', 'url', 'description', 'enabled_events', 'previous_secret_until', 'disabled_at', 'failing_since', 'created_at'] as const
+
+export function toEndpoint(row: Omit<Selectable<WebhookEndpointsTable>, 'secret' | 'previous_secret'>): StoredEndpoint {
   return {
     id: row.id,
     accountId: row.account_id,
     url: row.url,
     description: row.description,
     enabledEvents: row.enabled_events,
-    secret: row.secret,
-    previousSecret: row.previous_secret,
     previousSecretUntil: row.previous_secret_until,
     disabledAt: row.disabled_at,
     failingSince: row.failing_since,

@@ -6,7 +6,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { ApiError } from '../../errors.js'
 import { EVENT_TYPES, TEST_EVENT } from '../../vocabulary/event-types.js'
-import { ATTEMPTS_SHOWN, DEFAULT_SECRET_GRACE_S, MAX_SECRET_GRACE_S, WebhookAdminError, type WebhookAdmin } from '../../webhooks/webhook-admin.js'
+import { ATTEMPTS_SHOWN, DEFAULT_SECRET_GRACE_S, EndpointLimitReached, MAX_SECRET_GRACE_S, WebhookAdminError, type WebhookAdmin } from '../../webhooks/webhook-admin.js'
 import { DeliveryAttempt, EventSchema, NewWebhookEndpoint, WebhookEndpoint, WebhookEndpointPatch } from '../../schemas/webhook.js'
 import { idSchema } from '../../schemas/pet.js'
 import { errorResponse, header, optionalHeader, response, TOO_MANY_REQUESTS, UNAUTHORIZED } from '../../schemas/responses.js'
@@ -46,6 +46,7 @@ export async function webhookRoutes(app: FastifyInstance, { webhookAdmin }: Webh
   }
   const refused = (error: unknown): never => {
     if (error instanceof WebhookAdminError) throw new ApiError('invalid_field', `${error.message}.`, { details: [{ field: error.field, message: error.message }] })
+    if (error instanceof EndpointLimitReached) throw new ApiError('endpoint_limit_reached', error.message)
     throw error
   }
 
@@ -88,7 +89,16 @@ export async function webhookRoutes(app: FastifyInstance, { webhookAdmin }: Webh
         description: 'Queues the event again for each of the caller\'s enabled endpoints subscribed to its type; they get it within a second, with the same `webhook-id`.',
         params: EventParams,
         response: {
-          202: response('Queued.', Type.Object({ deliveries: Type.Integer({ minimum: 0, description: 'How many endpoints it was queued for.' }) }, { additionalProperties: false })),
+          202: response(
+            'Queued.',
+            Type.Object(
+              {
+                deliveries: Type.Integer({ minimum: 0, description: 'How many endpoints it was queued for.' }),
+                reason: Type.Optional(Type.String({ description: 'When `deliveries` is 0: why (no endpoint, none enabled, none subscribed to the type, a test event).' })),
+              },
+              { additionalProperties: false },
+            ),
+          ),
           400: errorResponse('eventId is malformed.', ['invalid_parameter']),
           401: UNAUTHORIZED,
           404: errorResponse('There is no such event this account may see.', ['not_found']),
@@ -97,9 +107,9 @@ export async function webhookRoutes(app: FastifyInstance, { webhookAdmin }: Webh
       },
     },
     async (request, reply) => {
-      const deliveries = await webhookAdmin.redeliver(request.apiKey!.accountId, request.params.eventId)
-      if (deliveries === undefined) throw new ApiError('not_found', `There is no event ${request.params.eventId} for this account.`)
-      return reply.code(202).send({ deliveries })
+      const queued = await webhookAdmin.redeliver(request.apiKey!.accountId, request.params.eventId)
+      if (queued === undefined) throw new ApiError('not_found', `There is no event ${request.params.eventId} for this account.`)
+      return reply.code(202).send(queued)
     },
   )
 
@@ -111,12 +121,13 @@ export async function webhookRoutes(app: FastifyInstance, { webhookAdmin }: Webh
         tags: ['webhooks'],
         summary: 'Make a webhook endpoint',
         description:
-          'Starts sending the listed events to `url`, signed with a new secret (in this response alone). The URL must be https (http outside production) and resolve to public addresses only.',
+          'Starts sending the listed events to `url`, signed with a new secret (in this response alone). The URL must be https (http outside production) and resolve to public addresses only. An account has at most 16 endpoints (the operator sets the number: `PETSTORE_WEBHOOK_MAX_ENDPOINTS`); one more is refused with 409 `endpoint_limit_reached`.',
         body: ref(NewWebhookEndpoint),
         response: {
           201: response('The endpoint, with its secret.', ref(WebhookEndpoint), { Location: header('`/v1/webhook-endpoints/{id}`.') }),
           400: BAD_ENDPOINT,
           401: UNAUTHORIZED,
+          409: errorResponse('The account has as many endpoints as it may (16 unless the operator set another number); the message says how many.', ['endpoint_limit_reached']),
           413: errorResponse('The body is larger than 64 KiB.', ['payload_too_large']),
           415: errorResponse('The body is not sent as application/json.', ['unsupported_media_type']),
           429: TOO_MANY_REQUESTS,

@@ -1,0 +1,116 @@
+// Signing secrets at rest: the store keeps each endpoint's secret sealed with a main
+// key (AES-256-GCM, node:crypto), so a dump of the database does not let anyone sign
+// webhooks as us. Sealed here, in the webhook service, when an endpoint is made or its
+// secret rotated; opened by the dispatcher when it signs. The store never sees a secret
+// in the clear, and the API's reads of it return none.
+//
+// The main key: PETSTORE_SECRET_KEY (32 bytes, base64), required in production; on the
+// embedded default, a key file made on first start beside the SQLite database (mode
+// 0600). During a rotation the old keys stay in PETSTORE_SECRET_KEY_PREVIOUS to open
+// what they sealed, until `npm run reseal-secrets` has sealed every secret again with
+// the current key.
+import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto'
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { DEFAULT_DATABASE_FILE, type Config } from '../config.js'
+
+const VERSION = 'v1'
+/** Binds a sealed value to its use: a sealed value of something else does not open as a secret. */
+const AAD = Buffer.from('petstore webhook signing secret')
+
+export class SecretKeyError extends Error {
+  override name = 'SecretKeyError'
+}
+
+export interface SecretBox {
+  /** `v1.<key id>.<iv>.<ciphertext>.<tag>` (base64url), under the current key. */
+  seal(secret: string): string
+  /** The secret in the clear; a secret stored before sealing (`whsec_…`) is returned as it is. Throws when no key opens it. */
+  open(sealed: string): string
+  /** True when `sealed` is not sealed under the current key (a stored secret from before, or an old key's). */
+  stale(sealed: string): boolean
+}
+
+/** A key's id in what it sealed: the first 8 hex digits of its SHA-256 (not secret, and enough to pick the key). */
+const keyId = (key: Buffer) => createHash('sha256').update(key).digest('hex').slice(0, 8)
+
+/** A main key from its base64 text: exactly 32 bytes. */
+export function parseMainKey(text: string, name = 'the key'): Buffer {
+  const key = Buffer.from(text.trim(), 'base64')
+  if (key.length !== 32 || !/^[A-Za-z0-9+/_-]+={0,2}$/.test(text.trim())) throw new SecretKeyError(`${name} must be 32 bytes in base64 (openssl rand -base64 32)`)
+  return key
+}
+
+/** A box over `current` (seals and opens) and `previous` keys (open only). */
+export function createSecretBox(current: Buffer, previous: readonly Buffer[] = []): SecretBox {
+  const currentId = keyId(current)
+  const keys = new Map([current, ...previous].map((key) => [keyId(key), key]))
+  return {
+    seal(secret) {
+      const iv = randomBytes(12)
+      const cipher = createCipheriv('aes-256-gcm', current, iv)
+      cipher.setAAD(AAD)
+      const ciphertext = Buffer.concat([cipher.update(secret, 'utf8'), cipher.final()])
+      return [VERSION, currentId, iv.toString('base64url'), ciphertext.toString('base64url'), cipher.getAuthTag().toString('base64url')].join('.')
+    },
+    open(sealed) {
+      if (!sealed.startsWith(`${VERSION}.`)) return sealed
+      const [, id = '', iv = '', ciphertext = '', tag = ''] = sealed.split('.')
+      const key = keys.get(id)
+      if (!key) throw new SecretKeyError(`a signing secret is sealed with key ${id}, which is neither PETSTORE_SECRET_KEY nor in PETSTORE_SECRET_KEY_PREVIOUS`)
+      const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'))
+      decipher.setAAD(AAD)
+      decipher.setAuthTag(Buffer.from(tag, 'base64url'))
+      try {
+        return Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]).toString('utf8')
+      } catch {
+        throw new SecretKeyError(`a signing secret sealed with key ${id} does not open: it was altered`)
+      }
+    },
+    stale: (sealed) => !sealed.startsWith(`${VERSION}.${currentId}.`),
+  }
+}
+
+export interface SecretKeySource {
+  /** PETSTORE_SECRET_KEY, and PETSTORE_SECRET_KEY_PREVIOUS' keys. */
+  secretKey: string | undefined
+  previousSecretKeys: readonly string[]
+  environment: string
+  databaseUrl: string
+  /** Where the key file goes when the database is not a SQLite file (development on PostgreSQL). */
+  defaultKeyFile: string
+}
+
+/**
+ * The box the config calls for: PETSTORE_SECRET_KEY when set (required in production);
+ * otherwise the key file beside the SQLite database (`<file>.secret-key`), or
+ * `defaultKeyFile` for PostgreSQL, made with mode 0600 the first time.
+ */
+export function secretBoxFor(source: SecretKeySource): SecretBox {
+  const previous = source.previousSecretKeys.map((text, i) => parseMainKey(text, `PETSTORE_SECRET_KEY_PREVIOUS's key ${i + 1}`))
+  if (source.secretKey !== undefined) return createSecretBox(parseMainKey(source.secretKey, 'PETSTORE_SECRET_KEY'), previous)
+  if (source.environment === 'production') {
+    throw new SecretKeyError('PETSTORE_SECRET_KEY is required in production: 32 random bytes in base64 (openssl rand -base64 32), kept apart from the database; it seals the webhook signing secrets')
+  }
+  const file = source.databaseUrl.startsWith('sqlite:') ? `${source.databaseUrl.slice('sqlite:'.length)}.secret-key` : source.defaultKeyFile
+  return createSecretBox(keyFile(file), previous)
+}
+
+/** The key in `file`, made (32 random bytes, base64, mode 0600) when there is none. */
+function keyFile(file: string): Buffer {
+  if (!existsSync(file)) {
+    mkdirSync(dirname(file), { recursive: true })
+    try {
+      // wx: two processes starting at once do not both write one.
+      writeFileSync(file, `${randomBytes(32).toString('base64')}\n`, { mode: 0o600, flag: 'wx' })
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+    }
+  }
+  return parseMainKey(readFileSync(file, 'utf8'), `the key file ${file}`)
+}
+
+/** The box for this config (server, dispatcher, reseal): a PostgreSQL store in development keeps its key file in the project's data/. */
+export function secretBoxFromConfig(config: Config): SecretBox {
+  return secretBoxFor({ ...config, defaultKeyFile: join(dirname(DEFAULT_DATABASE_FILE), 'petstore.secret-key') })
+}

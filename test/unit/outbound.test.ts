@@ -1,0 +1,59 @@
+// The address guard's judgement of one address: the IPv6 forms that embed an IPv4
+// address are judged by that address, and an allowance may name a port.
+import { describe, it } from 'node:test'
+import assert from 'node:assert/strict'
+import { parseCidrs, refusal } from '../../src/webhooks/outbound.js'
+
+describe('the outbound address guard', () => {
+  it('refuses every IPv6 form that embeds a refused IPv4 address, naming it', () => {
+    const forms: [string, string][] = [
+      // IPv4-compatible (::/96), as a URL's host comes ([::127.0.0.1] is [::7f00:1]): ipaddr.js calls these unicast.
+      ['::7f00:1', '127.0.0.1'],
+      ['::a9fe:a9fe', '169.254.169.254'],
+      ['::a00:1', '10.0.0.1'],
+      ['::ffff:127.0.0.1', '127.0.0.1'], // IPv4-mapped
+      ['::ffff:0:a9fe:a9fe', '169.254.169.254'], // SIIT (::ffff:0:0:0/96)
+      ['64:ff9b::7f00:1', '127.0.0.1'], // NAT64
+      ['64:ff9b::a00:1', '10.0.0.1'],
+      ['2002:a9fe:a9fe::1', '169.254.169.254'], // 6to4: the gateway
+      ['2001:0:7f00:1::1', '127.0.0.1'], // Teredo: the server
+      ['2001:0:4136:e378:8000:63bf:f5ff:fffe', '10.0.0.1'], // Teredo: the client, its bits inverted
+    ]
+    for (const [address, inner] of forms) {
+      const why = refusal(address, [])
+      assert.ok(why?.includes(`leads to ${inner}`), `${address}: ${why}`)
+    }
+  })
+
+  it('lets an embedding form through when the IPv4 address it leads to is public', () => {
+    for (const address of ['::5db8:d70e', '64:ff9b::5db8:d70e', '2002:5db8:d70e::1', '::ffff:93.184.215.14']) assert.equal(refusal(address, []), undefined, address)
+  })
+
+  it('still refuses the IPv6 addresses of their own ranges, and lets public ones through', () => {
+    assert.match(refusal('::1', []) ?? '', /loopback/)
+    assert.match(refusal('::', []) ?? '', /unspecified/)
+    assert.match(refusal('fd00::1', []) ?? '', /uniqueLocal/)
+    assert.equal(refusal('2606:4700:4700::1111', []), undefined)
+  })
+
+  it('allows a range, an address, or either on one port alone', () => {
+    const allowed = parseCidrs(['127.0.0.1:4000', '10.0.0.0/8:8443', '[::1]:4000', '[fd00::/8]:443', '192.168.0.0/16', '::2'])
+    assert.equal(refusal('127.0.0.1', allowed, 4000), undefined)
+    assert.match(refusal('127.0.0.1', allowed, 6379) ?? '', /loopback address \(allowed on another port than 6379\)/)
+    assert.match(refusal('127.0.0.2', allowed, 4000) ?? '', /loopback/, 'an address is its own /32')
+    assert.equal(refusal('10.1.2.3', allowed, 8443), undefined)
+    assert.ok(refusal('10.1.2.3', allowed, 443))
+    assert.ok(refusal('10.1.2.3', allowed), 'a port-bound allowance needs the port')
+    assert.equal(refusal('::1', allowed, 4000), undefined)
+    assert.ok(refusal('::1', allowed, 4001))
+    assert.equal(refusal('fd12::1', allowed, 443), undefined)
+    assert.equal(refusal('192.168.1.1', allowed, 1), undefined, 'without a port: every port')
+    assert.equal(refusal('::ffff:127.0.0.1', allowed, 4000), undefined, 'the mapped form of an allowed address and port')
+    assert.ok(refusal('::7f00:1', allowed, 6379), 'nor its compatible form on another port')
+    assert.equal(refusal('::7f00:1', allowed, 4000), undefined, 'its compatible form on the allowed port')
+  })
+
+  it('refuses an allowance it cannot read', () => {
+    for (const entry of ['127.0.0.1:0', '127.0.0.1:70000', 'localhost', '::1:4000x', '10.0.0.0/33']) assert.throws(() => parseCidrs([entry]), Error, entry)
+  })
+})
