@@ -21,6 +21,7 @@ import errorHandler, { answerFrameworkError } from './plugins/error-handler.js'
 import jsonBody, { BODY_LIMIT } from './plugins/json-body.js'
 import openapi from './plugins/openapi.js'
 import docs from './plugins/docs.js'
+import consolePage from './plugins/console.js'
 import requestLog, { requestId } from './plugins/request-log.js'
 import { createValidatorCompiler } from './plugins/validation.js'
 import health from './plugins/health.js'
@@ -133,6 +134,8 @@ export async function buildApp({ config, store, clock = systemClock, limiter, lo
   await app.register(health, { store, limiter })
   // GET /docs: the API reference page, also outside /v1 (no key, no rate limit).
   await app.register(docs)
+  // GET /console: the web console's files (the page calls /v1 with the user's key).
+  await app.register(consolePage)
   await app.register(v1Routes, { prefix: '/v1', authenticator, limiter, store, clock, keyAdmin, accountAdmin, usage, metrics, orderService, webhookAdmin })
 
   return app
