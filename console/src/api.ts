@@ -8,8 +8,10 @@ import type { ErrorBody } from '../../src/errors.js'
 import type { Account, ApiKey, ApiKeyWithSecret, Usage, UsageBucket } from '../../src/schemas/key.js'
 import type { DeliveryAttempt, NewWebhookEndpoint, WebhookEndpoint, WebhookEndpointPatch } from '../../src/schemas/webhook.js'
 import type { Scope } from '../../src/vocabulary/scopes.js'
+import { scopesNamedIn, type FetchOperation } from './scopes.js'
 
 export { PetstoreError }
+export { NEEDS } from './scopes.js'
 export type { Account, ApiKey, DeliveryAttempt, Inventory, Order, OrderStatus, Pet, PetStatus, Usage, UsageBucket, WebhookEndpoint }
 
 /** An event as GET /v1/events lists it. */
@@ -23,61 +25,6 @@ export interface PetstoreEvent {
 export interface Page<T> {
   items: T[]
   nextCursor: string | undefined
-}
-
-/** The operations the console calls that the typed client does not have yet. */
-type FetchOperation =
-  | 'getAccount'
-  | 'getUsage'
-  | 'getUsageHistory'
-  | 'listKeys'
-  | 'createKey'
-  | 'updateKey'
-  | 'rollKey'
-  | 'revokeKey'
-  | 'listWebhookEndpoints'
-  | 'createWebhookEndpoint'
-  | 'updateWebhookEndpoint'
-  | 'deleteWebhookEndpoint'
-  | 'rotateWebhookSecret'
-  | 'testWebhookEndpoint'
-  | 'listWebhookDeliveries'
-  | 'listEvents'
-  | 'redeliverEvent'
-
-/**
- * The scope each operation the console offers needs (as routes/v1/scopes.ts says;
- * test/console.test.ts checks that they agree). null: any valid key.
- */
-export const NEEDS: Record<OperationId | FetchOperation, Scope | null> = {
-  listPets: 'pets:read',
-  getPet: 'pets:read',
-  createPet: 'pets:write',
-  updatePet: 'pets:write',
-  deletePet: 'pets:write',
-  getInventory: 'pets:read',
-  placeOrder: 'orders:write',
-  listOrders: 'orders:read',
-  getOrder: 'orders:read',
-  completeOrder: 'orders:write',
-  cancelOrder: 'orders:write',
-  getAccount: null,
-  getUsage: null,
-  getUsageHistory: 'usage:read',
-  listKeys: 'keys:read',
-  createKey: 'keys:write',
-  updateKey: 'keys:write',
-  rollKey: 'keys:write',
-  revokeKey: 'keys:write',
-  listWebhookEndpoints: 'webhooks:read',
-  createWebhookEndpoint: 'webhooks:write',
-  updateWebhookEndpoint: 'webhooks:write',
-  deleteWebhookEndpoint: 'webhooks:write',
-  rotateWebhookSecret: 'webhooks:write',
-  testWebhookEndpoint: 'webhooks:write',
-  listWebhookDeliveries: 'webhooks:read',
-  listEvents: 'events:read',
-  redeliverEvent: 'webhooks:write',
 }
 
 export interface Api {
@@ -125,7 +72,7 @@ export function createApi(apiKey: string): Api {
   const client: PetstoreClient = createClient({ baseUrl: BASE, apiKey, maxAttempts: 1, timeoutMs: 15_000 })
 
   /** One call to /v1 the client does not make yet: its JSON body (undefined for a 204) and headers, or a PetstoreError. */
-  async function call<T>(operation: FetchOperation, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ body: T; headers: Headers }> {
+  async function call<T>(operation: FetchOperation | 'getPet', method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ body: T; headers: Headers }> {
     const response = await fetch(`${BASE}${path}`, {
       method,
       headers: { authorization: `Bearer ${apiKey}`, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
@@ -184,7 +131,7 @@ export function createApi(apiKey: string): Api {
       // The client's getPet answers the pet without its ETag, and listPets carries
       // none: the edit form reads the pet here for the version it will send back.
       // client: replace with getPet when petstore/client answers the ETag with it
-      const { body, headers } = await call<Pet>('getPet' as FetchOperation, 'GET', `/pets/${id}`)
+      const { body, headers } = await call<Pet>('getPet', 'GET', `/pets/${id}`)
       return { pet: body, etag: headers.get('etag') ?? '*' }
     },
     updatePet: async (id, changes, etag) => (await client.updatePet(id, changes, { ifMatch: etag })).pet,
@@ -236,13 +183,4 @@ function cursorOf(link: string | null): string | undefined {
   const next = link?.split(',').find((part) => /;\s*rel="?next"?/.test(part))
   const url = next?.match(/<([^>]+)>/)?.[1]
   return url === undefined ? undefined : (new URL(url, location.origin).searchParams.get('cursor') ?? undefined)
-}
-
-const SCOPE_NAME = /\b(pets|orders|keys|usage|events|webhooks):(read|write)\b/g
-
-/** The key's scopes from a 403's "its scopes are a, b, c." (the only place a key without keys:read learns them). */
-export function scopesNamedIn(message: string): Scope[] | undefined {
-  const listed = message.match(/its scopes are ([^.]*)\./)?.[1]
-  if (listed === undefined) return undefined
-  return [...listed.matchAll(SCOPE_NAME)].map((match) => match[0] as Scope)
 }

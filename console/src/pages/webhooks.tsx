@@ -116,10 +116,10 @@ function Endpoints() {
                 <ActionButton operation="listWebhookDeliveries" label={`Deliveries of endpoint ${endpoint.id}`} onClick={() => setShown(shown === endpoint.id ? undefined : endpoint.id)}>
                   Deliveries
                 </ActionButton>{' '}
-                <ActionButton operation="testWebhookEndpoint" label={`Send a test event to endpoint ${endpoint.id}`} onClick={() => act(async () => `Test event ${(await api.testWebhookEndpoint(endpoint.id)).id} sent to endpoint ${endpoint.id}.`)}>
+                <ActionButton operation="testWebhookEndpoint" label={`Send test to endpoint ${endpoint.id}`} onClick={() => act(async () => `Test event ${(await api.testWebhookEndpoint(endpoint.id)).id} sent to endpoint ${endpoint.id}.`)}>
                   Send test
                 </ActionButton>{' '}
-                <ActionButton operation="updateWebhookEndpoint" label={`Edit the events of endpoint ${endpoint.id}`} onClick={() => setEditing({ id: endpoint.id, events: endpoint.enabledEvents })}>
+                <ActionButton operation="updateWebhookEndpoint" label={`Edit events of endpoint ${endpoint.id}`} onClick={() => setEditing({ id: endpoint.id, events: endpoint.enabledEvents })}>
                   Edit events
                 </ActionButton>{' '}
                 <ActionButton
@@ -129,7 +129,7 @@ function Endpoints() {
                 >
                   {endpoint.status === 'enabled' ? 'Disable' : 'Enable'}
                 </ActionButton>{' '}
-                <ActionButton operation="rotateWebhookSecret" label={`Rotate the secret of endpoint ${endpoint.id}`} onClick={() => act(async () => `New signing secret of endpoint ${endpoint.id}, shown this once (the old one signs beside it for 24 hours): ${(await api.rotateWebhookSecret(endpoint.id)).secret ?? ''}`)}>
+                <ActionButton operation="rotateWebhookSecret" label={`Rotate secret of endpoint ${endpoint.id}`} onClick={() => act(async () => `New signing secret of endpoint ${endpoint.id}, shown this once (the old one signs beside it for 24 hours): ${(await api.rotateWebhookSecret(endpoint.id)).secret ?? ''}`)}>
                   Rotate secret
                 </ActionButton>{' '}
                 <ActionButton operation="deleteWebhookEndpoint" label={`Delete endpoint ${endpoint.id}`} onClick={() => act(async () => (await api.deleteWebhookEndpoint(endpoint.id), `Endpoint ${endpoint.id} deleted.`))}>
