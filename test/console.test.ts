@@ -215,6 +215,9 @@ for (const store of STORES) {
 
     async function expectNoAxeViolations(name: string) {
       assert.deepEqual(await axeViolations(page), [], `axe on ${name}`)
+      // CONSOLE_SCREENSHOTS=docs/console keeps a picture of each page checked (docs/console.md shows them).
+      const folder = process.env.CONSOLE_SCREENSHOTS
+      if (folder && store === 'sqlite') await page.screenshot({ path: `${folder}/${name.replace(/^the /, '').replace(/[^a-z0-9]+/g, '-')}.png`, fullPage: true })
     }
 
     it('refuses a wrong key with the API\'s message, and signs in with a good one', async () => {
@@ -299,7 +302,9 @@ for (const store of STORES) {
       assert.equal((await server.request<Pet>(`/v1/pets/${pet.id}`, { key })).body.status, 'sold')
       await expectNoAxeViolations('the orders page')
       await open('Pets')
-      await page.waitForFunction(`Number(document.querySelector('[data-testid="inventory-sold"]')?.textContent) === ${soldBefore + 1}`)
+      // Polled from here: the page's CSP refuses the eval that page.waitForFunction polls with.
+      const sold = page.getByTestId('inventory-sold')
+      await waitForAsync(async () => (await sold.count()) > 0 && Number(await sold.textContent()) === soldBefore + 1)
     })
 
     it('creates a key and shows its secret once; rolls it', async () => {
@@ -410,8 +415,12 @@ for (const store of STORES) {
 }
 
 async function waitFor(condition: () => boolean, timeoutMs = 10_000) {
+  await waitForAsync(async () => condition(), timeoutMs)
+}
+
+async function waitForAsync(condition: () => Promise<boolean>, timeoutMs = 10_000) {
   const deadline = Date.now() + timeoutMs
-  while (!condition()) {
+  while (!(await condition())) {
     if (Date.now() > deadline) throw new Error('timed out waiting')
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
