@@ -335,6 +335,13 @@ for (const store of STORES) {
       assert.notEqual(rolled, secret)
       assert.equal((await server.request('/v1/pets', { key: rolled })).status, 200, 'the rolled key works')
       assert.equal((await server.request('/v1/pets', { key: secret })).status, 200, 'the old one too, for its grace period')
+
+      // The account's usage per key: the made key's requests above (two lists, one refused create).
+      const made = (await server.request<{ prefix: string }[]>('/v1/keys?limit=100', { key })).body.find((k) => secret.startsWith(k.prefix))!
+      await page.locator('tr', { hasText: made.prefix }).getByRole('button', { name: /^Usage of key/ }).click()
+      await page.getByTestId('key-usage-forbidden').waitFor()
+      assert.equal(await page.getByTestId('key-usage-ok').textContent(), '2')
+      assert.equal(await page.getByTestId('key-usage-forbidden').textContent(), '1')
     })
 
     it('sends a test event to an endpoint on loopback, shows the delivery and redelivers it', async () => {

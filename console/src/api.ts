@@ -32,7 +32,8 @@ export interface Api {
   ownKey(): Promise<{ key: ApiKey | undefined; scopes: Scope[] | undefined }>
   getAccount(): Promise<Account>
   getUsage(): Promise<Usage>
-  getUsageHistory(from: Date, to: Date): Promise<UsageBucket[]>
+  /** The account's requests per hour by outcome; one key's with keyId. */
+  getUsageHistory(from: Date, to: Date, keyId?: number): Promise<UsageBucket[]>
 
   listPets(options: { status?: PetStatus; cursor?: string; limit?: number }): Promise<Page<Pet>>
   createPet(pet: NewPet): Promise<Pet>
@@ -120,7 +121,8 @@ export function createApi(apiKey: string): Api {
     // client: replace with getUsage when petstore/client has it
     getUsage: async () => (await call<Usage>('getUsage', 'GET', '/usage')).body,
     // client: replace with getUsageHistory when petstore/client has it
-    getUsageHistory: async (from, to) => (await call<UsageBucket[]>('getUsageHistory', 'GET', `/usage/history?${new URLSearchParams({ granularity: 'hour', from: from.toISOString(), to: to.toISOString() })}`)).body,
+    getUsageHistory: async (from, to, keyId) =>
+      (await call<UsageBucket[]>('getUsageHistory', 'GET', `/usage/history?${new URLSearchParams({ granularity: 'hour', from: from.toISOString(), to: to.toISOString(), ...(keyId === undefined ? {} : { keyId: String(keyId) }) })}`)).body,
 
     async listPets({ status, cursor, limit }) {
       const { pets, nextCursor } = await client.listPets({ status, cursor, limit })

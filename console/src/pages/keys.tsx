@@ -1,7 +1,9 @@
 // Keys: the account's keys with their status, scopes, expiry, last use and maker;
-// create one (the secret shown once), roll with a grace period, disable, revoke.
+// create one (the secret shown once), roll with a grace period, disable, revoke; each
+// key's requests over the last 7 days.
 import { useEffect, useState } from 'preact/hooks'
-import type { ApiKey } from '../api.js'
+import type { ApiKey, UsageBucket } from '../api.js'
+import { USAGE_OUTCOMES } from '../../../src/vocabulary/usage.js'
 import { SCOPES } from '../../../src/vocabulary/scopes.js'
 import { ActionButton, ErrorNote, formatTime, missingScope, NeedsScope, useSession } from '../ui.js'
 
@@ -59,6 +61,7 @@ function KeyList() {
   const [error, setError] = useState<unknown>()
   const [secret, setSecret] = useState<{ secret: string; what: string }>()
   const [grace, setGrace] = useState(86_400)
+  const [usageOf, setUsageOf] = useState<ApiKey>()
 
   const load = async () => {
     try {
@@ -133,6 +136,9 @@ function KeyList() {
               <td>{formatTime(key.lastUsedAt)}</td>
               <td>{key.createdBy === null ? 'the operator' : `key ${key.createdBy}`}</td>
               <td>
+                <ActionButton operation="getUsageHistory" label={`Usage of key ${key.name} (${key.prefix})`} onClick={() => setUsageOf(usageOf?.id === key.id ? undefined : key)}>
+                  Usage
+                </ActionButton>{' '}
                 {key.status !== 'revoked' && (
                   <>
                     <ActionButton
@@ -160,6 +166,51 @@ function KeyList() {
           ))}
         </tbody>
       </table>
+      {usageOf && <KeyUsage apiKey={usageOf} />}
+    </section>
+  )
+}
+
+const DAY = 86_400_000
+
+/** One key's requests over the last 7 days, by outcome (GET /v1/usage/history?keyId=…). */
+function KeyUsage({ apiKey }: { apiKey: ApiKey }) {
+  const { api } = useSession()
+  const [buckets, setBuckets] = useState<UsageBucket[]>()
+  const [error, setError] = useState<unknown>()
+  useEffect(() => {
+    const to = new Date(Math.ceil(Date.now() / 3_600_000) * 3_600_000)
+    api.getUsageHistory(new Date(to.getTime() - 7 * DAY), to, apiKey.id).then(setBuckets, setError)
+  }, [apiKey.id])
+  const total = (outcome: (typeof USAGE_OUTCOMES)[number]) => buckets?.reduce((sum, bucket) => sum + bucket[outcome], 0) ?? 0
+  return (
+    <section aria-labelledby="key-usage">
+      <h3 id="key-usage">
+        Requests of key {apiKey.name} ({apiKey.prefix}…) over the last 7 days
+      </h3>
+      <ErrorNote error={error} />
+      {buckets && (
+        <table>
+          <thead>
+            <tr>
+              {USAGE_OUTCOMES.map((outcome) => (
+                <th scope="col" key={outcome}>
+                  {outcome.replace('_', ' ')}
+                </th>
+              ))}
+            </tr>
+          </thead>
+          <tbody>
+            <tr>
+              {USAGE_OUTCOMES.map((outcome) => (
+                <td key={outcome} data-testid={`key-usage-${outcome}`}>
+                  {total(outcome)}
+                </td>
+              ))}
+            </tr>
+          </tbody>
+        </table>
+      )}
     </section>
   )
 }
