@@ -409,12 +409,47 @@ for (const store of STORES) {
       await page.getByRole('button', { name: 'Sign out' }).click()
     })
 
+    it('tells a banned key until when it is banned', async () => {
+      const banned = await server.createKey('enterprise', { perMinute: 1, perDay: 1000 })
+      // One served, then refused while limited until the ban (PETSTORE_BAN_AFTER refusals).
+      let status = 0
+      for (let i = 0; i < 40 && status !== 429; i++) {
+        const res = await server.request<{ code: string }>('/v1/pets', { key: banned })
+        if (res.status === 429 && res.body.code === 'key_banned') status = 429
+      }
+      assert.equal(status, 429, 'the key was banned')
+      const { bannedUntil } = (await server.request<{ bannedUntil: string }>('/v1/usage', { key: banned })).body
+      await page.goto(`${server.url}/console`)
+      await page.getByLabel('API key').fill(banned)
+      await page.keyboard.press('Enter')
+      const alert = page.getByRole('alert')
+      await alert.waitFor()
+      assert.match((await alert.textContent()) ?? '', /This key is banned until .+\. Try again then\./)
+      assert.ok(Date.parse(bannedUntil) > Date.now())
+    })
+
+    it('signs in and moves between pages with the keyboard alone', async () => {
+      await page.goto(`${server.url}/console`)
+      await page.keyboard.press('Tab')
+      assert.equal(await page.evaluate<string | undefined>('document.activeElement?.id'), 'api-key')
+      await page.keyboard.type(key)
+      await page.keyboard.press('Tab')
+      await page.keyboard.press('Enter')
+      await page.getByRole('button', { name: 'Sign out' }).waitFor()
+      // The first stop is the first page link; Tab to "Orders" and follow it.
+      for (let i = 0; i < 3; i++) await page.keyboard.press('Tab')
+      assert.equal(await page.evaluate<string | undefined>('document.activeElement?.textContent'), 'Orders')
+      await page.keyboard.press('Enter')
+      await page.getByRole('heading', { level: 1, name: 'Orders' }).waitFor()
+      await page.getByRole('button', { name: 'Sign out' }).click()
+    })
+
     it('loaded everything from this server and needed nothing the CSP refused', () => {
       assert.deepEqual(elsewhere, [])
-      // The API's refusals (the wrong key, the 412, the read_only key's 403) are logged
+      // The API's refusals (the wrong key, the 412, the read_only key's 403, the ban) are logged
       // by the browser as failed loads; anything else (a CSP refusal, an error) is a fault.
       assert.deepEqual(
-        problems.filter((p) => !/^Failed to load resource: the server responded with a status of 4(01|03|12)/.test(p)),
+        problems.filter((p) => !/^Failed to load resource: the server responded with a status of 4(01|03|12|29)/.test(p)),
         [],
       )
     })

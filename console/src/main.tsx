@@ -2,9 +2,9 @@
 // chosen by the URL's hash (#/pets), so the server serves one page for all of them.
 import { render } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
-import { createApi } from './api.js'
+import { createApi, PetstoreError } from './api.js'
 import { forgetKey, rememberedKey, rememberKey } from './session.js'
-import { describeError, SessionContext, type Session } from './ui.js'
+import { describeError, formatTime, SessionContext, type Session } from './ui.js'
 import { Overview } from './pages/overview.js'
 import { Pets } from './pages/pets.js'
 import { Orders } from './pages/orders.js'
@@ -32,6 +32,20 @@ async function openSession(apiKey: string, signOut: () => void): Promise<Session
   const account = await api.getAccount()
   const { key, scopes } = await api.ownKey()
   return { api, account, key, scopes, signOut }
+}
+
+/**
+ * A banned key is refused everything but GET /v1/usage, which says until when: the
+ * sign-in page shows that instead of the bare 429.
+ */
+async function explainRefusal(apiKey: string, failure: unknown): Promise<unknown> {
+  if (!(failure instanceof PetstoreError) || failure.code !== 'key_banned') return failure
+  try {
+    const { bannedUntil } = await createApi(apiKey).getUsage()
+    return bannedUntil ? new Error(`This key is banned until ${formatTime(bannedUntil)}, for sending too many requests while rate limited. Try again then.`) : failure
+  } catch {
+    return failure
+  }
 }
 
 function SignIn({ onKey, error }: { onKey: (key: string) => void; error: unknown }) {
@@ -86,7 +100,7 @@ function App() {
       setError(undefined)
     } catch (failure) {
       forgetKey()
-      setError(failure)
+      setError(await explainRefusal(key, failure))
     } finally {
       setLoading(false)
     }
