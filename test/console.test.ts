@@ -261,6 +261,7 @@ for (const store of STORES) {
       const row = page.locator(`tr[data-pet-id="${pet.id}"]`)
       await row.getByRole('button', { name: 'Edit Biscuit' }).click()
       const form = page.getByRole('form', { name: `Edit pet ${pet.id}` })
+      await form.getByLabel('Name').waitFor()
       await form.getByLabel('Name').fill('Biscuit the Brave')
       await form.getByRole('button', { name: 'Save' }).click()
       await page.getByRole('status').filter({ hasText: 'Saved Biscuit the Brave' }).waitFor()
@@ -268,6 +269,9 @@ for (const store of STORES) {
 
       // Opened, then changed by someone else, then saved: 412, and nothing is overwritten.
       await row.getByRole('button', { name: 'Edit Biscuit the Brave' }).click()
+      // The form has read the pet (and its ETag) before anyone else changes it.
+      await form.getByLabel('Name').waitFor()
+      assert.equal(await form.getByLabel('Name').inputValue(), 'Biscuit the Brave')
       await server.request(`/v1/pets/${pet.id}`, { method: 'PATCH', key, json: { name: 'Changed elsewhere' } })
       await form.getByLabel('Name').fill('Stale edit')
       await form.getByRole('button', { name: 'Save' }).click()
