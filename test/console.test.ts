@@ -376,7 +376,31 @@ for (const store of STORES) {
       await created.getByRole('button', { name: /^Redeliver event/ }).click()
       await page.getByRole('status').filter({ hasText: /queued again for 1 endpoint/ }).waitFor()
       await waitFor(() => receiver.received() >= 3)
-      await page.locator('details.event').first().waitFor()
+      // The event feed, each event's JSON a click away.
+      const newest = page.locator('details.event').first()
+      await newest.locator('summary').click()
+      const event = JSON.parse((await newest.locator('pre').textContent()) ?? '') as { id: string; type: string; data: unknown }
+      assert.match((await newest.locator('summary').textContent()) ?? '', new RegExp(`^${event.id} · ${event.type.replace('.', '\\.')} · `))
+      assert.equal(typeof event.data, 'object')
+    })
+
+    it('edits an endpoint\'s events, rotates its secret, disables and deletes it', async () => {
+      const row = page.locator('tr', { hasText: receiver.url })
+      await row.getByRole('button', { name: /^Edit events of endpoint/ }).click()
+      const form = page.getByRole('form', { name: /^Events of endpoint/ })
+      await form.getByRole('checkbox', { name: 'all events' }).uncheck()
+      await form.getByRole('checkbox', { name: 'order.placed' }).check()
+      await form.getByRole('button', { name: 'Save events' }).click()
+      await page.getByRole('status').filter({ hasText: 'now gets order.placed' }).waitFor()
+      assert.equal(await row.locator('td:nth-child(3)').textContent(), 'order.placed')
+      await row.getByRole('button', { name: /^Rotate secret of endpoint/ }).click()
+      await page.getByRole('status').filter({ hasText: /New signing secret .*whsec_/ }).waitFor()
+      await row.getByRole('button', { name: /^Disable endpoint/ }).click()
+      await page.getByRole('status').filter({ hasText: /is disabled\.$/ }).waitFor()
+      assert.equal(await row.locator('td:nth-child(4)').textContent(), 'disabled')
+      await row.getByRole('button', { name: /^Delete endpoint/ }).click()
+      await row.waitFor({ state: 'detached' })
+      assert.deepEqual((await server.request<unknown[]>('/v1/webhook-endpoints', { key })).body, [])
     })
 
     it('charts the requests just made', async () => {
