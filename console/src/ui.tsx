@@ -52,22 +52,20 @@ export function ErrorNote({ error }: { error: unknown }) {
 
 /**
  * A button for one operation: disabled, saying which scope it needs, when the key
- * lacks it. `label` names the action for screen readers when the text alone would not.
+ * lacks it, and while its call runs. `label` names the action for screen readers when
+ * the text alone would not (it starts with the text, as WCAG 2.5.3 asks).
  */
-export function ActionButton(props: { operation: keyof typeof NEEDS; onClick: () => void | Promise<void>; children: ComponentChildren; label?: string; type?: 'button' | 'submit'; disabled?: boolean }) {
+export function ActionButton(props: { operation: keyof typeof NEEDS; onClick: () => void | Promise<void>; children: ComponentChildren; label?: string }) {
   const session = useSession()
   const missing = missingScope(session, props.operation)
   const [busy, setBusy] = useState(false)
   return (
     <button
-      type={props.type ?? 'button'}
+      type="button"
       aria-label={props.label}
-      disabled={missing !== undefined || busy || props.disabled}
+      disabled={missing !== undefined || busy}
       title={missing === undefined ? undefined : `Needs the ${missing} scope`}
-      data-needs={missing}
-      onClick={async (event) => {
-        if (props.type === 'submit') return
-        event.preventDefault()
+      onClick={async () => {
         setBusy(true)
         try {
           await props.onClick()
