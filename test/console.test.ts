@@ -242,6 +242,9 @@ for (const store of STORES) {
 
     it('adds a pet whose name is markup, and shows it as text', async () => {
       await open('Pets')
+      const available = page.getByTestId('inventory-available')
+      await available.waitFor()
+      const availableBefore = Number(await available.textContent())
       const name = '<img src=x onerror=alert(1)>'
       await page.getByRole('form', { name: 'Add a pet' }).getByLabel('Name').fill(name)
       await page.getByRole('form', { name: 'Add a pet' }).getByRole('button', { name: 'Add pet' }).click()
@@ -251,6 +254,8 @@ for (const store of STORES) {
       assert.equal(await cell.textContent(), name)
       assert.equal(await page.locator('table img').count(), 0)
       assert.deepEqual(dialogs, [])
+      // The inventory is read again after a change.
+      await waitForAsync(async () => Number(await available.textContent()) === availableBefore + 1)
       await expectNoAxeViolations('the pets page')
     })
 

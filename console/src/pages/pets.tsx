@@ -7,21 +7,23 @@ import { ActionButton, ErrorNote, missingScope, NeedsScope, useSession } from '.
 const STATUSES: PetStatus[] = ['available', 'pending', 'sold']
 
 export function Pets() {
+  // Bumped by every change made here, so that the inventory is read again.
+  const [changes, setChanges] = useState(0)
   return (
     <NeedsScope operation="listPets">
-      <InventoryFigures />
-      <PetList />
+      <InventoryFigures changes={changes} />
+      <PetList onChanged={() => setChanges((n) => n + 1)} />
     </NeedsScope>
   )
 }
 
-function InventoryFigures() {
+function InventoryFigures({ changes }: { changes: number }) {
   const { api } = useSession()
   const [inventory, setInventory] = useState<Inventory>()
   const [error, setError] = useState<unknown>()
   useEffect(() => {
     api.getInventory().then(setInventory, setError)
-  }, [])
+  }, [changes])
   return (
     <section aria-labelledby="inventory">
       <h2 id="inventory">Inventory</h2>
@@ -40,7 +42,7 @@ function InventoryFigures() {
   )
 }
 
-function PetList() {
+function PetList({ onChanged }: { onChanged: () => void }) {
   const session = useSession()
   const { api } = session
   const [status, setStatus] = useState<PetStatus | ''>('')
@@ -70,6 +72,7 @@ function PetList() {
       await what()
       setDone(message)
       setError(undefined)
+      onChanged()
       await load()
     } catch (failure) {
       setDone(undefined)
@@ -115,7 +118,7 @@ function PetList() {
         />
       )}
       <table>
-        <caption class="note">{page ? `${page.items.length} pets on this page` : 'Loading…'}</caption>
+        <caption class="note">{page ? `${page.items.length} ${page.items.length === 1 ? 'pet' : 'pets'} on this page` : 'Loading…'}</caption>
         <thead>
           <tr>
             <th scope="col">Id</th>
