@@ -39,9 +39,10 @@ function OrderList() {
   const act = async (what: () => Promise<Order>, message: (order: Order) => string) => {
     try {
       const order = await what()
+      // The list first, then the message: what it says is on the page when it shows.
+      await load()
       setDone(message(order))
       setError(undefined)
-      await load()
     } catch (failure) {
       setDone(undefined)
       setError(failure)

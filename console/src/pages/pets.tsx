@@ -70,10 +70,11 @@ function PetList({ onChanged }: { onChanged: () => void }) {
   const act = async (what: () => Promise<unknown>, message: string) => {
     try {
       await what()
+      onChanged()
+      // The list first, then the message: what it says is on the page when it shows.
+      await load()
       setDone(message)
       setError(undefined)
-      onChanged()
-      await load()
     } catch (failure) {
       setDone(undefined)
       setError(failure)

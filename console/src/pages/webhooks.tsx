@@ -57,9 +57,11 @@ function Endpoints() {
   }, [])
   const act = async (what: () => Promise<string>) => {
     try {
-      setDone(await what())
-      setError(undefined)
+      const message = await what()
+      // The list first, then the message: what it says is on the page when it shows.
       await load()
+      setDone(message)
+      setError(undefined)
     } catch (failure) {
       setDone(undefined)
       setError(failure)
