@@ -108,9 +108,14 @@ export function createApi(apiKey: string): Api {
       // and the key is the one whose prefix starts the secret. Without keys:read, the
       // 403 names the scopes the key has in its message (plugins/v1-guard.ts).
       try {
-        const keys = await this.listKeys()
-        const key = keys.items.find((candidate) => apiKey.startsWith(candidate.prefix))
-        return { key, scopes: key?.scopes as Scope[] | undefined }
+        let cursor: string | undefined
+        do {
+          const keys = await this.listKeys(cursor)
+          const key = keys.items.find((candidate) => apiKey.startsWith(candidate.prefix))
+          if (key) return { key, scopes: key.scopes as Scope[] }
+          cursor = keys.nextCursor
+        } while (cursor !== undefined)
+        return { key: undefined, scopes: undefined }
       } catch (error) {
         if (error instanceof PetstoreError && error.code === 'insufficient_scope') return { key: undefined, scopes: scopesNamedIn(error.message) }
         throw error
