@@ -94,12 +94,17 @@ describe('GET /console over HTTP', () => {
         const again = await fetch(server.url + asset, { headers: { 'accept-encoding': encoding, 'if-none-match': etag! } })
         assert.equal(again.status, 304)
       }
+      const refused = await rawGet(server.url + asset, { 'accept-encoding': 'br;q=0, gzip;q=0.0, identity' })
+      assert.equal(refused.encoding, undefined, 'q=0 refuses an encoding')
       const plain = await fetch(server.url + asset, { headers: { 'accept-encoding': 'identity' } })
       assert.equal(plain.headers.get('content-encoding'), null)
       assert.equal(Buffer.from(await plain.arrayBuffer()).length, readFileSync(CONSOLE_DIR + asset.replace('/console/', '')).length)
     }
     const etag = page.headers.get('etag')!
     assert.equal((await server.request('/console', { headers: { 'if-none-match': etag } })).status, 304)
+    const head = await fetch(`${server.url}/console`, { method: 'HEAD' })
+    assert.equal(head.status, 200)
+    assert.equal(head.headers.get('x-frame-options'), 'DENY')
   })
 
   it(`sends at most ${JS_BUDGET_GZIP / 1024} KB of JavaScript, gzipped`, async () => {
