@@ -9,7 +9,9 @@
 //   schemas   schemas/
 //   floor     vocabulary/ config.ts logging.ts clock.ts errors.ts closest.ts node-support.ts
 //
-// client/ stands apart: it takes types from schemas/ and errors.ts, and only cli/ uses it.
+// client/ stands apart: it takes types from schemas/ and errors.ts, and only cli/ uses it
+// within src/. console/src/ (the web console, for the browser) uses the client, the words
+// of vocabulary/, and types alone of schemas/ and errors.ts.
 const FLOOR = 'src/(vocabulary/|config\\.ts|logging\\.ts|clock\\.ts|errors\\.ts|closest\\.ts|node-support\\.ts)'
 const SCHEMAS = `${FLOOR}|src/schemas/`
 const STORE = `${SCHEMAS}|src/db/`
@@ -42,6 +44,20 @@ module.exports = {
       comment: 'The typed client is for other programs and the CLI; the service never calls itself over HTTP.',
       from: { path: '^src/', pathNot: '^src/(client|cli)/' },
       to: { path: '^src/client/' },
+    },
+    {
+      name: 'console-through-the-client',
+      severity: 'error',
+      comment: 'The console reaches the API through src/client/ only: no server code in the browser bundle.',
+      from: { path: '^console/' },
+      to: { path: '^src/', pathNot: '^src/(client/|vocabulary/|schemas/|errors\\.ts)' },
+    },
+    {
+      name: 'console-takes-types-only',
+      severity: 'error',
+      comment: 'Of schemas/ and errors.ts the console takes types (erased at build), not their run-time values.',
+      from: { path: '^console/' },
+      to: { path: '^src/(schemas/|errors\\.ts)', dependencyTypesNot: ['type-only'] },
     },
   ],
   options: {

@@ -37,6 +37,16 @@ const ROOMS_FROM_HELPERS = { regex: up('api-keys', 'catalogue', 'orders', 'usage
 
 const restrict = (...patterns) => ({ 'no-restricted-imports': ['error', { patterns }] })
 
+// console/ (the web console, bundled for the browser by Vite) reaches the API through
+// the typed client only: of src/ it may take client/, the shared words of vocabulary/,
+// and the types (nothing at run time) of schemas/ and errors.ts.
+const CONSOLE_IMPORTS = {
+  patterns: [
+    { regex: '^(\\.\\./)+src/(?!client/|vocabulary/|schemas/|errors\\.js$)', message: 'The console talks to the API through src/client/ (petstore/client): no server code in the browser.' },
+    { regex: '^(\\.\\./)+src/(schemas/|errors\\.js$)', allowTypeImports: true, message: 'Only types of schemas/ and errors.ts: their values (TypeBox) are the server\'s.' },
+  ],
+}
+
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'data/', 'coverage/'] },
   js.configs.recommended,
@@ -55,4 +65,9 @@ export default tseslint.config(
   { files: ['src/schemas/**/*.ts'], rules: restrict(HTTP, ROUTES_AND_PLUGINS, ABOVE_SCHEMAS) },
   { files: ['src/vocabulary/**/*.ts'], rules: restrict(HTTP, ABOVE_VOCABULARY) },
   { files: ['src/routes/**/*.ts', 'src/plugins/**/*.ts', 'src/cli/**/*.ts', 'src/app.ts', 'src/server.ts', 'src/cluster.ts'], rules: restrict(DB_INSIDES) },
+  {
+    files: ['console/src/**/*.{ts,tsx}'],
+    languageOptions: { globals: globals.browser },
+    rules: { '@typescript-eslint/no-restricted-imports': ['error', CONSOLE_IMPORTS] },
+  },
 )

@@ -1,9 +1,9 @@
-// `npm start`'s build step: compiles src/ into dist/ only when dist/ is older than a
-// source (or missing), and never twice at once: two instances started together take
+// `npm start`'s build step: compiles src/ into dist/ (and console/ into dist/console/)
+// only when dist/ is older than a source (or missing), and never twice at once: two instances started together take
 // turns on a lock, and the second finds dist/ current once the first has built it.
 // Usage: node scripts/build-if-stale.mjs [--root DIR]
 import { spawnSync } from 'node:child_process'
-import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -42,7 +42,26 @@ function staleness() {
     // tsc writes every file of a build: each must postdate every input.
     if (built < newestInput) return `${relative(root, compiled)} is older than the sources`
   }
-  return undefined
+  return consoleStaleness()
+}
+
+/** Why dist/console/ (the web console, built by Vite) must be built, or undefined when it is current. */
+function consoleStaleness() {
+  let sources
+  try {
+    sources = filesBelow(join(root, 'console'))
+  } catch {
+    return undefined // a copy without the console's sources serves none
+  }
+  const page = join(root, 'dist', 'console', 'index.html')
+  let built
+  try {
+    built = statSync(page).mtimeMs
+  } catch {
+    return `${relative(root, page)} is missing`
+  }
+  const newest = Math.max(...[join(root, 'package-lock.json'), ...sources].map((file) => statSync(file).mtimeMs))
+  return built < newest ? `${relative(root, page)} is older than the console's sources` : undefined
 }
 
 const sleep = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms)
@@ -83,9 +102,16 @@ if (staleness() === undefined) {
     if (why === undefined) console.error('petstore: dist/ was built meanwhile')
     else {
       console.error(`petstore: building dist/ (${why})`)
-      const tsc = createRequire(join(root, 'package.json')).resolve('typescript/bin/tsc')
-      const { status } = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { cwd: root, stdio: 'inherit' })
-      if (status !== 0) process.exit(status ?? 1)
+      // `npm run build`'s two steps: the server (tsc), then the console (Vite).
+      const resolve = createRequire(join(root, 'package.json')).resolve
+      const tsc = spawnSync(process.execPath, [resolve('typescript/bin/tsc'), '-p', join(root, 'tsconfig.build.json')], { cwd: root, stdio: 'inherit' })
+      if (tsc.status !== 0) process.exit(tsc.status ?? 1)
+      const viteConfig = join(root, 'console', 'vite.config.ts')
+      if (existsSync(viteConfig)) {
+        const vite = join(dirname(resolve('vite/package.json')), 'bin', 'vite.js')
+        const built = spawnSync(process.execPath, [vite, 'build', '--config', viteConfig, '--logLevel', 'warn'], { cwd: root, stdio: 'inherit' })
+        if (built.status !== 0) process.exit(built.status ?? 1)
+      }
     }
   } finally {
     rmSync(LOCK, { recursive: true, force: true })

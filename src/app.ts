@@ -23,6 +23,7 @@ import errorHandler, { answerFrameworkError } from './plugins/error-handler.js'
 import jsonBody, { BODY_LIMIT } from './plugins/json-body.js'
 import openapi from './plugins/openapi.js'
 import docs from './plugins/docs.js'
+import consolePage from './plugins/console.js'
 import requestLog, { requestId } from './plugins/request-log.js'
 import { createValidatorCompiler, validateEveryQueryString } from './plugins/validation.js'
 import health from './plugins/health.js'
@@ -148,6 +149,8 @@ export async function buildApp({ config, store, clock = systemClock, limiter, lo
   await app.register(health, { store, limiter })
   // GET /docs: the API reference page, also outside /v1 (no key; limited as keyless requests are).
   await app.register(docs, { limiter })
+  // GET /console: the web console's files (the page calls /v1 with the user's key).
+  await app.register(consolePage)
   await app.register(v1Routes, { prefix: '/v1', authenticator, limiter, idempotencyRecords: store.idempotency, clock, keyAdmin, accountAdmin, usage, metrics, catalogue, orderService, webhookAdmin })
 
   return app
