@@ -451,12 +451,17 @@ for (const store of STORES) {
       const banned = await server.createKey('enterprise', { perMinute: 1, perDay: 1000 })
       // One served, then refused while limited until the ban (PETSTORE_BAN_AFTER refusals).
       let status = 0
+      let retryAfter = 0
       for (let i = 0; i < 40 && status !== 429; i++) {
         const res = await server.request<{ code: string }>('/v1/pets', { key: banned })
-        if (res.status === 429 && res.body.code === 'key_banned') status = 429
+        if (res.status === 429 && res.body.code === 'key_banned') {
+          status = 429
+          retryAfter = Number(res.headers.get('retry-after'))
+        }
       }
       assert.equal(status, 429, 'the key was banned')
-      const { bannedUntil } = (await server.request<{ bannedUntil: string }>('/v1/usage', { key: banned })).body
+      // A banned key's every request, GET /v1/usage too, is 429 with Retry-After until the ban ends.
+      const bannedUntil = new Date(Date.now() + retryAfter * 1000).toISOString()
       await page.goto(`${server.url}/console`)
       await page.getByLabel('API key').fill(banned)
       await page.keyboard.press('Enter')

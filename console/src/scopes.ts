@@ -1,7 +1,7 @@
 // Which scope each operation the console offers needs, and how the console learns the
 // calling key's own scopes. No DOM here: test/console.test.ts imports it in Node.
 import type { OperationId } from '../../src/client/index.js'
-import type { Scope } from '../../src/vocabulary/scopes.js'
+import { SCOPES, type Scope } from '../../src/vocabulary/scopes.js'
 
 /**
  * The scope each operation the console offers needs (as routes/v1/scopes.ts says;
@@ -38,7 +38,8 @@ export const NEEDS = {
   redeliverEvent: 'webhooks:write',
 } satisfies Partial<Record<OperationId, Scope | null>>
 
-const SCOPE_NAME = /\b(pets|orders|keys|usage|events|webhooks):(read|write)\b/g
+// From the vocabulary, so that a new scope (categories:read) is never missed.
+const SCOPE_NAME = new RegExp(`\\b(${SCOPES.join('|')})\\b`, 'g')
 
 /** The key's scopes from a 403's "its scopes are a, b, c." (the only place a key without keys:read learns them). */
 export function scopesNamedIn(message: string): Scope[] | undefined {
