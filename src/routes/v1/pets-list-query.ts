@@ -19,22 +19,20 @@ export const PetsListQuery = parametersWithDefaults(
   Type.Object({
     limit: limitParameter('animals'),
     status: Type.Optional(
-      Type.String({ description: 'Only animals with this status, or one of these: `available`, `pending`, `sold`, or a comma-separated list of them (`available,pending`).', examples: ['available'] }),
+      Type.String({ description: 'Only animals with this status, or one of these: `available`, `pending`, `sold`, or a comma-separated list of them (`available,pending`).' }),
     ),
-    categoryId: Type.Optional(Type.String({ description: 'Only animals of this category, or of one of these: a category id, or a comma-separated list of them (`1,2`).', examples: ['2'] })),
+    categoryId: Type.Optional(Type.String({ description: 'Only animals of this category, or of one of these: a category id, or a comma-separated list of them (`1,2`).' })),
     q: Type.Optional(
       Type.String({
         minLength: MIN_Q_LENGTH,
         maxLength: 100,
         ...STORABLE_TEXT,
         description: `Only animals whose name contains this text, case-insensitively (a substring, anywhere in the name: \`una\` finds Luna): ${MIN_Q_LENGTH} to 100 characters.`,
-        examples: ['Lun'],
       }),
     ),
     ids: Type.Optional(
       Type.String({
         description: `Only these animals: a comma-separated list of up to ${MAX_IDS} ids (\`4,8,15\`), the way to fetch several animals at once. The answer's \`Pet-ETags\` header carries each one's ETag.`,
-        examples: ['4,8,15'],
       }),
     ),
     sort: Type.Optional(
