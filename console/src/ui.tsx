@@ -89,3 +89,62 @@ export function NeedsScope({ operation, children }: { operation: keyof typeof NE
 }
 
 export const formatTime = (iso: string | null | undefined) => (iso ? new Date(iso).toLocaleString() : '—')
+
+/** What the last action did: its message, or the error it met. */
+export function Outcome({ done, error }: { done: string | undefined; error: unknown }) {
+  return (
+    <>
+      {done && (
+        <p class="ok" role="status">
+          {done}
+        </p>
+      )}
+      <ErrorNote error={error} />
+    </>
+  )
+}
+
+/** The "Status" filter of a list: any, or one of `statuses`. */
+export function StatusFilter<T extends string>({ statuses, value, onChange }: { statuses: readonly T[]; value: T | ''; onChange: (status: T | '') => void }) {
+  return (
+    <label>
+      Status
+      <select value={value} onChange={(event) => onChange(event.currentTarget.value as T | '')}>
+        <option value="">any</option>
+        {statuses.map((s) => (
+          <option key={s} value={s}>
+            {s}
+          </option>
+        ))}
+      </select>
+    </label>
+  )
+}
+
+/**
+ * The cursors of a list paged with the API's cursor: those of the pages before this
+ * one (to go back) and this page's. `reset` goes back to the first page (a new filter).
+ */
+export function useCursors() {
+  const [cursors, setCursors] = useState<(string | undefined)[]>([undefined])
+  return {
+    cursor: cursors[cursors.length - 1],
+    reset: () => setCursors([undefined]),
+    back: cursors.length < 2 ? undefined : () => setCursors(cursors.slice(0, -1)),
+    forward: (next: string) => setCursors([...cursors, next]),
+  }
+}
+
+/** Previous and next page buttons of a list paged by useCursors, for a page whose `nextCursor` the API gave. */
+export function Pager({ label, class: className, pages, nextCursor }: { label: string; class?: string; pages: ReturnType<typeof useCursors>; nextCursor: string | undefined }) {
+  return (
+    <nav aria-label={label} class={className}>
+      <button type="button" disabled={pages.back === undefined} onClick={pages.back}>
+        Previous page
+      </button>{' '}
+      <button type="button" disabled={nextCursor === undefined} onClick={() => nextCursor !== undefined && pages.forward(nextCursor)}>
+        Next page
+      </button>
+    </nav>
+  )
+}

@@ -1,7 +1,7 @@
 // Orders: this account's orders by status, reserve a pet by id, complete or cancel a placed one.
 import { useEffect, useState } from 'preact/hooks'
 import type { Order, OrderStatus, Page } from '../api.js'
-import { ActionButton, ErrorNote, formatTime, missingScope, NeedsScope, useSession } from '../ui.js'
+import { ActionButton, formatTime, missingScope, NeedsScope, Outcome, Pager, StatusFilter, useCursors, useSession } from '../ui.js'
 
 const STATUSES: OrderStatus[] = ['placed', 'completed', 'cancelled']
 
@@ -17,12 +17,12 @@ function OrderList() {
   const session = useSession()
   const { api } = session
   const [status, setStatus] = useState<OrderStatus | ''>('')
-  const [cursors, setCursors] = useState<(string | undefined)[]>([undefined])
+  const pages = useCursors()
+  const { cursor, reset } = pages
   const [page, setPage] = useState<Page<Order>>()
   const [error, setError] = useState<unknown>()
   const [done, setDone] = useState<string>()
   const [petId, setPetId] = useState('')
-  const cursor = cursors[cursors.length - 1]
   const missingWrite = missingScope(session, 'placeOrder')
 
   const load = async () => {
@@ -67,29 +67,15 @@ function OrderList() {
         </button>
       </form>
       <h2 id="orders">Orders</h2>
-      <label>
-        Status
-        <select
-          value={status}
-          onChange={(event) => {
-            setStatus(event.currentTarget.value as OrderStatus | '')
-            setCursors([undefined])
-          }}
-        >
-          <option value="">any</option>
-          {STATUSES.map((s) => (
-            <option key={s} value={s}>
-              {s}
-            </option>
-          ))}
-        </select>
-      </label>
-      {done && (
-        <p class="ok" role="status">
-          {done}
-        </p>
-      )}
-      <ErrorNote error={error} />
+      <StatusFilter
+        statuses={STATUSES}
+        value={status}
+        onChange={(next) => {
+          setStatus(next)
+          reset()
+        }}
+      />
+      <Outcome done={done} error={error} />
       <table>
         <thead>
           <tr>
@@ -123,14 +109,7 @@ function OrderList() {
           ))}
         </tbody>
       </table>
-      <nav aria-label="Pages of orders">
-        <button type="button" disabled={cursors.length < 2} onClick={() => setCursors(cursors.slice(0, -1))}>
-          Previous page
-        </button>{' '}
-        <button type="button" disabled={page?.nextCursor === undefined} onClick={() => setCursors([...cursors, page!.nextCursor])}>
-          Next page
-        </button>
-      </nav>
+      <Pager label="Pages of orders" pages={pages} nextCursor={page?.nextCursor} />
     </section>
   )
 }

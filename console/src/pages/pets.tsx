@@ -2,7 +2,7 @@
 // filters by status, and add, edit (If-Match: the version the form was opened on) and delete.
 import { useEffect, useState } from 'preact/hooks'
 import type { Inventory, Page, Pet, PetStatus } from '../api.js'
-import { ActionButton, ErrorNote, missingScope, NeedsScope, useSession } from '../ui.js'
+import { ActionButton, ErrorNote, missingScope, NeedsScope, Outcome, Pager, StatusFilter, useCursors, useSession } from '../ui.js'
 
 const STATUSES: PetStatus[] = ['available', 'pending', 'sold']
 
@@ -46,14 +46,13 @@ function PetList({ onChanged }: { onChanged: () => void }) {
   const session = useSession()
   const { api } = session
   const [status, setStatus] = useState<PetStatus | ''>('')
-  // The cursors of the pages before this one (to go back) and this page's.
-  const [cursors, setCursors] = useState<(string | undefined)[]>([undefined])
+  const pages = useCursors()
+  const { cursor, reset } = pages
   const [page, setPage] = useState<Page<Pet>>()
   const [error, setError] = useState<unknown>()
   const [done, setDone] = useState<string>()
   const [editing, setEditing] = useState<{ pet: Pet; etag: string }>()
   const [confirming, setConfirming] = useState<number>()
-  const cursor = cursors[cursors.length - 1]
 
   const load = async () => {
     try {
@@ -85,29 +84,15 @@ function PetList({ onChanged }: { onChanged: () => void }) {
     <section aria-labelledby="pets">
       <h2 id="pets">Pets</h2>
       <AddPet onAdded={(pet) => act(async () => pet, `Added ${pet.name} (id ${pet.id}).`)} />
-      <label>
-        Status
-        <select
-          value={status}
-          onChange={(event) => {
-            setStatus(event.currentTarget.value as PetStatus | '')
-            setCursors([undefined])
-          }}
-        >
-          <option value="">any</option>
-          {STATUSES.map((s) => (
-            <option key={s} value={s}>
-              {s}
-            </option>
-          ))}
-        </select>
-      </label>
-      {done && (
-        <p class="ok" role="status">
-          {done}
-        </p>
-      )}
-      <ErrorNote error={error} />
+      <StatusFilter
+        statuses={STATUSES}
+        value={status}
+        onChange={(next) => {
+          setStatus(next)
+          reset()
+        }}
+      />
+      <Outcome done={done} error={error} />
       {editing && (
         <EditPet
           version={editing}
@@ -169,14 +154,7 @@ function PetList({ onChanged }: { onChanged: () => void }) {
           ))}
         </tbody>
       </table>
-      <nav aria-label="Pages of pets" class="pager">
-        <button type="button" disabled={cursors.length < 2} onClick={() => setCursors(cursors.slice(0, -1))}>
-          Previous page
-        </button>{' '}
-        <button type="button" disabled={page?.nextCursor === undefined} onClick={() => setCursors([...cursors, page!.nextCursor])}>
-          Next page
-        </button>
-      </nav>
+      <Pager label="Pages of pets" class="pager" pages={pages} nextCursor={page?.nextCursor} />
       {missingScope(session, 'createPet') === undefined ? null : <p class="note">Adding, editing and deleting pets needs the pets:write scope.</p>}
     </section>
   )

@@ -4,7 +4,7 @@
 import { useEffect, useState } from 'preact/hooks'
 import type { DeliveryAttempt, PetstoreEvent, WebhookEndpoint } from '../api.js'
 import { EVENT_TYPES } from '../../../src/vocabulary/event-types.js'
-import { ActionButton, ErrorNote, formatTime, missingScope, NeedsScope, useSession } from '../ui.js'
+import { ActionButton, ErrorNote, formatTime, missingScope, NeedsScope, Outcome, useSession } from '../ui.js'
 
 export function Webhooks() {
   return (
@@ -189,12 +189,7 @@ function Deliveries({ endpointId }: { endpointId: number }) {
       <button type="button" onClick={() => void load()}>
         Refresh deliveries
       </button>
-      {done && (
-        <p class="ok" role="status">
-          {done}
-        </p>
-      )}
-      <ErrorNote error={error} />
+      <Outcome done={done} error={error} />
       <table>
         <thead>
           <tr>
