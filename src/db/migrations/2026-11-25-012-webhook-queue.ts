@@ -18,19 +18,6 @@ import type { Dialect } from '../dialect.js'
 // its attempts with it. SQLite cannot add a foreign key to a table: both tables are
 // made again and their rows copied, ids kept.
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- migrations see the schema as it was, not today's Database type
-export async function up(db: Kysely<any>, dialect: Dialect): Promise<void> {
-  if (dialect === 'postgres') return upIn(db, dialect) // PostgreSQL runs a migration in a transaction of its own
-  await sql`begin immediate`.execute(db)
-  try {
-    await upIn(db, dialect)
-    await sql`commit`.execute(db)
-  } catch (error) {
-    await sql`rollback`.execute(db).catch(() => {})
-    throw error
-  }
-}
-
 const INDEXES = [
   'create unique index webhook_deliveries_scheduled_once on webhook_deliveries (endpoint_id, event_id) where trigger = \'scheduled\'',
   'create index webhook_deliveries_pending_due on webhook_deliveries (next_attempt_at, id) where status = \'pending\'',
@@ -41,7 +28,7 @@ const INDEXES = [
 ]
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- as above
-async function upIn(db: Kysely<any>, dialect: Dialect): Promise<void> {
+export async function up(db: Kysely<any>, dialect: Dialect): Promise<void> {
   const run = (text: string) => sql.raw(text).execute(db)
 
   // What no foreign key would accept.

@@ -31,16 +31,15 @@ const MIGRATIONS = {
 // PostgreSQL runs every migration in a transaction (Kysely's adapter reports
 // transactional DDL). Kysely's SQLite adapter does not, so a SQLite migration ran
 // statement by statement: a crash or a failure halfway left half a schema. These
-// migrations open their own transaction on SQLite (begin immediate); every other one,
-// and every new one, runs in one this provider opens, taking the write lock first.
+// released migrations open their own transaction on SQLite (begin immediate); every
+// other one, and every new one, runs in one this provider opens, taking the write lock
+// first: a new migration never opens one itself.
 const OWN_SQLITE_TRANSACTION: ReadonlySet<string> = new Set([
   '2026-11-24-004-pet-status-counts',
   '2026-11-24-005-orders-outlive-pets',
   '2026-11-24-006-api-key-lifecycle',
   '2026-11-24-007-events-and-webhooks',
   '2026-11-25-009-accounts',
-  '2026-11-25-010-categories',
-  '2026-11-25-012-webhook-queue',
 ])
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {
