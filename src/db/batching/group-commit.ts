@@ -8,6 +8,7 @@
 // rejects only its own promise; its neighbours still commit.
 
 import type SqliteDatabase from 'better-sqlite3'
+import { withoutBusyWait } from '../sqlite/lock-wait.js'
 import type { Kysely } from 'kysely'
 import type { Database } from '../schema.js'
 import { createTurnBatcher, type BatchItem } from './turn-batcher.js'
@@ -87,36 +88,17 @@ export function createSqliteGroupCommit(db: Kysely<Database>, writer: SqliteData
   })
 }
 
-/** How long a batch waits for another process's write lock before it fails (as busy_timeout would). */
-const LOCK_WAIT_MS = 5_000
-
 /**
  * BEGIN IMMEDIATE: takes the write lock up front, so that two processes never both
  * read, then both try to upgrade (which SQLite answers with SQLITE_BUSY at once). When
- * another process holds it (the CLI, `petstore dispatch`), the wait is asynchronous:
- * busy_timeout would sleep inside the call and stop every request of the server, where
- * this lets them go on, their writes joining the next, larger batch.
+ * another process holds it (the CLI, `petstore dispatch`), the wait is asynchronous
+ * (sqlite/lock-wait.ts), letting the server's requests go on, their writes joining the
+ * next, larger batch.
  */
 function beginImmediate(writer: SqliteDatabase.Database): () => Promise<void> {
   const begin = writer.prepare('BEGIN IMMEDIATE')
-  const busyTimeout = writer.pragma('busy_timeout', { simple: true }) as number
-  return async () => {
-    const deadline = Date.now() + LOCK_WAIT_MS
-    // Not prepared once: SQLite sets busy_timeout when the PRAGMA is prepared, not when
-    // it runs. exec, not pragma(): about 1 µs where pragma() costs 20 on every batch.
-    writer.exec('PRAGMA busy_timeout = 0')
-    try {
-      for (;;) {
-        try {
-          begin.run()
-          return
-        } catch (error) {
-          if ((error as { code?: unknown }).code !== 'SQLITE_BUSY' || Date.now() >= deadline) throw error
-        }
-        await new Promise((resolve) => setTimeout(resolve, 1))
-      }
-    } finally {
-      writer.exec(`PRAGMA busy_timeout = ${busyTimeout}`)
-    }
-  }
+  return () =>
+    withoutBusyWait(writer, () => {
+      begin.run()
+    })
 }
