@@ -141,7 +141,10 @@ export function createAuthenticator({
   /** The Bearer token, or why the header is refused. */
   function tokenOf(header: string): string | AuthResult {
     // The form every client sends, without the regular expression; anything else is parsed.
-    if (header.startsWith('Bearer ') && cache.has(header.slice(7))) return header.slice(7)
+    if (header.startsWith('Bearer ')) {
+      const token = header.slice(7)
+      if (cache.has(token)) return token
+    }
     return BEARER.exec(header)?.[1] ?? { ok: false, missing: false, message: 'The Authorization header must be "Bearer <key>".' }
   }
 

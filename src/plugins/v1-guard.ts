@@ -78,14 +78,14 @@ export default fp(
      * With Redis, an address's ban is known here for a second only: past it, Redis is
      * asked (a round trip, no query) before the store is asked for a key not cached.
      */
-    async function refuseBannedAddress(request: FastifyRequest, reply: FastifyReply, known: AuthResult | undefined) {
-      if (known || !limiter.shared) return
+    async function refuseBannedAddress(request: FastifyRequest, reply: FastifyReply) {
+      if (!limiter.shared) return
       const windows = await limiter.peek(addressOf(request), PLAN_LIMITS.free)
       if (windows.outcome === 'banned') admit(request, reply, NOT_LOOKED_UP, windows)
     }
 
     async function guard(request: FastifyRequest, reply: FastifyReply, known: AuthResult | undefined) {
-      await refuseBannedAddress(request, reply, known)
+      if (!known) await refuseBannedAddress(request, reply)
       const auth = known ?? (await authenticator.authenticate(request.headers.authorization))
       admit(request, reply, auth, await limiter.check(identityOf(request, auth), limitsOf(auth)))
     }
@@ -95,11 +95,12 @@ export default fp(
     // else is counted and refused as on any route, so that the route cannot be used to
     // guess keys for free.
     async function uncounted(request: FastifyRequest, reply: FastifyReply, known: AuthResult | undefined) {
-      await refuseBannedAddress(request, reply, known)
+      if (!known) await refuseBannedAddress(request, reply)
       const auth = known ?? (await authenticator.authenticate(request.headers.authorization))
       if (auth.ok) {
-        // A ban known here needs no round trip to the shared counters.
-        const windows = limiter.bannedNow(auth.key, auth.key.limits) ?? (await limiter.peek(auth.key, auth.key.limits))
+        // A ban known here needs no round trip to the shared counters; in-memory counters
+        // answer the ban in the peek itself.
+        const windows = (limiter.shared && limiter.bannedNow(auth.key, auth.key.limits)) || (await limiter.peek(auth.key, auth.key.limits))
         if (windows.outcome === 'banned') return admit(request, reply, auth, windows)
         request.apiKey = auth.key
         // The rate-limit headers every /v1 answer carries, from the windows as they stand.
