@@ -18,17 +18,19 @@ export interface UsageRecorderOptions {
 
 const OUTCOME_INDEX: Readonly<Record<UsageOutcome, number>> = Object.fromEntries(USAGE_OUTCOMES.map((outcome, i) => [outcome, i])) as Record<UsageOutcome, number>
 
-/** Counts not yet in the store, by key id, then hour: one number per outcome (USAGE_OUTCOMES' order). Numbers all the way, on the request path. */
-type Pending = Map<number, Map<number, number[]>>
+/**
+ * Counts not yet in the store, by key id (with the key's account, for an account's
+ * history), then hour: one number per outcome (USAGE_OUTCOMES' order). Numbers all the
+ * way, on the request path.
+ */
+type Pending = Map<number, { accountId: number; byHour: Map<number, number[]> }>
 
 export function createUsageRecorder({ usage, clock, flushEveryMs = FLUSH_EVERY_MS, onError = () => {} }: UsageRecorderOptions) {
   let pending: Pending = new Map()
-  /** The account of each key counted here, for an account's history. */
-  const accountOf = new Map<number, number>()
   let flushing: Promise<void> | undefined
 
   const rowsOf = (counts: Pending): UsageRow[] =>
-    [...counts].flatMap(([apiKeyId, byHour]) =>
+    [...counts].flatMap(([apiKeyId, { byHour }]) =>
       [...byHour].flatMap(([hour, perOutcome]) =>
         USAGE_OUTCOMES.flatMap((outcome, i) => (perOutcome[i] ? [{ apiKeyId, hour, outcome, requests: perOutcome[i] }] : [])),
       ),
@@ -43,7 +45,9 @@ export function createUsageRecorder({ usage, clock, flushEveryMs = FLUSH_EVERY_M
       .add(rowsOf(taken))
       .catch((error: unknown) => {
         // Back into the counts, added to whatever arrived meanwhile: written next time.
-        for (const row of rowsOf(taken)) add(row.apiKeyId, row.hour, row.outcome, row.requests)
+        for (const [apiKeyId, { accountId, byHour }] of taken) {
+          for (const [hour, perOutcome] of byHour) USAGE_OUTCOMES.forEach((outcome, i) => perOutcome[i] && add(apiKeyId, accountId, hour, outcome, perOutcome[i]))
+        }
         onError(error)
       })
       .finally(() => {
@@ -52,9 +56,10 @@ export function createUsageRecorder({ usage, clock, flushEveryMs = FLUSH_EVERY_M
     return flushing
   }
 
-  function add(apiKeyId: number, hour: number, outcome: UsageOutcome, requests: number) {
-    let byHour = pending.get(apiKeyId)
-    if (!byHour) pending.set(apiKeyId, (byHour = new Map()))
+  function add(apiKeyId: number, accountId: number, hour: number, outcome: UsageOutcome, requests: number) {
+    let entry = pending.get(apiKeyId)
+    if (!entry) pending.set(apiKeyId, (entry = { accountId, byHour: new Map() }))
+    const { byHour } = entry
     let perOutcome = byHour.get(hour)
     if (!perOutcome) byHour.set(hour, (perOutcome = USAGE_OUTCOMES.map(() => 0)))
     perOutcome[OUTCOME_INDEX[outcome]]! += requests
@@ -65,13 +70,12 @@ export function createUsageRecorder({ usage, clock, flushEveryMs = FLUSH_EVERY_M
   return {
     record(key: { id: number; accountId: number }, outcome: UsageOutcome): void {
       const now = clock.now()
-      if (!pending.has(key.id)) accountOf.set(key.id, key.accountId)
-      add(key.id, now - (now % HOUR_MS), outcome, 1)
+      add(key.id, key.accountId, now - (now % HOUR_MS), outcome, 1)
     },
     /** The counts of an account, or one key of it, with `from <= hour < to`: the store's, with this instance's not yet written added in. */
     async history(scope: UsageScope, from: number, to: number): Promise<UsageCount[]> {
       const stored = await usage.history(scope, from, to)
-      const mine = [...pending].filter(([keyId]) => (scope.keyId === undefined ? accountOf.get(keyId) === scope.accountId : keyId === scope.keyId))
+      const mine = [...pending].filter(([keyId, { accountId }]) => (scope.keyId === undefined ? accountId === scope.accountId : keyId === scope.keyId))
       const unwritten = rowsOf(new Map(mine)).filter((row) => row.hour >= from && row.hour < to)
       const merged = new Map<string, UsageCount>(stored.map((row) => [`${row.hour}:${row.outcome}`, { ...row }]))
       for (const row of unwritten) {
