@@ -12,8 +12,6 @@ export interface CircuitBreakerOptions {
   probe: () => Promise<void>
   /** How often an open circuit probes (500 ms). */
   probeEveryMs?: number
-  /** How long a probe is waited for before it counts as failed (1 s); a later answer still closes the circuit. */
-  probeTimeoutMs?: number
   /** Once per change: true when the circuit opens, false when it closes. */
   onChange?: (open: boolean, error?: unknown) => void
 }
@@ -27,10 +25,9 @@ export interface CircuitBreaker {
   close(): void
 }
 
-export function createCircuitBreaker({ probe, probeEveryMs = 500, probeTimeoutMs = 1_000, onChange = () => {} }: CircuitBreakerOptions): CircuitBreaker {
+export function createCircuitBreaker({ probe, probeEveryMs = 500, onChange = () => {} }: CircuitBreakerOptions): CircuitBreaker {
   let open = false
   let timer: NodeJS.Timeout | undefined
-  /** One probe at a time: on a silent database a probe holds a connection until query_timeout. */
   let probing = false
   let closed = false
   const refusal = new StoreUnavailableError('the database did not answer in time; refused at once until it answers again', { outcome: 'not_written' })
@@ -46,18 +43,15 @@ export function createCircuitBreaker({ probe, probeEveryMs = 500, probeTimeoutMs
   }
 
   function tryProbe() {
+    // One probe at a time: on a silent database a probe holds a connection until
+    // query_timeout; the next starts when it settles, and any answer closes the circuit.
     if (probing) return
     probing = true
-    const answered = probe().then(() => setOpen(false))
-    const given = new Promise<void>((resolve) => setTimeout(resolve, probeTimeoutMs).unref())
-    void Promise.race([answered.catch(() => {}), given]).then(() =>
-      // A probe still waiting holds its connection: the next starts when it settles.
-      answered.then(
-        () => (probing = false),
-        () => (probing = false),
-      ),
-    )
+    probe()
+      .then(() => setOpen(false), () => {})
+      .finally(() => (probing = false))
   }
+
 
   return {
     get open() {

@@ -15,7 +15,7 @@ describe('circuit breaker at the store edge', () => {
     let answer: () => Promise<void> = () => Promise.reject(new Error('still silent'))
     let probes = 0
     const changes: boolean[] = []
-    const breaker = createCircuitBreaker({ probe: () => (probes++, answer()), probeEveryMs: 20, probeTimeoutMs: 10, onChange: (open) => changes.push(open) })
+    const breaker = createCircuitBreaker({ probe: () => (probes++, answer()), probeEveryMs: 20, onChange: (open) => changes.push(open) })
     let fail = reset
     const store = guarded({ read: async () => Promise.reject(fail()) }, { breaker })
     try {
@@ -53,7 +53,6 @@ describe('circuit breaker at the store edge', () => {
         throw new Error('silent')
       },
       probeEveryMs: 10,
-      probeTimeoutMs: 5,
     })
     try {
       breaker.trip(silence())
