@@ -106,13 +106,13 @@ export function startDispatcher({
   let polledAt = -Infinity
 
   /** What was sent, or why not: the receiver's answer, a refusal, or the error that stopped the attempt. */
-  async function send1(delivery: ClaimedDelivery): Promise<{ result: AttemptResult; notSent?: string }> {
+  async function send1(delivery: ClaimedDelivery): Promise<AttemptResult> {
     const { event: stored, endpoint } = delivery
     // The subscription rule again at the claim (the store's `refusal`): an endpoint or account disabled, or a type unsubscribed, since the fan-out is sent nothing more.
-    if (delivery.refusal !== undefined) return { result: { status: undefined, durationMs: 0, retryAfter: undefined, error: `not sent: ${delivery.refusal}` }, notSent: delivery.refusal }
+    if (delivery.refusal !== undefined) return { status: undefined, durationMs: 0, retryAfter: undefined, error: `not sent: ${delivery.refusal}` }
     const url = new URL(endpoint.url)
     const literalRefused = literalRefusal(url, allowed)
-    if (literalRefused) return { result: { status: undefined, durationMs: 0, retryAfter: undefined, error: `refused: ${literalRefused}` } }
+    if (literalRefused) return { status: undefined, durationMs: 0, retryAfter: undefined, error: `refused: ${literalRefused}` }
     const body = JSON.stringify(renderEvent(stored))
     const now = clock.now()
     const timestamp = Math.floor(now / 1000)
@@ -127,15 +127,15 @@ export function startDispatcher({
         now,
       ),
     }
-    return { result: await send(url, headers, body, agents, timeoutMs) }
+    return send(url, headers, body, agents, timeoutMs)
   }
 
   /** Sends one claimed delivery and says what to record of it; writes nothing itself. An attempt that throws is a failed attempt like any other. */
   async function attempt(delivery: ClaimedDelivery): Promise<AttemptRecord> {
-    const { result, notSent } = await send1(delivery).catch((error: unknown) => ({
-      result: { status: undefined, durationMs: 0, retryAfter: undefined, error: `could not be sent: ${error instanceof Error ? error.message : String(error)}` } satisfies AttemptResult,
-      notSent: undefined,
-    }))
+    const result = await send1(delivery).catch(
+      (error: unknown): AttemptResult => ({ status: undefined, durationMs: 0, retryAfter: undefined, error: `could not be sent: ${error instanceof Error ? error.message : String(error)}` }),
+    )
+    const notSent = delivery.refusal !== undefined
     const { endpoint } = delivery
     const at = clock.now()
     const ok = result.status !== undefined && result.status >= 200 && result.status < 300
@@ -144,10 +144,10 @@ export function startDispatcher({
     const failingFor = at - (endpoint.failingSince ?? at)
     const outcome = ok
       ? ({ status: 'delivered' } as const)
-      : gone || notSent !== undefined || attempts > schedule.length
+      : gone || notSent || attempts > schedule.length
         ? ({ status: 'failed' } as const)
         : ({ status: 'pending', nextAttemptAt: at + wait(attempts, result.retryAfter) } as const)
-    const disable = notSent === undefined && (gone || (!ok && failingFor >= DISABLE_AFTER_MS))
+    const disable = !notSent && (gone || (!ok && failingFor >= DISABLE_AFTER_MS))
     return {
       deliveryId: delivery.id,
       leaseUntil: delivery.leaseUntil,
@@ -176,7 +176,7 @@ export function startDispatcher({
   /** What /metrics is told of an attempt, once it is recorded. */
   function observe(record: AttemptRecord, delivery: ClaimedDelivery) {
     if (record.outcome.status === 'delivered') onAttempt('delivered', record.at - (delivery.trigger === 'manual' ? delivery.queuedAt : delivery.event.createdAt))
-    else onAttempt(record.error?.startsWith('not sent: ') ? 'not_sent' : record.outcome.status === 'pending' ? 'retrying' : 'failed', undefined)
+    else onAttempt(delivery.refusal !== undefined ? 'not_sent' : record.outcome.status === 'pending' ? 'retrying' : 'failed', undefined)
   }
 
   // Attempts that ended, waiting to be written: every one that ends while a write is under way goes in the next.

@@ -8,7 +8,7 @@
 // (undefined), never told apart. Deliveries are the dispatchers' (dispatcher.ts), never
 // a request's: a test event or a redelivery is queued, and the dispatcher woken.
 import type { Clock } from '../clock.js'
-import type { EndpointChanges, StoredAttempt, StoredEndpoint, WebhookEndpointsStore } from '../db/webhook-endpoints-store.js'
+import type { EndpointChanges, EventQuery, StoredAttempt, StoredEndpoint, WebhookEndpointsStore } from '../db/webhook-endpoints-store.js'
 import type { DeliveryAttempt, NewWebhookEndpoint, WebhookEndpoint, WebhookEndpointPatch } from '../schemas/webhook.js'
 import { TEST_EVENT } from '../vocabulary/event-types.js'
 import { parseEventId, renderEvent, type Event } from './events.js'
@@ -55,12 +55,8 @@ export interface WebhookAdminOptions {
   wake: () => void
 }
 
-export interface EventsQuery {
-  type?: string | undefined
-  /** Older than this event (the store's id). */
-  beforeId?: number | undefined
-  limit: number
-}
+/** A page of events as the store reads them, for the caller's account. */
+export type EventsQuery = Omit<EventQuery, 'accountId'>
 
 function view(endpoint: StoredEndpoint, secret?: string): WebhookEndpoint {
   return {
@@ -113,10 +109,10 @@ export function createWebhookAdmin({ endpoints, clock, allowHttp, allowed, maxEn
   }
 
   return {
-    /** A page of the account's events and every pet event, newest first; `more` when older ones match. */
-    async events(accountId: number, { type, beforeId, limit }: EventsQuery): Promise<{ events: Event[]; more: boolean }> {
+    /** A page of the account's events and every pet event, newest first; `nextBeforeId` (the last one's id) when older ones match. */
+    async events(accountId: number, { type, beforeId, limit }: EventsQuery): Promise<{ events: Event[]; nextBeforeId: number | undefined }> {
       const rows = await endpoints.events({ accountId, type, beforeId, limit: limit + 1 })
-      return { events: rows.slice(0, limit).map(renderEvent), more: rows.length > limit }
+      return { events: rows.slice(0, limit).map(renderEvent), nextBeforeId: rows.length > limit ? rows[limit - 1]!.id : undefined }
     },
 
     /**

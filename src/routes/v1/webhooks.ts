@@ -71,9 +71,8 @@ export async function webhookRoutes(app: FastifyInstance, { webhookAdmin }: Webh
     async (request, reply) => {
       const { limit, type, cursor } = request.query
       const page = await webhookAdmin.events(request.apiKey!.accountId, { type, beforeId: cursor === undefined ? undefined : decodeCursor(cursor), limit })
-      if (page.more) {
-        const last = Number(page.events.at(-1)!.id.slice('evt_'.length))
-        reply.header('link', `</v1/events?limit=${limit}${type ? `&type=${type}` : ''}&cursor=${encodeCursor(last)}>; rel="next"`)
+      if (page.nextBeforeId !== undefined) {
+        reply.header('link', `</v1/events?limit=${limit}${type ? `&type=${type}` : ''}&cursor=${encodeCursor(page.nextBeforeId)}>; rel="next"`)
       }
       return page.events
     },
