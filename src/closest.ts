@@ -7,7 +7,7 @@ export function closest(word: string, candidates: readonly string[]): string | u
   let bestDistance = Math.min(2, Math.floor(word.length / 2))
   for (const candidate of candidates) {
     const distance = editDistance(word, candidate)
-    if (distance <= bestDistance && (best === undefined || distance < editDistance(word, best))) {
+    if (distance <= bestDistance && (best === undefined || distance < bestDistance)) {
       best = candidate
       bestDistance = distance
     }

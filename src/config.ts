@@ -98,7 +98,7 @@ export function loadConfig(env: Env = process.env): Config {
     keepAliveTimeout: integer(env, 'PETSTORE_KEEP_ALIVE_TIMEOUT', 5, 1, 600),
     requestDeadline: integer(env, 'PETSTORE_REQUEST_DEADLINE', 7, 1, 600),
     // Behind a proxy every connection comes from the proxy's address: no limit unless set.
-    maxConnectionsPerIp: integer(env, 'PETSTORE_MAX_CONNECTIONS_PER_IP', env.PETSTORE_TRUST_PROXY && env.PETSTORE_TRUST_PROXY !== 'false' ? 0 : 128, 0, 1_000_000),
+    maxConnectionsPerIp: integer(env, 'PETSTORE_MAX_CONNECTIONS_PER_IP', trustProxy(env) === false ? 128 : 0, 0, 1_000_000),
     webhookAllowCidrs: cidrs(env, 'PETSTORE_WEBHOOK_ALLOW_CIDRS'),
     dispatch: oneOf(env, 'PETSTORE_DISPATCH', ['on', 'off'] as const, 'on'),
     webhookLease: integer(env, 'PETSTORE_WEBHOOK_LEASE', 60, 1, 3600),

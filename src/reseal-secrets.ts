@@ -8,7 +8,7 @@ import { openStoreFromConfig } from './db/from-config.js'
 import { resealSecrets } from './webhooks/reseal.js'
 import { secretBoxFromConfig } from './webhooks/secret-box.js'
 
-export async function runReseal(config: Config): Promise<{ resealed: number; current: number }> {
+async function runReseal(config: Config): Promise<{ resealed: number; current: number }> {
   const secrets = secretBoxFromConfig(config)
   const store = await openStoreFromConfig(config)
   try {

@@ -15,7 +15,7 @@ import type { ChangeResult, InsertResult, ListPetsQuery, PetChanges, PetPrecondi
 import type { Category, CategoryPatch, NewCategory } from '../schemas/category.js'
 import type { NewPet, Pet } from '../schemas/pet.js'
 
-export type { CategoryRemoveResult, CategoryWriteResult, ChangeResult, InsertResult, ListPetsQuery, PetsPage }
+export type { CategoryWriteResult, ChangeResult, InsertResult }
 
 export interface CatalogueOptions {
   pets: Omit<PetsStore, 'inventory'>

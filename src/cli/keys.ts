@@ -5,9 +5,9 @@ import type { KeyView } from '../api-keys/key-admin.js'
 import { DAY_MS, type UsageBucketCounts } from '../usage/buckets.js'
 import { usageHistory } from '../usage/history.js'
 import { systemClock } from '../clock.js'
-import { USAGE_KEPT_DAYS, USAGE_OUTCOMES } from '../vocabulary/usage.js'
+import { USAGE_OUTCOMES } from '../vocabulary/usage.js'
 import { accountId, allKeys, fieldList, json, keyFlags, keyId, keyInput, keyStatus, keyTable, limitFlags, limitsOf, limitsText, noSuchAccount, noSuchKey, PLAN_LIST, withAdmin } from './admin.js'
-import { duration, positiveInteger } from './arguments.js'
+import { DAYS_FLAG, duration, historyDays } from './arguments.js'
 import { CliError, CommandFailed } from './cli-error.js'
 import { defineCommand } from './command.js'
 
@@ -154,13 +154,12 @@ export const keysCommands = [
     name: 'keys usage',
     args: ['ID'],
     summary: "Print a key's requests per day (or hour) and outcome",
-    flags: { days: { value: 'N', description: `how many days back, 1 to ${USAGE_KEPT_DAYS} (default 7)` }, hourly: { description: 'a row per hour instead of per day' }, json },
+    flags: { days: DAYS_FLAG, hourly: { description: 'a row per hour instead of per day' }, json },
     run: ({ values, args: [id] }, context) =>
       withAdmin(context, async ({ admin, store, where }) => {
         const key = await admin.find(keyId(id))
         if (!key) throw noSuchKey(id, where)
-        const days = values.days === undefined ? 7 : positiveInteger(values.days, '--days')
-        if (days > USAGE_KEPT_DAYS) throw new CliError(`--days must be at most ${USAGE_KEPT_DAYS}: usage is kept ${USAGE_KEPT_DAYS} days`)
+        const days = historyDays(values.days)
         const now = systemClock.now()
         const range = { from: now - days * DAY_MS, granularity: values.hourly ? 'hour' : 'day' } as const
         const list = await usageHistory(store.usage.history, { accountId: key.accountId, keyId: key.id }, range, now)

@@ -1,13 +1,11 @@
 // `petstore usage …`: what the calling key sees of its account's use, through the typed
 // client against a running service (PETSTORE_URL, PETSTORE_API_KEY): the rate-limit
 // windows now, and the history as a table (or JSON).
-import { positiveInteger } from './arguments.js'
-import { CliError } from './cli-error.js'
+import { DAY_MS } from '../usage/buckets.js'
+import { DAYS_FLAG, historyDays, positiveInteger } from './arguments.js'
 import { defineCommand } from './command.js'
 import { usageTable } from './keys.js'
 import { withClient } from './pets.js'
-
-const DAY_MS = 86_400_000
 
 export const usageCommands = [
   defineCommand({
@@ -31,14 +29,13 @@ export const usageCommands = [
     name: 'usage history',
     summary: "The account's requests per day (or hour) and outcome, as a table",
     flags: {
-      days: { value: 'N', description: 'how many days back, 1 to 90 (default 7)' },
+      days: DAYS_FLAG,
       hourly: { description: 'a row per hour instead of per day' },
       'key-id': { value: 'N', description: 'one key of the account (default: all its keys together)' },
       json: { description: 'print the JSON the API answers' },
     },
     run: ({ values }, context) => {
-      const days = values.days === undefined ? 7 : positiveInteger(values.days, '--days')
-      if (days > 90) throw new CliError('--days must be at most 90: usage is kept 90 days')
+      const days = historyDays(values.days)
       const keyId = values['key-id'] === undefined ? undefined : positiveInteger(values['key-id'], '--key-id')
       return withClient(context, async (client) => {
         const from = new Date(Date.now() - days * DAY_MS).toISOString()

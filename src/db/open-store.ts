@@ -10,7 +10,7 @@ import { USAGE_KEPT_DAYS, USAGE_KEPT_MS } from '../vocabulary/usage.js'
 
 /** Expired Idempotency-Key records outlive their 24 hours, and usage its 90 days, only until the next purge. */
 const PURGE_EVERY_MS = 10 * 60 * 1000
-export const EVENTS_KEPT_MS = 30 * 86_400_000
+const EVENTS_KEPT_MS = 30 * 86_400_000
 
 /** Opens the database at `url`, applies pending migrations, and purges expired Idempotency-Key records and old usage every ten minutes until closed. */
 export async function openStore(url: string, { onConnectionError, onBackgroundError = () => {}, onCircuitChange, idleTimeoutMs }: StoreOptions = {}): Promise<Store> {

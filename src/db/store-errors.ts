@@ -51,7 +51,7 @@ function outcomeOf(error: Error): WriteOutcome {
  * A pool with no free connection in time is not one: that is load, and a refusal
  * there already costs no more than the connect timeout.
  */
-export function isSilence(error: unknown): boolean {
+function isSilence(error: unknown): boolean {
   if (error instanceof StoreUnavailableError) return isSilence(error.cause)
   if (!(error instanceof Error)) return false
   return (error as { code?: unknown }).code === 'ETIMEDOUT' || error.message === 'Query read timeout'

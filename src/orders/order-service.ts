@@ -25,7 +25,7 @@ export interface OrdersPageQuery {
   limit: number
 }
 
-export type { CloseResult, PlaceResult }
+export type { PlaceResult }
 
 export function createOrderService({ orders, pets, clock }: OrderServiceOptions) {
   return {

@@ -22,9 +22,10 @@ export function answerClientError(error: Error & { code?: string }, socket: Sock
 }
 
 /** Writes an Error answer on a raw socket and closes it once written, whatever the client still sends. */
-export function answerAndClose(socket: Socket, code: ErrorCode, message: string) {
-  const body = JSON.stringify(errorBody(code, message))
-  const status = errorBody(code, message).status
+function answerAndClose(socket: Socket, code: ErrorCode, message: string) {
+  const error = errorBody(code, message)
+  const body = JSON.stringify(error)
+  const { status } = error
   socket.end(
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
       `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,

@@ -15,7 +15,7 @@ import fp from 'fastify-plugin'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { ApiError } from '../errors.js'
 
-export const CONSOLE_PREFIX = '/console'
+const CONSOLE_PREFIX = '/console'
 
 /** dist/console/ of this package: the same relative path from src/plugins/ (tests, dev) and dist/plugins/. */
 export const CONSOLE_DIR = fileURLToPath(new URL('../../dist/console/', import.meta.url))
@@ -23,7 +23,7 @@ export const CONSOLE_DIR = fileURLToPath(new URL('../../dist/console/', import.m
 // Only this origin, and no inline script or style: the page is one HTML file naming
 // a script and a style sheet. Preact and uPlot set styles through the DOM (CSSOM),
 // which style-src does not govern. connect-src 'self': the key goes to this server only.
-export const CONSOLE_CSP = [
+const CONSOLE_CSP = [
   "default-src 'none'",
   "script-src 'self'",
   "style-src 'self'",

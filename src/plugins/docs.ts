@@ -11,17 +11,17 @@ import type { RateLimiter } from '../rate-limit/limiter.js'
 import { staticJson } from './static-json.js'
 import { anonymousLimit } from './v1-guard.js'
 
-export const DOCS_PREFIX = '/docs'
+const DOCS_PREFIX = '/docs'
 
 /** The page's own server, listed first so that "Try it out" calls this instance. */
-export const THIS_SERVER = { url: '/v1', description: 'This server' }
+const THIS_SERVER = { url: '/v1', description: 'This server' }
 
 // Only this origin, for everything. Swagger UI needs no inline script (its
 // initializer is a file, swagger-initializer.js) and sets styles through the DOM,
 // which style-src does not govern; its icons are data: URIs. connect-src 'self'
 // also blocks "Try it out" against the production and staging servers the document
 // lists: from this page, requests go to this server only.
-export const DOCS_CSP = [
+const DOCS_CSP = [
   "default-src 'none'",
   "script-src 'self'",
   "style-src 'self'",

@@ -120,7 +120,7 @@ const CLIENT_ERROR_CODES: Partial<Record<number, ErrorCode>> = {
 }
 
 /** A 4xx from a library that none of the above knows, answered with its own status and code where the catalog has one, else 400 bad_request. */
-export function clientError(error: FastifyError): ApiError {
+function clientError(error: FastifyError): ApiError {
   return new ApiError(CLIENT_ERROR_CODES[error.statusCode ?? 400] ?? 'bad_request', error.message)
 }
 

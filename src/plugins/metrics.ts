@@ -145,17 +145,16 @@ function webhookBacklogMetrics(registry: Registry, deliveries: DeliveryQueue, cl
 export interface MetricsPluginOptions {
   metrics: Metrics
   limiter: RateLimiter
-  /** The store's count of calls, and whether its circuit is open. */
-  store: Pick<Store, 'calls' | 'circuitOpen'>
-  deliveries: DeliveryQueue
+  /** The store's count of calls, whether its circuit is open, and the webhook backlog. */
+  store: Pick<Store, 'calls' | 'circuitOpen' | 'deliveries'>
   clock: Clock
   /** With PETSTORE_WORKERS: every worker's metrics, summed by the primary (cluster.ts); by default, this process's. */
   scrape?: () => Promise<string>
 }
 
 export default fp(
-  async (app, { metrics, limiter, store, deliveries, clock, scrape = () => metrics.registry.metrics() }: MetricsPluginOptions) => {
-    webhookBacklogMetrics(metrics.registry, deliveries, clock, (error) => app.log.warn({ err: error }, 'could not read the webhook backlog for /metrics'))
+  async (app, { metrics, limiter, store, clock, scrape = () => metrics.registry.metrics() }: MetricsPluginOptions) => {
+    webhookBacklogMetrics(metrics.registry, store.deliveries, clock, (error) => app.log.warn({ err: error }, 'could not read the webhook backlog for /metrics'))
     let storeCallsCounted = 0
     new Counter({
       name: 'petstore_store_calls_total',

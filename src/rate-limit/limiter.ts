@@ -82,7 +82,7 @@ export interface RateLimiterOptions {
  * How long a ban the shared counters reported is taken as known without asking them
  * again: an unban on another instance reaches this one within it.
  */
-export const SHARED_BAN_KNOWN_MS = 1_000
+const SHARED_BAN_KNOWN_MS = 1_000
 /** Bans remembered from the shared counters; beyond this many, the oldest are forgotten. */
 const MAX_KNOWN_BANS = 10_000
 

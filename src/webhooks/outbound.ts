@@ -33,7 +33,7 @@ export function parseCidrs(list: readonly string[]): Cidr[] {
   return list.map(parseCidr)
 }
 
-export function parseCidr(entry: string): Cidr {
+function parseCidr(entry: string): Cidr {
   const text = entry.trim()
   // [IPv6 or IPv6/bits]:port; IPv4, IPv4/bits, IPv4:port, IPv4/bits:port; IPv6, IPv6/bits.
   const bracketed = /^\[([^\]]+)\](?::(\d+))?$/.exec(text)
@@ -57,7 +57,7 @@ const hex = (part: number) => [part >> 8, part & 255]
  * NAT64 (64:ff9b::/96), 6to4 (2002::/16, the gateway's) and Teredo (2001::/32, the
  * server's and the client's, the latter's bits inverted). Undefined for any other.
  */
-export function embeddedIPv4(address: ipaddr.IPv6): ipaddr.IPv4[] | undefined {
+function embeddedIPv4(address: ipaddr.IPv6): ipaddr.IPv4[] | undefined {
   const p = address.parts
   const v4 = (hi: number, lo: number) => new ipaddr.IPv4([...hex(hi), ...hex(lo)])
   const zeros = (from: number, to: number) => p.slice(from, to).every((part) => part === 0)

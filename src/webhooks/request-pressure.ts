@@ -25,7 +25,7 @@ export interface PressureClock {
   loopActive(): number
 }
 
-export const processClock: PressureClock = {
+const processClock: PressureClock = {
   now: () => performance.now(),
   loopActive: () => performance.eventLoopUtilization().active,
 }

@@ -17,7 +17,7 @@ export const foldName = (name: string): string => name.normalize('NFC').toUpperC
  * True for the refusal of deleting a category pets still name: PostgreSQL's foreign
  * key (23503), SQLite's trigger (migration 2026-11-25-010).
  */
-export function isCategoryInUse(error: unknown): boolean {
+function isCategoryInUse(error: unknown): boolean {
   const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown }
   return code === '23503' || (code === 'SQLITE_CONSTRAINT_TRIGGER' && message === 'category_in_use')
 }
@@ -81,6 +81,6 @@ export function createCategoriesStore(db: Kysely<Database>): CategoriesStore {
 }
 
 /** Maps a categories row to the API's Category: the one place that does. */
-export function toCategory(row: Selectable<CategoriesTable>): Category {
+function toCategory(row: Selectable<CategoriesTable>): Category {
   return { id: row.id, name: row.name, description: row.description }
 }

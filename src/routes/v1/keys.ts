@@ -18,7 +18,7 @@ import { errorResponse, header, optionalHeader, response, TOO_MANY_REQUESTS, UNA
 import { parametersWithDefaults, ref } from '../../schemas/shared.js'
 import { refuseOtherMethods } from '../method-not-allowed.js'
 import { decodeCursor, pageWithLink } from './cursor.js'
-import { DEFAULT_LIMIT, idempotencyKeyHeaders, MAX_LIMIT, noBodyIsEmptyObject } from './parameters.js'
+import { idempotencyKeyHeaders, listQuery, noBodyIsEmptyObject } from './parameters.js'
 import { HistoryQuery, historyOf } from './usage.js'
 import type { UsageRecorder } from '../../usage/recorder.js'
 
@@ -43,12 +43,7 @@ const RevokeQuery = parametersWithDefaults(
     cascade: Type.Boolean({ default: false, description: 'true: also revoke every key this key made, and every key those made, however deep; and the keys it replaced by a roll, with what they made.' }),
   }),
 )
-const KeyListQuery = parametersWithDefaults(
-  Type.Object({
-    limit: Type.Integer({ minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT, description: 'Maximum number of keys to return.' }),
-    cursor: Type.Optional(Type.String({ description: 'Where the page starts: an opaque token from the `Link: rel="next"` header of the previous page.' })),
-  }),
-)
+const KeyListQuery = listQuery('keys')
 
 const NO_SUCH_KEY = errorResponse('There is no key with this id in the caller\'s account (another account\'s key is answered the same way).', ['not_found'])
 const BAD_KEY_ID = errorResponse('keyId is not a positive integer, or a query parameter is invalid.', ['invalid_parameter'])

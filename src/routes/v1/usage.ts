@@ -95,7 +95,8 @@ export async function usageRoutes(app: FastifyInstance, { keyAdmin, limiter, usa
     async (request) => {
       const { keyId, ...query } = request.query
       const key = request.apiKey!
-      if (keyId !== undefined && !(await keyAdmin.find(keyId, key))) throw new ApiError('not_found', `There is no key with id ${keyId} in this account.`)
+      // The calling key is its account's: no lookup for its own history.
+      if (keyId !== undefined && keyId !== key.id && !(await keyAdmin.find(keyId, key))) throw new ApiError('not_found', `There is no key with id ${keyId} in this account.`)
       return historyOf(usage, keyId === undefined ? { accountId: key.accountId } : { accountId: key.accountId, keyId }, query, clock.now())
     },
   )
