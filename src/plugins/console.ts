@@ -10,33 +10,24 @@ import { createHash } from 'node:crypto'
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { extname, join, relative, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { brotliCompressSync, constants as zlib, gzipSync } from 'node:zlib'
 import fp from 'fastify-plugin'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { ApiError } from '../errors.js'
+import { SAME_ORIGIN_CSP } from './docs.js'
+import { compressOnce, encodingFor } from './static-json.js'
 
 const CONSOLE_PREFIX = '/console'
 
 /** dist/console/ of this package: the same relative path from src/plugins/ (tests, dev) and dist/plugins/. */
 export const CONSOLE_DIR = fileURLToPath(new URL('../../dist/console/', import.meta.url))
 
-// Only this origin, and no inline script or style: the page is one HTML file naming
-// a script and a style sheet. Preact and uPlot set styles through the DOM (CSSOM),
-// which style-src does not govern. connect-src 'self': the key goes to this server only.
-const CONSOLE_CSP = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' data:",
-  "font-src 'self'",
-  "connect-src 'self'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'",
-].join('; ')
+// The CSP (docs.ts): only this origin, and no inline script or style: the page is one
+// HTML file naming a script and a style sheet. Preact and uPlot set styles through the
+// DOM (CSSOM), which style-src does not govern. connect-src 'self': the key goes to
+// this server only.
 
 const SECURITY_HEADERS = {
-  'content-security-policy': CONSOLE_CSP,
+  'content-security-policy': SAME_ORIGIN_CSP,
   'x-frame-options': 'DENY',
   'referrer-policy': 'no-referrer',
   'x-content-type-options': 'nosniff',
@@ -85,29 +76,15 @@ const COMPRESSIBLE = /^(text\/|image\/svg)/
 
 /** The best encoding the client accepts (br, then gzip), by its Accept-Encoding; q=0 refuses one. */
 function chooseEncoding(acceptEncoding: string | undefined, file: ConsoleFile): Encoding {
-  if (!COMPRESSIBLE.test(file.type) || file.raw.length < 1024 || acceptEncoding === undefined) return 'identity'
-  const accepted = new Set(
-    acceptEncoding
-      .split(',')
-      .map((part) => part.trim().split(';'))
-      .filter(([, q]) => q === undefined || !/^\s*q=0(\.0*)?\s*$/.test(q))
-      .map(([name]) => name!.trim().toLowerCase()),
-  )
-  if (accepted.has('br')) return 'br'
-  if (accepted.has('gzip')) return 'gzip'
-  return 'identity'
+  if (!COMPRESSIBLE.test(file.type) || file.raw.length < 1024) return 'identity'
+  return encodingFor(acceptEncoding) ?? 'identity'
 }
 
 function variant(file: ConsoleFile, encoding: Encoding) {
   const known = file.variants[encoding]
   if (known) return known
-  // Once per file and encoding, at the best ratio: these bytes are sent many times.
-  const body =
-    encoding === 'br'
-      ? brotliCompressSync(file.raw, { params: { [zlib.BROTLI_PARAM_QUALITY]: 11, [zlib.BROTLI_PARAM_SIZE_HINT]: file.raw.length } })
-      : encoding === 'gzip'
-        ? gzipSync(file.raw, { level: 9 })
-        : file.raw
+  // Once per file and encoding: these bytes are sent many times.
+  const body = encoding === 'identity' ? file.raw : compressOnce(file.raw, encoding)
   // A strong ETag per representation (RFC 9110 §8.8.3): each encoding is its own bytes.
   const digest = createHash('sha256').update(file.raw).digest('base64url').slice(0, 27)
   const made = { body, etag: `"${digest}${encoding === 'identity' ? '' : `-${encoding}`}"` }

@@ -19,14 +19,18 @@ function represent(document: unknown): Representation {
   return {
     etag: `"${createHash('sha256').update(identity).digest('base64url').slice(0, 27)}"`,
     identity,
-    // Made once per process: the best compression is worth its one-time cost.
-    br: brotliCompressSync(identity, { params: { [constants.BROTLI_PARAM_QUALITY]: 11, [constants.BROTLI_PARAM_SIZE_HINT]: identity.length } }),
-    gzip: gzipSync(identity, { level: 9 }),
+    br: compressOnce(identity, 'br'),
+    gzip: compressOnce(identity, 'gzip'),
   }
 }
 
+/** Bytes sent many times, compressed once per process: the best ratio is worth its one-time cost. */
+export function compressOnce(bytes: Buffer, encoding: 'br' | 'gzip'): Buffer {
+  return encoding === 'br' ? brotliCompressSync(bytes, { params: { [constants.BROTLI_PARAM_QUALITY]: 11, [constants.BROTLI_PARAM_SIZE_HINT]: bytes.length } }) : gzipSync(bytes, { level: 9 })
+}
+
 /** The encodings a client accepts, br before gzip, none when it says q=0 (RFC 9110 §12.5.3, simplified: no wildcards). */
-function encodingFor(header: string | undefined): 'br' | 'gzip' | undefined {
+export function encodingFor(header: string | undefined): 'br' | 'gzip' | undefined {
   const accepted = new Set(
     (header ?? '')
       .split(',')
