@@ -6,12 +6,11 @@
 // owned is the account's; the rewritten event triggers write account_id.
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { Migrator, type Kysely } from 'kysely'
-import { openDatabase, type DatabaseHandle } from './helpers/database.js'
-import { migrationProvider } from '../src/db/migrations/index.js'
-import { openStore } from '../src/db/open-store.js'
+import type { Kysely } from 'kysely'
+import type { DatabaseHandle } from './helpers/database.js'
 import type { Store } from '../src/db/store.js'
-import { DIALECTS, type TestDatabase } from './helpers/dialects.js'
+import { DIALECTS } from './helpers/dialects.js'
+import { upgradeFrom, type UpgradedDatabase } from './helpers/previous-release.js'
 import { needs } from './helpers/services.js'
 import { insertPet } from './helpers/pets.js'
 
@@ -28,7 +27,6 @@ for (const { dialect, create } of DIALECTS) {
   describe(`accounts migration of the previous release's data (${dialect})`, async () => {
     if (dialect === 'postgres' && !(await needs('postgres', 'the PostgreSQL accounts migration'))) return
 
-    let database: TestDatabase
     let store: Store
     let handle: DatabaseHandle
     /** The keys as the previous release numbered them: key 2 was rolled to key 3. */
@@ -45,28 +43,12 @@ for (const { dialect, create } of DIALECTS) {
       api_key_usage: [],
     }
 
+    let upgraded: UpgradedDatabase | undefined
     before(async () => {
-      database = await create()
-      const old = openDatabase(database.url)
-      try {
-        const migrator = new Migrator({ db: old.db, provider: migrationProvider(old.dialect) })
-        const { error, results } = await migrator.migrateTo(PREVIOUS_RELEASE)
-        if (error) throw error
-        assert.equal(results?.at(-1)?.migrationName, PREVIOUS_RELEASE)
-        // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the schema of the previous release (plan on api_keys, api_key_id owners), not today's Database type
-        await fillAsThePreviousRelease(old.db as Kysely<any>)
-      } finally {
-        await old.db.destroy()
-      }
-      store = await openStore(database.url) // applies 009 and anything after it
-      handle = openDatabase(database.url)
+      // The previous release: plan on api_keys, api_key_id owners. The store applies 009 and anything after it.
+      ;({ store, handle } = upgraded = await upgradeFrom(create, PREVIOUS_RELEASE, fillAsThePreviousRelease))
     })
-
-    after(async () => {
-      await handle?.db.destroy()
-      await store?.close()
-      await database?.drop()
-    })
+    after(() => upgraded?.close())
 
     // eslint-disable-next-line @typescript-eslint/no-explicit-any -- as above
     async function fillAsThePreviousRelease(db: Kysely<any>): Promise<void> {

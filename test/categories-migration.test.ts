@@ -6,13 +6,12 @@
 // them); every pet stays valid; the presets' keys get the new scopes.
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { Migrator, type Kysely } from 'kysely'
-import { openDatabase, type DatabaseHandle } from './helpers/database.js'
-import { migrationProvider } from '../src/db/migrations/index.js'
-import { openStore } from '../src/db/open-store.js'
+import type { Kysely } from 'kysely'
+import type { DatabaseHandle } from './helpers/database.js'
 import type { Store } from '../src/db/store.js'
 import { storedScopes } from '../src/vocabulary/scopes.js'
-import { DIALECTS, type TestDatabase } from './helpers/dialects.js'
+import { DIALECTS } from './helpers/dialects.js'
+import { upgradeFrom, type UpgradedDatabase } from './helpers/previous-release.js'
 import { needs } from './helpers/services.js'
 import { insertPet } from './helpers/pets.js'
 
@@ -28,48 +27,35 @@ for (const { dialect, create } of DIALECTS) {
   describe(`categories migration of the previous release's data (${dialect})`, async () => {
     if (dialect === 'postgres' && !(await needs('postgres', 'the PostgreSQL categories migration'))) return
 
-    let database: TestDatabase
     let store: Store
     let handle: DatabaseHandle
     const pets: number[] = []
     const keys: Record<'all' | 'readOnly' | 'allAndKeys' | 'narrow', number> = { all: 0, readOnly: 0, allAndKeys: 0, narrow: 0 }
 
-    before(async () => {
-      database = await create()
-      const old = openDatabase(database.url)
-      try {
-        const migrator = new Migrator({ db: old.db, provider: migrationProvider(old.dialect) })
-        const { error, results } = await migrator.migrateTo(PREVIOUS_RELEASE)
-        if (error) throw error
-        assert.equal(results?.at(-1)?.migrationName, PREVIOUS_RELEASE)
-        // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the schema of the previous release (no categories table), not today's Database type
-        const db = old.db as Kysely<any>
-        for (const [i, categoryId] of [...USED, 3, 42].entries()) {
-          const row = await db.insertInto('pets').values({ name: `old ${i}`, category_id: categoryId, status: 'available', created_at: NOW }).returning('id').executeTakeFirstOrThrow()
-          pets.push(Number(row.id))
-        }
-        const account = await db.insertInto('accounts').values({ name: 'old', plan: 'free', created_at: NOW }).returning('id').executeTakeFirstOrThrow()
-        const key = async (name: string, scopes: string) =>
-          Number(
-            (await db.insertInto('api_keys').values({ account_id: account.id, name, prefix: `ps_test_${name}`, key_hash: `hash of ${name}`, scopes, created_at: NOW }).returning('id').executeTakeFirstOrThrow())
-              .id,
-          )
-        keys.all = await key('all', OLD_ALL)
-        keys.readOnly = await key('ro', OLD_READ_ONLY)
-        keys.allAndKeys = await key('allk', `${OLD_ALL} keys:read keys:write`)
-        keys.narrow = await key('narrow', 'pets:read')
-      } finally {
-        await old.db.destroy()
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the schema of the previous release (no categories table), not today's Database type
+    async function fillAsThePreviousRelease(db: Kysely<any>): Promise<void> {
+      for (const [i, categoryId] of [...USED, 3, 42].entries()) {
+        const row = await db.insertInto('pets').values({ name: `old ${i}`, category_id: categoryId, status: 'available', created_at: NOW }).returning('id').executeTakeFirstOrThrow()
+        pets.push(Number(row.id))
       }
-      store = await openStore(database.url) // applies 010 and anything after it
-      handle = openDatabase(database.url)
-    })
+      const account = await db.insertInto('accounts').values({ name: 'old', plan: 'free', created_at: NOW }).returning('id').executeTakeFirstOrThrow()
+      const key = async (name: string, scopes: string) =>
+        Number(
+          (await db.insertInto('api_keys').values({ account_id: account.id, name, prefix: `ps_test_${name}`, key_hash: `hash of ${name}`, scopes, created_at: NOW }).returning('id').executeTakeFirstOrThrow())
+            .id,
+        )
+      keys.all = await key('all', OLD_ALL)
+      keys.readOnly = await key('ro', OLD_READ_ONLY)
+      keys.allAndKeys = await key('allk', `${OLD_ALL} keys:read keys:write`)
+      keys.narrow = await key('narrow', 'pets:read')
+    }
 
-    after(async () => {
-      await handle?.db.destroy()
-      await store?.close()
-      await database?.drop()
+    let upgraded: UpgradedDatabase | undefined
+    before(async () => {
+      // The store applies 010 and anything after it.
+      ;({ store, handle } = upgraded = await upgradeFrom(create, PREVIOUS_RELEASE, fillAsThePreviousRelease))
     })
+    after(() => upgraded?.close())
 
     it('makes a category "Category N" for every number in use, and no other', async () => {
       const all = await store.categories.list({ afterId: 0, limit: 100 })

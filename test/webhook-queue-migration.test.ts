@@ -8,12 +8,11 @@
 // and the indexes the claims and the purge use exist.
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { Migrator, sql, type Kysely } from 'kysely'
-import { openDatabase, type DatabaseHandle } from './helpers/database.js'
-import { migrationProvider } from '../src/db/migrations/index.js'
-import { openStore } from '../src/db/open-store.js'
+import { sql, type Kysely } from 'kysely'
+import type { DatabaseHandle } from './helpers/database.js'
 import type { Store } from '../src/db/store.js'
-import { DIALECTS, type TestDatabase } from './helpers/dialects.js'
+import { DIALECTS } from './helpers/dialects.js'
+import { upgradeFrom, type UpgradedDatabase } from './helpers/previous-release.js'
 import { needs } from './helpers/services.js'
 
 /** The last migration released before this one. */
@@ -27,36 +26,19 @@ for (const { dialect, create } of DIALECTS) {
   describe(`webhook queue migration of the previous release's data (${dialect})`, async () => {
     if (dialect === 'postgres' && !(await needs('postgres', 'the PostgreSQL webhook queue migration'))) return
 
-    let database: TestDatabase
     let store: Store
     let handle: DatabaseHandle
     // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tables as the test reads them, not the store's types
     let db: Kysely<any>
     const made = { account: 0, endpoint: 0, deleted: 0, event: [0, 0], delivered: 0, twin: 0, manual: [0, 0], strayDelivery: 0, attempt: [0, 0, 0, 0] }
 
+    let upgraded: UpgradedDatabase | undefined
     before(async () => {
-      database = await create()
-      const old = openDatabase(database.url)
-      try {
-        const migrator = new Migrator({ db: old.db, provider: migrationProvider(old.dialect) })
-        const { error, results } = await migrator.migrateTo(PREVIOUS_RELEASE)
-        if (error) throw error
-        assert.equal(results?.at(-1)?.migrationName, PREVIOUS_RELEASE)
-        // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the schema of the previous release, not today's Database type
-        await fillAsThePreviousRelease(old.db as Kysely<any>)
-      } finally {
-        await old.db.destroy()
-      }
-      store = await openStore(database.url) // applies 012 and anything after it
-      handle = openDatabase(database.url)
+      // The store applies 012 and anything after it.
+      ;({ store, handle } = upgraded = await upgradeFrom(create, PREVIOUS_RELEASE, fillAsThePreviousRelease))
       db = handle.db
     })
-
-    after(async () => {
-      await handle?.db.destroy()
-      await store?.close()
-      await database?.drop()
-    })
+    after(() => upgraded?.close())
 
     // eslint-disable-next-line @typescript-eslint/no-explicit-any -- as above
     async function fillAsThePreviousRelease(old: Kysely<any>): Promise<void> {
