@@ -20,6 +20,7 @@ import { createCatalogue } from './catalogue/catalogue.js'
 import type { Store } from './db/store.js'
 import type { RateLimiter } from './rate-limit/limiter.js'
 import errorHandler, { answerFrameworkError } from './plugins/error-handler.js'
+import deadline from './plugins/deadline.js'
 import jsonBody, { BODY_LIMIT } from './plugins/json-body.js'
 import openapi from './plugins/openapi.js'
 import docs from './plugins/docs.js'
@@ -75,9 +76,6 @@ export async function buildApp({ config, store, clock = systemClock, limiter, lo
     // connectionsCheckingInterval, 30 s by default: a 10 s limit was a 408 at up to 40 s.
     http: { connectionsCheckingInterval: Math.min(1_000, config.headersTimeout * 250) },
     requestTimeout: config.requestTimeout * 1000,
-    // One deadline for the whole answer, whatever it waits on (a silent database, the
-    // queue of writes behind it): then a 503, and the work goes on without its caller.
-    handlerTimeout: config.requestDeadline * 1000,
     keepAliveTimeout: config.keepAliveTimeout * 1000,
     connectionTimeout: (config.requestTimeout + config.keepAliveTimeout) * 1000,
     clientErrorHandler: answerClientError,
@@ -107,6 +105,8 @@ export async function buildApp({ config, store, clock = systemClock, limiter, lo
 
   // Cross-cutting plugins first: they see every route registered after them.
   await app.register(errorHandler)
+  // One deadline for the whole answer, whatever it waits on (plugins/deadline.ts).
+  await app.register(deadline, { deadlineMs: config.requestDeadline * 1000 })
   await app.register(requestLog)
   await app.register(jsonBody)
   // Responses above 1 KiB (list pages, openapi.json, the docs) in br or gzip for clients
