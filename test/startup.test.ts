@@ -49,7 +49,7 @@ describe('starting the server', () => {
     assert.equal(line.environment, 'staging')
     assert.equal(line.docs, `${line.url}/docs`)
     rmSync(join(process.cwd(), 'petstore-startup.db'), { force: true })
-    for (const suffix of ['-wal', '-shm']) rmSync(join(process.cwd(), `petstore-startup.db${suffix}`), { force: true })
+    for (const suffix of ['-wal', '-shm', '.secret-key']) rmSync(join(process.cwd(), `petstore-startup.db${suffix}`), { force: true })
   })
 
   it('writes lines for a person with LOG_FORMAT=pretty: level and message, not JSON', async () => {
