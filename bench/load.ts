@@ -34,6 +34,8 @@ export interface LoadResult {
   petsReserved?: number
   /** A mixed scenario's 2xx list answers per second, over the same duration as requestsPerS. */
   listRequestsPerS?: number
+  /** CPU time the serving process used per request, in microseconds (bench/processes.ts cpuSeconds). */
+  cpuUsPerRequest?: number
 }
 
 export function detectGenerator(): Generator {

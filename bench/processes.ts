@@ -96,6 +96,21 @@ export async function waitForPort(port: number, pinned: Pinned, timeoutMs = 30_0
 }
 
 /** Peak resident set size in bytes (VmHWM), as the kernel counts it for the process. */
+/**
+ * CPU time the process has used so far (user + system, all threads), in seconds:
+ * /proc/PID/stat's utime and stime, in clock ticks. CPU time per request is the
+ * figure a shared, noisy machine spoils least: another process taking the core makes
+ * req/s fall, but not the work each request costs.
+ */
+export function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  // Fields after the command name, which is in parentheses and may hold spaces.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  const [utime, stime] = [Number(fields[11]), Number(fields[12])]
+  return (utime + stime) / CLOCK_TICKS
+}
+const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100
+
 export function peakRss(pid: number): number {
   const kib = /^VmHWM:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]
   if (kib === undefined) throw new Error(`no VmHWM for process ${pid}`)

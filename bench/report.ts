@@ -62,6 +62,12 @@ const rps = (m: Measured) => mean(m.runs.map((r) => r.requestsPerS))
 const listRps = (m: Measured) => mean(m.runs.map((r) => r.listRequestsPerS ?? 0))
 const MIXED_LIST_TITLE = '↳ its list requests alone (9 in 10)'
 const mb = (bytes: number) => (bytes / 2 ** 20).toFixed(0)
+/** Mean CPU time per request over the runs that measured it (older results have none). */
+const cpuPerRequest = (m: Measured) => {
+  const measured = m.runs.map((r) => r.cpuUsPerRequest).filter((us) => us !== undefined)
+  return measured.length ? mean(measured) : undefined
+}
+const cpuCell = (m: Measured) => cpuPerRequest(m)?.toFixed(1) ?? '–'
 
 /** One row per measured target: mean req/s over its runs, mean p50, worst p99. */
 function table(suite: SuiteResult): string {
@@ -72,21 +78,21 @@ function table(suite: SuiteResult): string {
     const p = alone?.find((a) => a.id === m.id)
     return p ? (rps(m) / tps(p)).toFixed(2) : '–'
   }
-  const columns = ['Target', 'req/s', 'ratio to baseline', ...(alone ? ['ratio to pgbench'] : []), 'p50 ms', 'p99 ms (worst run)', 'peak RSS MB', 'non-2xx / errors']
+  const columns = ['Target', 'req/s', 'ratio to baseline', ...(alone ? ['ratio to pgbench'] : []), 'CPU µs/req', 'p50 ms', 'p99 ms (worst run)', 'peak RSS MB', 'non-2xx / errors']
   const lines = [`| ${columns.join(' | ')} |`, `|---|${'---:|'.repeat(columns.length - 1)}`]
   // --against: each endpoint's row of the other revision right under this checkout's.
   const rows = [suite.baseline, ...suite.endpoints.flatMap((m, i) => [m, ...(suite.against ? [suite.against.endpoints[i]!] : [])])]
   for (const m of rows) {
     const ratios = [(rps(m) / base).toFixed(2), ...(alone ? [toAlone(m)] : [])]
     lines.push(
-      `| ${m.title} | ${rps(m).toFixed(0)} | ${ratios.join(' | ')} | ${mean(m.runs.map((r) => r.p50Ms)).toFixed(2)} | ` +
+      `| ${m.title} | ${rps(m).toFixed(0)} | ${ratios.join(' | ')} | ${cpuCell(m)} | ${mean(m.runs.map((r) => r.p50Ms)).toFixed(2)} | ` +
         `${Math.max(...m.runs.map((r) => r.p99Ms)).toFixed(2)} | ${mb(m.peakRss)} | ` +
         `${m.runs.reduce((n, r) => n + r.non2xx, 0)} / ${m.runs.reduce((n, r) => n + r.errors, 0)} |`,
     )
     // Latencies are the whole mix's: neither generator tells them apart per request.
     if (m.id === 'mixed') {
       const listRatios = [(listRps(m) / base).toFixed(2), ...(alone ? ['–'] : [])]
-      lines.push(`| ${MIXED_LIST_TITLE} | ${listRps(m).toFixed(0)} | ${listRatios.join(' | ')} | – | – | – | – |`)
+      lines.push(`| ${MIXED_LIST_TITLE} | ${listRps(m).toFixed(0)} | ${listRatios.join(' | ')} | – | – | – | – | – |`)
     }
   }
   const delivered = rows.filter((m) => m.webhooks)
@@ -192,6 +198,11 @@ export function checks(report: Report): Check[] {
           measured: `${r.toFixed(2)} (${rps(m).toFixed(0)} vs ${rps(theirs).toFixed(0)})`,
           pass: floor === undefined ? undefined : r >= floor,
         })
+        // The same comparison by the work each request costs, which a busy machine spoils least: theirs over ours, above 1 when this checkout does less.
+        const [ours, their] = [cpuPerRequest(m), cpuPerRequest(theirs)]
+        if (ours !== undefined && their !== undefined) {
+          out.push({ target: `${m.title}: ${rev}'s CPU per request over this checkout's (${at})`, measured: `${(their / ours).toFixed(2)} (${their.toFixed(1)} vs ${ours.toFixed(1)} µs)`, pass: undefined })
+        }
       }
     }
   }

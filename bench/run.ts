@@ -12,7 +12,7 @@ import { checkOut, type Checkout } from './against.js'
 import { BASELINE_PATH, captureResponse, startBaseline } from './baseline.js'
 import { detectGenerator, runLoad, type Generator, type LoadSpec } from './load.js'
 import { describeStatement, hasPgbench, PGBENCH_MISSING, runPgbench, type PgbenchStatement } from './pgbench.js'
-import { freePort, killAll, peakRss, pinSelf, resetPeakRss, spawnPinned, stop, waitForPort, type Pinned } from './processes.js'
+import { cpuSeconds, freePort, killAll, peakRss, pinSelf, resetPeakRss, spawnPinned, stop, waitForPort, type Pinned } from './processes.js'
 import { ALL_ENDPOINTS, render, writeResults, type EndpointId, type Measured, type PgbenchMeasured, type Report, type SuiteResult } from './report.js'
 import { ORDERS_PATH, type Scenario } from './scenarios.js'
 import { startReceiver, subscribe, type Receiver } from './receiver.js'
@@ -400,7 +400,10 @@ async function runSuite(options: Options, dir: string, pets: number, against: Ch
       if (options.dispatch !== 'none') await caughtUp(target, 'the order pool')
     }
     const deliveredBefore = target?.receiver?.delivered ?? 0
+    const cpuBefore = cpuSeconds(pinned.pid)
     const result = await load(target, row.id, options.durationS, true)
+    // Before the catch-up below: what the requests cost, not what delivering their webhooks did.
+    result.cpuUsPerRequest = ((cpuSeconds(pinned.pid) - cpuBefore) * 1e6) / (result.requestsPerS * options.durationS)
     if (target?.receiver && options.dispatch !== 'none') {
       // The service's dispatcher gives way to requests that keep it busy, so most of a
       // saturating run's webhooks go after it: counted until it has caught up, for the
@@ -425,7 +428,10 @@ async function runSuite(options: Options, dir: string, pets: number, against: Ch
     row.peakRss = reset ? Math.max(row.peakRss, peak) : peak
     if (target) peaks.set(target, Math.max(peaks.get(target)!, peak))
     const lists = result.listRequestsPerS === undefined ? '' : ` (its lists ${result.listRequestsPerS.toFixed(0)} req/s)`
-    log(`${pets.toLocaleString('en')} pets, ${row.title}: ${result.requestsPerS.toFixed(0)} req/s${lists}, p99 ${result.p99Ms.toFixed(2)} ms`)
+    log(
+      `${pets.toLocaleString('en')} pets, ${row.title}: ${result.requestsPerS.toFixed(0)} req/s${lists}, p99 ${result.p99Ms.toFixed(2)} ms, ` +
+        `${result.cpuUsPerRequest.toFixed(1)} µs CPU per request`,
+    )
   }
 
   const measureAlone = async ({ statement, measured }: (typeof alone)[number]) => {

@@ -6,6 +6,14 @@
 // arrival order, each in a SAVEPOINT of its own: an operation that throws (a
 // constraint, e.g. orders_one_open_per_pet) rolls back only its own statements and
 // rejects only its own promise; its neighbours still commit.
+//
+// Writes of one kind (creates, reservations) can go in together (`together`): all
+// those asked for before the group reaches the first of them run as one operation, in
+// a few set-based statements (a multi-row INSERT, an UPDATE … WHERE id IN), for the
+// cost of a statement is mostly its own, not its rows': a trigger's work runs in the
+// statement's savepoint, and FTS5 writes out what it holds at each one
+// (docs/benchmarks.md). When any of them fails, they are all undone and run one by
+// one, each in a savepoint of its own, so that only that one fails, as above.
 
 import type SqliteDatabase from 'better-sqlite3'
 import { withoutBusyWait } from '../sqlite/lock-wait.js'
@@ -24,9 +32,18 @@ export interface GroupCommitOptions {
   exclusive: (work: () => Promise<void>) => Promise<void>
 }
 
-export type GroupCommit = <O>(operation: () => O) => Promise<O>
+export interface GroupCommit {
+  /** Runs `operation` in the next group, in a savepoint of its own; resolves once the group has committed. */
+  <O>(operation: () => O): Promise<O>
+  /**
+   * Writes of one kind that go in together: `all` writes every input given before the
+   * group reaches them, in order, and answers each one's outcome; it throws to say
+   * that one of them failed, and then `one` writes each alone.
+   */
+  together<I, O>(writes: { all: (inputs: readonly I[]) => O[]; one: (input: I) => O }): (input: I) => Promise<O>
+}
 
-type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown }
+type Outcome<O = unknown> = { ok: true; value: O } | { ok: false; error: unknown }
 
 export function createGroupCommit({ transaction, savepoint, inTransaction, exclusive }: GroupCommitOptions): GroupCommit {
   async function commitBatch(batch: BatchItem<() => unknown, unknown>[]) {
@@ -53,7 +70,49 @@ export function createGroupCommit({ transaction, savepoint, inTransaction, exclu
 
   // A failed transaction rejects every operation of its batch (turn-batcher.ts).
   const submit = createTurnBatcher<() => unknown, unknown>((batch) => exclusive(() => commitBatch(batch)))
-  return <O>(operation: () => O) => submit(operation) as Promise<O>
+  const groupCommit = <O>(operation: () => O) => submit(operation) as Promise<O>
+
+  function together<I, O>({ all, one }: { all: (inputs: readonly I[]) => O[]; one: (input: I) => O }) {
+    /** Alone, in a savepoint of its own: its failure is its own outcome. */
+    const alone = (input: I): Outcome<O> => {
+      try {
+        return { ok: true, value: savepoint(() => one(input)) }
+      } catch (error) {
+        if (!inTransaction()) throw error
+        return { ok: false, error }
+      }
+    }
+    const writeAll = (inputs: readonly I[]): Outcome<O>[] => {
+      try {
+        return savepoint(() => all(inputs)).map((value) => ({ ok: true, value }))
+      } catch (error) {
+        // An error that ended the transaction itself (SQLITE_FULL …) fails the whole group.
+        if (!inTransaction()) throw error
+        return inputs.map(alone)
+      }
+    }
+    // The inputs not yet written, with their callers: the operation takes them all when it runs.
+    let waiting: { inputs: I[]; settle: Array<(outcome: Outcome<O>) => void> } | undefined
+    return (input: I) =>
+      new Promise<O>((resolve, reject) => {
+        const settle = (outcome: Outcome<O>) => (outcome.ok ? resolve(outcome.value) : reject(outcome.error))
+        if (waiting) {
+          waiting.inputs.push(input)
+          waiting.settle.push(settle)
+          return
+        }
+        const these = (waiting = { inputs: [input], settle: [settle] })
+        groupCommit(() => {
+          waiting = undefined
+          return writeAll(these.inputs)
+        }).then(
+          // Only after COMMIT: a resolved write is durable.
+          (outcomes) => these.settle.forEach((settleOne, i) => settleOne(outcomes[i]!)),
+          (error: unknown) => these.settle.forEach((settleOne) => settleOne({ ok: false, error })),
+        )
+      })
+  }
+  return Object.assign(groupCommit, { together })
 }
 
 /**
