@@ -20,7 +20,7 @@ import { createCatalogue } from './catalogue/catalogue.js'
 import type { Store } from './db/store.js'
 import type { RateLimiter } from './rate-limit/limiter.js'
 import errorHandler, { answerFrameworkError } from './plugins/error-handler.js'
-import deadline from './plugins/deadline.js'
+import inFlight, { createRequestTracker, type RequestTracker } from './plugins/in-flight.js'
 import jsonBody, { BODY_LIMIT } from './plugins/json-body.js'
 import openapi from './plugins/openapi.js'
 import docs from './plugins/docs.js'
@@ -55,9 +55,11 @@ export interface AppDependencies {
   scrapeMetrics?: () => Promise<string>
   /** GET /metrics' metrics, when the caller counts into them too (server.ts: its dispatcher's attempts); else the app makes its own. */
   metrics?: Metrics
+  /** The requests under way, when the caller reads their counts too (server.ts: its dispatcher's request pressure); else the app keeps its own. */
+  requests?: RequestTracker
 }
 
-export async function buildApp({ config, store, clock = systemClock, limiter, logger, usage: givenUsage, wakeDispatcher = () => {}, metrics = createMetrics(), secrets = secretBoxFromConfig(config), scrapeMetrics }: AppDependencies): Promise<FastifyInstance> {
+export async function buildApp({ config, store, clock = systemClock, limiter, logger, usage: givenUsage, wakeDispatcher = () => {}, metrics = createMetrics(), secrets = secretBoxFromConfig(config), scrapeMetrics, requests = createRequestTracker() }: AppDependencies): Promise<FastifyInstance> {
   const app = Fastify({
     logger: logger ?? loggerOptions(config),
     // request-log writes one line per request instead of Fastify's two.
@@ -105,8 +107,8 @@ export async function buildApp({ config, store, clock = systemClock, limiter, lo
 
   // Cross-cutting plugins first: they see every route registered after them.
   await app.register(errorHandler)
-  // One deadline for the whole answer, whatever it waits on (plugins/deadline.ts).
-  await app.register(deadline, { deadlineMs: config.requestDeadline * 1000 })
+  // The requests under way, and one deadline for the whole answer to each, whatever it waits on (plugins/in-flight.ts).
+  await app.register(inFlight, { deadlineMs: config.requestDeadline * 1000, tracker: requests })
   await app.register(requestLog)
   await app.register(jsonBody)
   // Responses above 1 KiB (list pages, openapi.json, the docs) in br or gzip for clients

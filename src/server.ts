@@ -17,6 +17,7 @@ import { startDispatcher } from './webhooks/dispatcher.js'
 import { secretBoxFromConfig } from './webhooks/secret-box.js'
 import { parseCidrs } from './webhooks/outbound.js'
 import { requestPressure } from './webhooks/request-pressure.js'
+import { createRequestTracker } from './plugins/in-flight.js'
 
 /** How the store and the limiter report what happens in the background: through a logger of the same options until the app's exists. */
 type Report = (level: 'warn' | 'error', message: string, error?: unknown, fields?: Record<string, unknown>) => void
@@ -49,7 +50,8 @@ export async function startServer(config: Config) {
   const usage = createUsageRecorder({ usage: store.usage, clock: systemClock, onError: (error) => report('warn', 'could not write usage counts; kept for the next try', error) })
   // PETSTORE_DISPATCH=off: a `petstore dispatch` process delivers, off this process's core.
   // On: it gives way to this process's requests when they keep it busy.
-  const pressure = config.dispatch === 'on' ? requestPressure() : undefined
+  const requests = createRequestTracker()
+  const pressure = config.dispatch === 'on' ? requestPressure({ requests }) : undefined
   const metrics = createMetrics()
   // Before anything starts: production without PETSTORE_SECRET_KEY stops here.
   const secrets = secretBoxFromConfig(config)
@@ -68,8 +70,7 @@ export async function startServer(config: Config) {
         })
       : undefined
   const scrapeMetrics = clusterMetricsOf(metrics.registry)
-  const app = await buildApp({ config, store, limiter, usage, metrics, secrets, ...(scrapeMetrics ? { scrapeMetrics } : {}), wakeDispatcher: dispatcher?.wake ?? (() => {}) })
-  if (pressure) app.server.on('request', pressure.onRequest)
+  const app = await buildApp({ config, store, limiter, usage, metrics, secrets, requests, ...(scrapeMetrics ? { scrapeMetrics } : {}), wakeDispatcher: dispatcher?.wake ?? (() => {}) })
   report = (level, message, error, fields) => app.log[level]({ ...fields, err: error }, message)
   // Closed in reverse order of opening, once the app has drained.
   app.addHook('onClose', async () => {

@@ -4,12 +4,21 @@
 // instance, delivering at full speed would take that share from the requests. Giving way
 // makes delivery later, never lost: the outbox keeps every event, and the backlog drains
 // when the requests slacken.
-import type { IncomingMessage, ServerResponse } from 'node:http'
+//
+// Nothing is timed per request: the requests arrived and in flight are counts the HTTP
+// layer keeps anyway (plugins/in-flight.ts, for the request deadline), read a few
+// times a window; the mean in flight is the mean of those readings.
 import { performance } from 'node:perf_hooks'
 
+/** The API's requests, as the HTTP layer counts them (plugins/in-flight.ts). */
+export interface RequestCounts {
+  /** Requests that arrived since the process started. */
+  started(): number
+  /** Requests arrived and not yet answered. */
+  inFlight(): number
+}
+
 export interface RequestPressure {
-  /** Counts a request (the HTTP server's 'request' event) and how long it is in flight. */
-  onRequest(request: IncomingMessage, response: ServerResponse): void
   /** True while requests keep the process busy and the dispatcher is to give way. */
   busy(): boolean
   /** Judges the window just ended (the timer does, every window; tests on a manual clock call it). */
@@ -31,13 +40,15 @@ const processClock: PressureClock = {
 }
 
 export interface RequestPressureOptions {
+  /** The requests to judge by. */
+  requests: RequestCounts
   /** Event-loop utilization (0–1) above which requests count as keeping it busy (0.9). */
   threshold?: number
   /** …and below which they no longer do, once they did (0.75): hysteresis, so that it does not flap at the edge. */
   release?: number
   /** Requests in flight, on average over a window, from which they count as queueing (16); they stop counting below half. */
   queueing?: number
-  /** How often the judgement is made, over the window just ended (250 ms). */
+  /** How often the judgement is made, over the window just ended (250 ms); the requests in flight are read ten times a window. */
   windowMs?: number
   /**
    * The floor: after giving way this long without a break (10 s), it says "not busy" for
@@ -66,6 +77,7 @@ export interface RequestPressureOptions {
  * the thresholds leave margin.
  */
 export function requestPressure({
+  requests,
   threshold = 0.9,
   release = 0.75,
   queueing = 16,
@@ -74,29 +86,29 @@ export function requestPressure({
   breakMs = 1_000,
   clock = processClock,
   timer = true,
-}: RequestPressureOptions = {}): RequestPressure {
-  let requests = 0
+}: RequestPressureOptions): RequestPressure {
   let windowStart = clock.now()
+  let startedBefore = requests.started()
   let activeAtStart = clock.loopActive()
   let judged = false
   /** Since when it has said busy without a break; the end of the current break. */
   let yieldingSince: number | undefined
   let breakUntil = -Infinity
-  // The time integral of the requests in flight, since the window began: its mean is the integral over the window's length.
-  let inFlight = 0
+  // The time integral of the requests in flight since the window began, from readings: a reading stands for the time since the one before.
   let inFlightArea = 0
-  let changedAt = windowStart
-  const inFlightChanges = (by: number) => {
+  let readAt = windowStart
+  const readInFlight = () => {
     const now = clock.now()
-    inFlightArea += inFlight * (now - changedAt)
-    changedAt = now
-    inFlight += by
+    const inFlight = requests.inFlight()
+    inFlightArea += inFlight * (now - readAt)
+    readAt = now
+    return inFlight
   }
   /** Whether the span since the window began was loaded; `holding`: it was busy already, so the lower marks apply. */
   const loaded = (holding: boolean) => {
-    inFlightChanges(0)
+    const inFlight = readInFlight()
     const elapsed = clock.now() - windowStart
-    if (elapsed <= 0 || (requests === 0 && inFlight === 0)) return false
+    if (elapsed <= 0 || (requests.started() === startedBefore && inFlight === 0)) return false
     const utilization = (clock.loopActive() - activeAtStart) / elapsed
     const meanInFlight = inFlightArea / elapsed
     return holding ? utilization > release || meanInFlight >= queueing / 2 : utilization > threshold || meanInFlight >= queueing
@@ -106,8 +118,8 @@ export function requestPressure({
     judged = loaded(judged)
     windowStart = clock.now()
     activeAtStart = clock.loopActive()
-    changedAt = windowStart
-    requests = 0
+    readAt = windowStart
+    startedBefore = requests.started()
     inFlightArea = 0
   }
 
@@ -127,20 +139,19 @@ export function requestPressure({
   }
 
   const interval = timer ? setInterval(judge, windowMs) : undefined
+  const reading = timer ? setInterval(readInFlight, windowMs / 10) : undefined
   interval?.unref()
-  const finished = () => inFlightChanges(-1)
+  reading?.unref()
   return {
-    onRequest(_request, response) {
-      requests++
-      inFlightChanges(1)
-      response.once('close', finished)
-    },
     busy() {
       // A burst that fills the process while a backlog drains is not kept waiting for the window's end.
       const now = judged || (clock.now() - windowStart >= windowMs / 5 && loaded(false))
       return floor(now)
     },
     judge,
-    stop: () => clearInterval(interval),
+    stop() {
+      clearInterval(interval)
+      clearInterval(reading)
+    },
   }
 }

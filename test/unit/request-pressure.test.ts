@@ -3,8 +3,6 @@
 // how busy the machine running the tests is.
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { EventEmitter } from 'node:events'
-import type { IncomingMessage, ServerResponse } from 'node:http'
 import { requestPressure, type RequestPressureOptions } from '../../src/webhooks/request-pressure.js'
 
 /** Time and the loop's work, by hand: `pass(ms, utilization)` moves both. */
@@ -21,15 +19,27 @@ function manualClock() {
   }
 }
 
-function setup(options: RequestPressureOptions = {}) {
-  const clock = manualClock()
-  const pressure = requestPressure({ windowMs: 250, ...options, clock, timer: false })
-  /** A request the server has begun answering; `done` ends it as the response's 'close' would. */
-  const request = () => {
-    const response = new EventEmitter()
-    pressure.onRequest({} as IncomingMessage, response as ServerResponse)
-    return { done: () => response.emit('close') }
+/** The counts the HTTP layer keeps (plugins/in-flight.ts), by hand. */
+function requestCounts() {
+  let started = 0
+  let inFlight = 0
+  return {
+    started: () => started,
+    inFlight: () => inFlight,
+    /** A request the server has begun answering; `done` ends it. */
+    request() {
+      started++
+      inFlight++
+      return { done: () => void inFlight-- }
+    },
   }
+}
+
+function setup(options: Partial<RequestPressureOptions> = {}) {
+  const clock = manualClock()
+  const counts = requestCounts()
+  const pressure = requestPressure({ windowMs: 250, ...options, requests: counts, clock, timer: false })
+  const request = counts.request
   /** One window of `utilization`, with `requests` answered during it, then judged. */
   const window = (utilization: number, requests = 1) => {
     for (let i = 0; i < requests; i++) request().done()
@@ -112,9 +122,10 @@ describe('request pressure (when the dispatcher gives way)', () => {
 
   it('measures the process itself by default', async () => {
     await new Promise((resolve) => setTimeout(resolve, 10)) // the event loop measures nothing until it has started
-    const pressure = requestPressure({ threshold: 0.5, windowMs: 1_000 })
+    const counts = requestCounts()
+    const pressure = requestPressure({ requests: counts, threshold: 0.5, windowMs: 1_000 })
     try {
-      pressure.onRequest({} as IncomingMessage, new EventEmitter() as ServerResponse)
+      counts.request()
       const until = performance.now() + 300
       while (performance.now() < until);
       assert.equal(pressure.busy(), true)
