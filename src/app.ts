@@ -13,7 +13,7 @@ import { createKeyAdmin } from './api-keys/key-admin.js'
 import { createAccountAdmin } from './api-keys/account-admin.js'
 import { createUsageRecorder, type UsageRecorder } from './usage/recorder.js'
 import { parseCidrs } from './webhooks/outbound.js'
-import { secretBoxFromConfig, type SecretBox } from './webhooks/secret-box.js'
+import { secretBoxFromConfig, type SecretBox } from './secrets/secret-box.js'
 import { createWebhookAdmin } from './webhooks/webhook-admin.js'
 import { createOrderService } from './orders/order-service.js'
 import { createCatalogue } from './catalogue/catalogue.js'
@@ -49,7 +49,7 @@ export interface AppDependencies {
   usage?: UsageRecorder
   /** Wakes this instance's webhook dispatcher (server.ts runs it), so a test event goes at once. */
   wakeDispatcher?: () => void
-  /** Seals the webhook signing secrets; by default, the config's (webhooks/secret-box.ts). */
+  /** Seals the webhook signing secrets; by default, the config's (secrets/secret-box.ts). */
   secrets?: SecretBox
   /** GET /metrics' answer, when it is not this process's metrics alone (a cluster worker: every worker's, cluster.ts). */
   scrapeMetrics?: () => Promise<string>

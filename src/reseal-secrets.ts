@@ -5,8 +5,8 @@
 import { pathToFileURL } from 'node:url'
 import { loadConfig, loadDotEnv, redactUrl, type Config } from './config.js'
 import { openStoreFromConfig } from './db/from-config.js'
-import { resealSecrets } from './webhooks/reseal.js'
-import { secretBoxFromConfig } from './webhooks/secret-box.js'
+import { resealSecrets } from './secrets/reseal.js'
+import { secretBoxFromConfig } from './secrets/secret-box.js'
 
 async function runReseal(config: Config): Promise<{ resealed: number; current: number }> {
   const secrets = secretBoxFromConfig(config)

@@ -14,7 +14,7 @@ import { unsupportedNodeMessage } from './node-support.js'
 import { createRateLimiterFromConfig } from './rate-limit/from-config.js'
 import { createUsageRecorder } from './usage/recorder.js'
 import { startDispatcher } from './webhooks/dispatcher.js'
-import { secretBoxFromConfig } from './webhooks/secret-box.js'
+import { secretBoxFromConfig } from './secrets/secret-box.js'
 import { parseCidrs } from './webhooks/outbound.js'
 import { requestPressure } from './webhooks/request-pressure.js'
 

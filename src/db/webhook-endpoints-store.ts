@@ -34,7 +34,7 @@ export interface NewStoredEndpoint {
   url: string
   description: string
   enabledEvents: string
-  /** Sealed (webhooks/secret-box.ts): the store never holds a secret in the clear. */
+  /** Sealed (secrets/secret-box.ts): the store never holds a secret in the clear. */
   secret: string
 }
 

@@ -13,7 +13,7 @@ import type { DeliveryAttempt, NewWebhookEndpoint, WebhookEndpoint, WebhookEndpo
 import { TEST_EVENT } from '../vocabulary/event-types.js'
 import { parseEventId, renderEvent, type Event } from './events.js'
 import { checkUrl, OutboundRefused, type Cidr } from './outbound.js'
-import type { SecretBox } from './secret-box.js'
+import type { SecretBox } from '../secrets/secret-box.js'
 import { newSecret } from './signature.js'
 
 export const DEFAULT_SECRET_GRACE_S = 86_400

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto'
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createSecretBox, parseMainKey, secretBoxFor } from '../../src/webhooks/secret-box.js'
+import { createSecretBox, parseMainKey, secretBoxFor } from '../../src/secrets/secret-box.js'
 
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'
 
