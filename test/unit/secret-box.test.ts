@@ -32,6 +32,15 @@ describe('the secret box', () => {
     assert.throws(() => createSecretBox(randomBytes(32)).open(sealed), /neither PETSTORE_SECRET_KEY nor in PETSTORE_SECRET_KEY_PREVIOUS/)
   })
 
+  it('binds a sealed value to its use: a secret kept for a replay does not open as a signing secret, nor the reverse', () => {
+    const signing = createSecretBox(randomBytes(32))
+    const replayed = signing.for('replayed secret')
+    assert.equal(replayed.open(replayed.seal(SECRET)), SECRET)
+    assert.throws(() => signing.open(replayed.seal(SECRET)), /a signing secret sealed with key [0-9a-f]{8} does not open/)
+    assert.throws(() => replayed.open(signing.seal(SECRET)), /a replayed secret sealed with key [0-9a-f]{8} does not open/)
+    assert.equal(signing.for('signing secret').open(signing.seal(SECRET)), SECRET)
+  })
+
   it('opens with a previous key during a rotation, and says what the current key did not seal', () => {
     const old = randomBytes(32)
     const sealedBefore = createSecretBox(old).seal(SECRET)
