@@ -4,7 +4,7 @@
 //   entries   server.ts cluster.ts dispatch.ts reseal-secrets.ts cli/
 //   HTTP      app.ts plugins/ routes/
 //   rooms     api-keys/ catalogue/ orders/ usage/ webhooks/   (no room imports another)
-//   helpers   rate-limit/ idempotency/
+//   helpers   rate-limit/ idempotency/ secrets/
 //   store     db/
 //   schemas   schemas/
 //   floor     vocabulary/ config.ts logging.ts clock.ts errors.ts closest.ts node-support.ts
@@ -15,7 +15,7 @@
 const FLOOR = 'src/(vocabulary/|config\\.ts|logging\\.ts|clock\\.ts|errors\\.ts|closest\\.ts|node-support\\.ts)'
 const SCHEMAS = `${FLOOR}|src/schemas/`
 const STORE = `${SCHEMAS}|src/db/`
-const HELPERS = `${STORE}|src/(rate-limit|idempotency)/`
+const HELPERS = `${STORE}|src/(rate-limit|idempotency|secrets)/`
 const ROOMS = ['api-keys', 'catalogue', 'orders', 'usage', 'webhooks']
 const HTTP = `${HELPERS}|src/(${ROOMS.join('|')})/|src/(app\\.ts|plugins/|routes/)`
 
@@ -34,7 +34,7 @@ module.exports = {
     layer('floor', FLOOR, FLOOR),
     layer('schemas', 'src/schemas/', SCHEMAS),
     layer('store', 'src/db/', STORE),
-    layer('helpers', 'src/(rate-limit|idempotency)/', HELPERS),
+    layer('helpers', 'src/(rate-limit|idempotency|secrets)/', HELPERS),
     ...ROOMS.map((room) => layer(`room-${room}`, `src/${room}/`, `${HELPERS}|src/${room}/`)),
     layer('http', 'src/(app\\.ts|plugins/|routes/)', HTTP),
     layer('client', 'src/client/', 'src/(client/|schemas/|vocabulary/|errors\\.ts)'),

@@ -5,7 +5,7 @@ import globals from 'globals'
 
 // The layering, locked (no-restricted-imports, by import path): the folders of src/
 // are the architecture diagram (docs/architecture.md), entries → HTTP → rooms
-// (api-keys, catalogue, orders, usage, webhooks) → rate-limit / idempotency → db → schemas → vocabulary,
+// (api-keys, catalogue, orders, usage, webhooks) → rate-limit / idempotency / secrets → db → schemas → vocabulary,
 // and an import may only point down it. `npm run deps` (dependency-cruiser) checks the
 // whole graph, cycles included; these rules say it in the editor. Each folder gets one
 // list (a later block's list would replace an earlier one's for the same file, not add
@@ -16,7 +16,7 @@ const up = (...names) => new RegExp(`^(\\.\\./)+(${names.join('|')})(/|\\.js$)`)
 
 const HTTP = { regex: '^(fastify|fastify-plugin|@fastify/.*)$', message: 'No HTTP here: library layers return results; only routes/ and plugins/ speak HTTP.' }
 const ABOVE_DB = {
-  regex: up('routes', 'plugins', 'cli', 'client', 'idempotency', 'api-keys', 'rate-limit', 'webhooks', 'usage', 'orders', 'catalogue', 'app', 'server', 'cluster', 'errors'),
+  regex: up('routes', 'plugins', 'cli', 'client', 'idempotency', 'secrets', 'api-keys', 'rate-limit', 'webhooks', 'usage', 'orders', 'catalogue', 'app', 'server', 'cluster', 'errors'),
   message: 'db/ is the bottom layer: it may import schemas/, config and clock, nothing above it (implement a contract of db/ instead).',
 }
 const DB_INSIDES = {
@@ -25,7 +25,7 @@ const DB_INSIDES = {
 }
 const ROUTES_AND_PLUGINS = { regex: up('routes', 'plugins', 'app', 'server', 'cli'), message: 'A library layer may not import the HTTP layer or the process entry.' }
 const ABOVE_SCHEMAS = {
-  regex: up('db', 'api-keys', 'rate-limit', 'webhooks', 'usage', 'orders', 'catalogue', 'idempotency'),
+  regex: up('db', 'api-keys', 'rate-limit', 'webhooks', 'usage', 'orders', 'catalogue', 'idempotency', 'secrets'),
   message: 'schemas/ sits below the store and the services: the words they share (plans, scopes, event types, usage outcomes) are in vocabulary/.',
 }
 const ABOVE_VOCABULARY = { regex: '^\\.\\./', message: 'vocabulary/ is the floor: plain names and values that every layer shares, importing nothing of src/.' }
@@ -33,7 +33,7 @@ const OTHER_ROOMS = (room) => ({
   regex: up(...['api-keys', 'catalogue', 'orders', 'usage', 'webhooks'].filter((other) => other !== room)),
   message: 'A room (api-keys, catalogue, orders, usage, webhooks) does not reach into another: the HTTP layer or an entry wires them together.',
 })
-const ROOMS_FROM_HELPERS = { regex: up('api-keys', 'catalogue', 'orders', 'usage', 'webhooks'), message: 'rate-limit/ and idempotency/ sit below the rooms that use them.' }
+const ROOMS_FROM_HELPERS = { regex: up('api-keys', 'catalogue', 'orders', 'usage', 'webhooks'), message: 'rate-limit/, idempotency/ and secrets/ sit below the rooms that use them.' }
 
 const restrict = (...patterns) => ({ 'no-restricted-imports': ['error', { patterns }] })
 
@@ -60,7 +60,7 @@ export default tseslint.config(
   },
   { files: ['src/db/**/*.ts'], rules: restrict(HTTP, ABOVE_DB) },
   ...['api-keys', 'catalogue', 'orders', 'usage', 'webhooks'].map((room) => ({ files: [`src/${room}/**/*.ts`], rules: restrict(HTTP, ROUTES_AND_PLUGINS, DB_INSIDES, OTHER_ROOMS(room)) })),
-  { files: ['src/rate-limit/**/*.ts'], rules: restrict(HTTP, ROUTES_AND_PLUGINS, DB_INSIDES, ROOMS_FROM_HELPERS) },
+  { files: ['src/rate-limit/**/*.ts', 'src/secrets/**/*.ts'], rules: restrict(HTTP, ROUTES_AND_PLUGINS, DB_INSIDES, ROOMS_FROM_HELPERS) },
   { files: ['src/idempotency/**/*.ts', 'src/errors.ts', 'src/clock.ts', 'src/config.ts'], rules: restrict(ROUTES_AND_PLUGINS, DB_INSIDES, ROOMS_FROM_HELPERS) },
   { files: ['src/schemas/**/*.ts'], rules: restrict(HTTP, ROUTES_AND_PLUGINS, ABOVE_SCHEMAS) },
   { files: ['src/vocabulary/**/*.ts'], rules: restrict(HTTP, ABOVE_VOCABULARY) },

@@ -13,7 +13,8 @@ import { createKeyAdmin } from './api-keys/key-admin.js'
 import { createAccountAdmin } from './api-keys/account-admin.js'
 import { createUsageRecorder, type UsageRecorder } from './usage/recorder.js'
 import { parseCidrs } from './webhooks/outbound.js'
-import { secretBoxFromConfig, type SecretBox } from './webhooks/secret-box.js'
+import { secretBoxFromConfig, type SecretBox } from './secrets/secret-box.js'
+import { createIdempotency } from './idempotency/idempotency.js'
 import { createWebhookAdmin } from './webhooks/webhook-admin.js'
 import { createOrderService } from './orders/order-service.js'
 import { createCatalogue } from './catalogue/catalogue.js'
@@ -49,7 +50,7 @@ export interface AppDependencies {
   usage?: UsageRecorder
   /** Wakes this instance's webhook dispatcher (server.ts runs it), so a test event goes at once. */
   wakeDispatcher?: () => void
-  /** Seals the webhook signing secrets; by default, the config's (webhooks/secret-box.ts). */
+  /** Seals the webhook signing secrets and the secrets kept for Idempotency-Key replays; by default, the config's (secrets/secret-box.ts). */
   secrets?: SecretBox
   /** GET /metrics' answer, when it is not this process's metrics alone (a cluster worker: every worker's, cluster.ts). */
   scrapeMetrics?: () => Promise<string>
@@ -153,7 +154,9 @@ export async function buildApp({ config, store, clock = systemClock, limiter, lo
   await app.register(docs, { limiter })
   // GET /console: the web console's files (the page calls /v1 with the user's key).
   await app.register(consolePage)
-  await app.register(v1Routes, { prefix: '/v1', authenticator, limiter, idempotencyRecords: store.idempotency, clock, keyAdmin, accountAdmin, usage, metrics, catalogue, orderService, webhookAdmin })
+  // Idempotency-Key for every create: the records are the one part of the store the routes hold.
+  const idempotency = createIdempotency({ records: store.idempotency, clock, secrets })
+  await app.register(v1Routes, { prefix: '/v1', authenticator, limiter, idempotency, clock, keyAdmin, accountAdmin, usage, metrics, catalogue, orderService, webhookAdmin })
 
   return app
 }

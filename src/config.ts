@@ -44,7 +44,7 @@ export interface Config {
   readonly dispatch: 'on' | 'off'
   /** Seconds a dispatcher holds a delivery it claimed: a dispatcher that dies holding one, another retries after this long. */
   readonly webhookLease: number
-  /** The main key that seals webhook signing secrets (base64 of 32 bytes); required in production (webhooks/secret-box.ts). */
+  /** The main key that seals webhook signing secrets (base64 of 32 bytes); required in production (secrets/secret-box.ts). */
   readonly secretKey: string | undefined
   /** Main keys of before a rotation, to open what they sealed until `npm run reseal-secrets` has run. */
   readonly previousSecretKeys: readonly string[]

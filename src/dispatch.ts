@@ -11,7 +11,7 @@ import { openStoreFromConfig } from './db/from-config.js'
 import { loggerOptions } from './logging.js'
 import { unsupportedNodeMessage } from './node-support.js'
 import { startDispatcher } from './webhooks/dispatcher.js'
-import { secretBoxFromConfig } from './webhooks/secret-box.js'
+import { secretBoxFromConfig } from './secrets/secret-box.js'
 import { parseCidrs } from './webhooks/outbound.js'
 
 export async function runDispatch(config: Config): Promise<void> {

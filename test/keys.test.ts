@@ -117,13 +117,14 @@ for (const store of STORES) {
       assert.equal((await create({ name: '🐕‍🦺 e\u0301' })).status, 201, 'paired surrogates and combining marks are text')
     })
 
-    it('replays a create with the same Idempotency-Key without the secret, which is stored nowhere', async () => {
+    it('replays a create with the same Idempotency-Key, secret included (kept sealed: test/idempotent-creates.test.ts)', async () => {
       const headers = { 'idempotency-key': `create-${store}` }
       const first = await server.request<Created>('/v1/keys', { method: 'POST', key: admin, json: {}, headers })
       const again = await server.request<Created>('/v1/keys', { method: 'POST', key: admin, json: {}, headers })
       assert.equal(again.status, 201)
       assert.equal(again.headers.get('idempotent-replayed'), 'true')
-      assert.deepEqual(again.body, { apiKey: first.body.apiKey })
+      assert.deepEqual(again.body, first.body)
+      assert.ok(first.body.key)
       const stored = await server.store.idempotency.claim({ accountId: await server.accountId(admin), key: headers['idempotency-key'] }, { fingerprint: 'x', now: clock.now(), ttlMs: 1, leaseMs: 1 })
       assert.equal(stored.outcome, 'mismatch')
     })

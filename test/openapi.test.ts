@@ -310,6 +310,11 @@ for (const store of STORES) describe(`the OpenAPI document (${store})`, () => {
       409: () => server.request('/v1/categories', { method: 'POST', key, json: { name: 'dogs' } }),
       413: () => server.request('/v1/categories', { method: 'POST', key, json: { name: 'x'.repeat(70_000) } }),
       415: () => server.request('/v1/categories', { method: 'POST', key, body: 'name=Rex', headers: { 'content-type': 'application/x-www-form-urlencoded' } }),
+      422: async () => {
+        const headers = { 'idempotency-key': 'scenario-category-422' }
+        await server.request('/v1/categories', { method: 'POST', key, json: { name: 'Scenario first' }, headers })
+        return server.request('/v1/categories', { method: 'POST', key, json: { name: 'Scenario other' }, headers })
+      },
       429: () => overLimit('/v1/categories', { method: 'POST', json: { name: 'Scenario' } }),
     },
     getCategory: {
@@ -502,6 +507,11 @@ for (const store of STORES) describe(`the OpenAPI document (${store})`, () => {
       },
       413: () => server.request('/v1/webhook-endpoints', { method: 'POST', key, json: { ...ENDPOINT, description: 'x'.repeat(70_000) } }),
       415: () => server.request('/v1/webhook-endpoints', { method: 'POST', key, body: 'url=x', headers: { 'content-type': 'text/plain' } }),
+      422: async () => {
+        const headers = { 'idempotency-key': 'scenario-endpoint-422' }
+        await server.request('/v1/webhook-endpoints', { method: 'POST', key, json: ENDPOINT, headers })
+        return server.request('/v1/webhook-endpoints', { method: 'POST', key, json: { ...ENDPOINT, description: 'another' }, headers })
+      },
       429: () => overLimit('/v1/webhook-endpoints', { method: 'POST', json: ENDPOINT }),
     },
     listWebhookEndpoints: {

@@ -460,6 +460,39 @@ describe(`store contract (${dialect})`, async () => {
         assert.deepEqual(await suite.store.idempotency.claim(s, options('same', NOW + 1_000)), { outcome: 'replay', response: { status: 201, body: pet } })
       })
 
+      it('completes the claim in a category\'s and an endpoint\'s insert, a sealed secret kept beside the body; a lost claim rolls the insert back', async () => {
+        const category = scope()
+        const categoryClaim = await suite.store.idempotency.claim(category, options('category'))
+        assert.ok(categoryClaim.outcome === 'claimed')
+        const written = await suite.store.categories.insert({ name: `Kept ${n}` }, NOW, { claim: categoryClaim.claim, status: 201 })
+        assert.ok(written.outcome === 'written')
+        assert.deepEqual(await suite.store.idempotency.claim(category, options('category')), { outcome: 'replay', response: { status: 201, body: written.category } })
+
+        const endpoint = { accountId: 1, url: 'https://example.com/hook', description: '', enabledEvents: '*', secret: 'v1.sealed' }
+        const slow = await suite.store.idempotency.claim(scope(), options('endpoint'))
+        assert.ok(slow.outcome === 'claimed')
+        const kept = { completion: { claim: slow.claim, status: 201 }, body: (stored: { id: number }) => ({ id: stored.id }), sealedSecret: 'v1.sealed-for-replay' }
+        const made = (await suite.store.webhookEndpoints.insertEndpoint(endpoint, NOW, Infinity, kept))!
+        assert.deepEqual(await suite.store.idempotency.claim(slow.claim, options('endpoint')), {
+          outcome: 'replay',
+          response: { status: 201, body: { id: made.id }, sealedSecret: 'v1.sealed-for-replay' },
+        })
+        const held = { accountId: 1, key: slow.claim.key }
+        assert.deepEqual(await suite.store.idempotency.sealedSecrets(undefined, 100), [{ ...held, sealedSecret: 'v1.sealed-for-replay' }])
+        assert.deepEqual(await suite.store.idempotency.sealedSecrets(held, 100), [], 'paged by key')
+        assert.equal(await suite.store.idempotency.replaceSealedSecret(held, 'v1.other', 'v1.resealed'), false, 'only from what it was')
+        assert.equal(await suite.store.idempotency.replaceSealedSecret(held, 'v1.sealed-for-replay', 'v1.resealed'), true)
+
+        const lost = scope()
+        const first = await suite.store.idempotency.claim(lost, options('lost'))
+        assert.ok(first.outcome === 'claimed')
+        assert.equal((await suite.store.idempotency.claim(lost, options('lost', NOW + 1_000))).outcome, 'claimed', 'taken over')
+        await assert.rejects(suite.store.categories.insert({ name: 'Rolled back' }, NOW, { claim: first.claim, status: 201 }), ClaimLostError)
+        await assert.rejects(suite.store.webhookEndpoints.insertEndpoint({ ...endpoint, url: 'https://example.com/rolled-back' }, NOW, Infinity, { ...kept, completion: { claim: first.claim, status: 201 } }), ClaimLostError)
+        assert.deepEqual(await suite.other.db.selectFrom('categories').select('id').where('name', '=', 'Rolled back').execute(), [])
+        assert.deepEqual(await suite.other.db.selectFrom('webhook_endpoints').select('id').where('url', '=', 'https://example.com/rolled-back').execute(), [])
+      })
+
       it('forgets a record once it expires: any body claims it again, and the purge deletes it', async () => {
         const s = scope()
         assert.equal((await suite.store.idempotency.claim(s, options('old'))).outcome, 'claimed')

@@ -9,7 +9,7 @@
 // ban nor its maker's.
 import type { Clock } from '../clock.js'
 import type { ApiKeyChanges, ApiKeysStore, NewStoredAccount, StoredApiKey } from '../db/api-keys-store.js'
-import type { Completion } from '../db/idempotency-store.js'
+import type { SealingCompletion } from '../idempotency/idempotency.js'
 import type { RateLimiter } from '../rate-limit/limiter.js'
 import { keyState, toApiKeyRecord, type ApiKeyRecord } from './api-key-record.js'
 import { newKeyRow } from './issue-key.js'
@@ -177,10 +177,10 @@ export function createKeyAdmin({ apiKeys, limiter, clock, environment }: KeyAdmi
 
     /**
      * With `completion` (an Idempotency-Key), the 201 body is stored in the insert's
-     * transaction without the secret, which is never stored: a replay answers the key
-     * without it.
+     * transaction, and the secret beside it sealed (never in the clear): a replay
+     * answers the same key and secret.
      */
-    async create(input: NewKeyInput, actor?: ApiKeyRecord, completion?: Completion): Promise<{ secret: string; key: KeyView }> {
+    async create(input: NewKeyInput, actor?: ApiKeyRecord, completion?: SealingCompletion): Promise<{ secret: string; key: KeyView }> {
       const scopes = input.scopes ?? SCOPE_PRESETS.all
       scopesWithin(actor, scopes)
       const now = clock.now()
@@ -194,7 +194,7 @@ export function createKeyAdmin({ apiKeys, limiter, clock, environment }: KeyAdmi
         expiresAt,
         createdBy: actor?.id ?? null,
       })
-      const stored = await apiKeys.insert(row, now, completion && { completion, body: (inserted) => ({ apiKey: fresh(inserted) }) })
+      const stored = await apiKeys.insert(row, now, completion && { completion, body: (inserted) => ({ apiKey: fresh(inserted) }), sealedSecret: completion.seal(secret) })
       return { secret, key: fresh(stored) }
     },
 

@@ -36,7 +36,8 @@ export function createCatalogue({ pets, categories, clock }: CatalogueOptions) {
     categories: {
       list: (query: { afterId: number; limit: number }): Promise<Category[]> => categories.list(query),
       find: (id: number): Promise<Category | undefined> => categories.find(id),
-      add: (category: NewCategory) => categories.insert(category, clock.now()),
+      /** With `completion`, the created category is also the Idempotency-Key's answer, in the same transaction. */
+      add: (category: NewCategory, completion?: Completion) => categories.insert(category, clock.now(), completion),
       change: (id: number, changes: CategoryPatch): Promise<CategoryWriteResult> => categories.update(id, changes),
       remove: (id: number): Promise<CategoryRemoveResult> => categories.remove(id),
     },

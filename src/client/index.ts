@@ -164,13 +164,17 @@ export interface ListEventsOptions extends PageOptions {
   type?: string
 }
 
-export interface CreateKeyOptions {
+export interface CreateOptions {
   /**
-   * Sent as `Idempotency-Key`: a retry gets the same key again, without its secret.
-   * Default: none, and a lost answer is not retried (a retry would make a second key).
+   * Sent as `Idempotency-Key`, the same on every retry of this call, so that a retry
+   * after a lost answer gets the first 201 (a key's or an endpoint's secret included)
+   * instead of making a second one. Default: a fresh random UUID per call. `false`
+   * sends none; a lost answer is then not retried, only refusals by the rate limit are.
    */
-  idempotencyKey?: string
+  idempotencyKey?: string | false
 }
+
+export type CreateKeyOptions = CreateOptions
 
 /** The key management, usage, events and webhook operations: every one of the API's. */
 export interface AccountOperations {
@@ -193,8 +197,8 @@ export interface AccountOperations {
   listEvents(options?: ListEventsOptions): Promise<Page<WebhookEvent>>
   /** Queues the event again for the caller's subscribed endpoints; not retried after a lost answer. */
   redeliverEvent(eventId: string): Promise<{ deliveries: number }>
-  /** The answer carries the signing secret, the only time it is shown. Not retried after a lost answer. */
-  createWebhookEndpoint(endpoint: NewWebhookEndpoint): Promise<WebhookEndpoint>
+  /** The answer carries the signing secret, the only time it is shown (and again to a retry with the same Idempotency-Key). Retried like createPet. */
+  createWebhookEndpoint(endpoint: NewWebhookEndpoint, options?: CreateOptions): Promise<WebhookEndpoint>
   listWebhookEndpoints(): Promise<WebhookEndpoint[]>
   getWebhookEndpoint(id: number): Promise<WebhookEndpoint>
   updateWebhookEndpoint(id: number, changes: WebhookEndpointPatch): Promise<WebhookEndpoint>
@@ -274,10 +278,9 @@ export interface PetstoreClient extends AccountOperations {
   getCategory(id: number): Promise<Category>
   /**
    * Adds a category. Throws `category_name_taken` (409) when another has the name, in
-   * any case. Not retried after a lost answer: names are unique, so the retry would
-   * throw `category_name_taken` for a call that worked; only refusals by the rate limit are.
+   * any case. Retried like createPet: a retry after a lost answer gets the first 201.
    */
-  createCategory(category: NewCategory): Promise<Category>
+  createCategory(category: NewCategory, options?: CreateOptions): Promise<Category>
   /** Sets the fields given (a JSON Merge Patch); retried like the reads. */
   updateCategory(id: number, changes: CategoryPatch): Promise<Category>
   /** Deletes a category no pet names (else `category_in_use`, 409). Retried only after a 429, as deletePet. */
@@ -322,8 +325,8 @@ export function createClient(options: ClientOptions): PetstoreClient {
     return (await send({ operation: 'getCategory', method: 'GET', path: `/categories/${pathId(id)}`, repeatable: true })).body as Category
   }
 
-  async function createCategory(category: NewCategory): Promise<Category> {
-    return (await send({ operation: 'createCategory', method: 'POST', path: '/categories', body: category, repeatable: false })).body as Category
+  async function createCategory(category: NewCategory, { idempotencyKey }: CreateOptions = {}): Promise<Category> {
+    return (await send({ operation: 'createCategory', method: 'POST', path: '/categories', body: category, ...idempotent(idempotencyKey) })).body as Category
   }
 
   async function updateCategory(id: number, changes: CategoryPatch): Promise<Category> {
@@ -404,10 +407,8 @@ export function createClient(options: ClientOptions): PetstoreClient {
   const history = ({ from, to, granularity }: UsageHistoryOptions = {}) => ({ from, to, granularity })
 
   const accountOperations: AccountOperations = {
-    async createKey(key = {}, { idempotencyKey } = {}) {
-      const headers = idempotencyKey === undefined ? {} : { headers: { 'idempotency-key': idempotencyKey } }
-      return (await send({ operation: 'createKey', method: 'POST', path: '/keys', body: key, ...headers, repeatable: idempotencyKey !== undefined })).body as ApiKeyWithSecret
-    },
+    createKey: async (key = {}, { idempotencyKey } = {}) =>
+      (await send({ operation: 'createKey', method: 'POST', path: '/keys', body: key, ...idempotent(idempotencyKey) })).body as ApiKeyWithSecret,
     listKeys: ({ limit, cursor } = {}) => page('listKeys', '/keys', { limit, cursor }),
     getKey: (id) => read('getKey', `/keys/${pathId(id)}`),
     updateKey: (id, changes) => call('updateKey', 'PATCH', `/keys/${pathId(id)}`, changes, true),
@@ -424,7 +425,8 @@ export function createClient(options: ClientOptions): PetstoreClient {
     getUsageHistory: (options = {}) => read('getUsageHistory', `/usage/history${search({ ...history(options), keyId: options.keyId })}`),
     listEvents: ({ limit, type, cursor } = {}) => page('listEvents', '/events', { limit, type, cursor }),
     redeliverEvent: (eventId) => call('redeliverEvent', 'POST', `/events/${encodeURIComponent(eventId)}/redeliver`, undefined, false),
-    createWebhookEndpoint: (endpoint) => call('createWebhookEndpoint', 'POST', '/webhook-endpoints', endpoint, false),
+    createWebhookEndpoint: async (endpoint, { idempotencyKey } = {}) =>
+      (await send({ operation: 'createWebhookEndpoint', method: 'POST', path: '/webhook-endpoints', body: endpoint, ...idempotent(idempotencyKey) })).body as WebhookEndpoint,
     listWebhookEndpoints: () => read('listWebhookEndpoints', '/webhook-endpoints'),
     getWebhookEndpoint: (id) => read('getWebhookEndpoint', `/webhook-endpoints/${pathId(id)}`),
     updateWebhookEndpoint: (id, changes) => call('updateWebhookEndpoint', 'PATCH', `/webhook-endpoints/${pathId(id)}`, changes, true),

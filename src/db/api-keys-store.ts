@@ -3,7 +3,7 @@
 // api-keys/'s to say; this is only its storage. Written once for both databases:
 // sql/api-keys.ts.
 
-import type { Completion } from './idempotency-store.js'
+import type { CompletionOf } from './idempotency-store.js'
 
 /** Custom limits: enterprise accounts only. */
 export interface StoredLimits {
@@ -79,15 +79,9 @@ export interface AccountChanges {
   disabledAt?: number | null
 }
 
-/** An Idempotency-Key claim to complete in the insert's transaction, with the 201 body made from the stored key. */
-export interface KeyCompletion {
-  completion: Completion
-  body: (stored: StoredApiKey) => unknown
-}
-
 export interface ApiKeysStore {
-  /** With `completion`, the claim is completed in the same transaction (ClaimLostError if it was taken over: nothing inserted). */
-  insert(key: NewStoredApiKey, now: number, completion?: KeyCompletion): Promise<StoredApiKey>
+  /** With `completion`, the claim is completed in the same transaction, the 201 body made from the stored key (ClaimLostError if it was taken over: nothing inserted). */
+  insert(key: NewStoredApiKey, now: number, completion?: CompletionOf<StoredApiKey>): Promise<StoredApiKey>
   findByHash(hash: string): Promise<StoredApiKey | undefined>
   findById(id: number): Promise<StoredApiKey | undefined>
   /** Up to `limit` keys with ids above `afterId`, by id: of one account, or of every account when `accountId` is undefined. */

@@ -3,6 +3,7 @@
 // that a category with pets cannot go, is held by the database itself (a foreign key
 // on PostgreSQL, triggers on SQLite: migration 2026-11-25-010).
 import type { Category, CategoryPatch, NewCategory } from '../schemas/category.js'
+import type { Completion } from './idempotency-store.js'
 
 export interface ListCategoriesQuery {
   /** Only categories with a larger id (keyset pagination). */
@@ -27,7 +28,8 @@ export interface CategoriesStore {
   /** In ascending id order. */
   list(query: ListCategoriesQuery): Promise<Category[]>
   find(id: number): Promise<Category | undefined>
-  insert(category: NewCategory, now: number): Promise<Exclude<CategoryWriteResult, { outcome: 'no_such_category' }>>
+  /** With `completion`, the category is also stored as the Idempotency-Key's response, in the same transaction (ClaimLostError if it was taken over: nothing inserted). */
+  insert(category: NewCategory, now: number, completion?: Completion): Promise<Exclude<CategoryWriteResult, { outcome: 'no_such_category' }>>
   update(id: number, changes: CategoryPatch): Promise<CategoryWriteResult>
   remove(id: number): Promise<CategoryRemoveResult>
 }

@@ -15,6 +15,8 @@ export interface IdempotencyScope {
 export interface StoredResponse<T = unknown> {
   status: number
   body: T
+  /** The secret the 201 carried, sealed (src/secrets/secret-box.ts); only for a create that answers one (a key, a webhook endpoint). */
+  sealedSecret?: string
 }
 
 /**
@@ -34,6 +36,17 @@ export interface HeldClaim extends IdempotencyScope {
 export interface Completion {
   claim: HeldClaim
   status: number
+}
+
+/**
+ * A Completion of a write whose 201 body is made from the row it stored (api keys,
+ * categories, webhook endpoints), with the secret that body carries sealed, never in
+ * the clear: the body is stored without it, and a replay answers it opened.
+ */
+export interface CompletionOf<Row> {
+  completion: Completion
+  body: (stored: Row) => unknown
+  sealedSecret?: string
 }
 
 /** A write given a Completion found its claim taken over; nothing was committed. */
@@ -63,6 +76,11 @@ export interface ClaimOptions {
   leaseMs: number
 }
 
+/** A record's sealed secret (the reseal command): which record, and the secret as stored. */
+export interface StoredSealedSecret extends IdempotencyScope {
+  sealedSecret: string
+}
+
 export interface IdempotencyStore {
   /** Claims the key for this request, or says why not. Atomic across requests, processes and instances. */
   claim(scope: IdempotencyScope, options: ClaimOptions): Promise<Claim>
@@ -70,4 +88,8 @@ export interface IdempotencyStore {
   release(claim: HeldClaim): Promise<void>
   /** Deletes expired records; returns how many. (The store also does it every few minutes by itself.) */
   purgeExpired(now: number): Promise<number>
+  /** The records holding a sealed secret, in key order, after `after` (the reseal command). */
+  sealedSecrets(after: IdempotencyScope | undefined, limit: number): Promise<StoredSealedSecret[]>
+  /** Replaces a record's sealed secret if it is still `from`; whether it did. */
+  replaceSealedSecret(scope: IdempotencyScope, from: string, to: string): Promise<boolean>
 }

@@ -66,7 +66,10 @@ export interface IdempotencyKeysTable {
   /** While the first request runs: until when it holds the key. Null once it completed. */
   locked_until: number | null
   response_status: number | null
+  /** The 201 body, JSON, without the secret it may carry: that is in `sealed_secret`. */
   response_body: string | null
+  /** The secret the 201 carried (a new key's, a new endpoint's), sealed with the main key (src/secrets/secret-box.ts); null for most creates. */
+  sealed_secret: string | null
   created_at: number
   expires_at: number
 }

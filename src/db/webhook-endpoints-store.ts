@@ -3,6 +3,7 @@
 // side, the queue of deliveries, is delivery-queue.ts. Events are written by triggers
 // in the transaction of the change they report (migration 2026-11-24-007). Written
 // once for both databases (sql/webhook-endpoints.ts).
+import type { CompletionOf } from './idempotency-store.js'
 
 export interface StoredEvent {
   id: number
@@ -34,7 +35,7 @@ export interface NewStoredEndpoint {
   url: string
   description: string
   enabledEvents: string
-  /** Sealed (webhooks/secret-box.ts): the store never holds a secret in the clear. */
+  /** Sealed (secrets/secret-box.ts): the store never holds a secret in the clear. */
   secret: string
 }
 
@@ -77,8 +78,11 @@ export interface EventQuery {
 export interface WebhookEndpointsStore {
   /** The account's events and every pet event, newest first. */
   events(query: EventQuery): Promise<StoredEvent[]>
-  /** The new endpoint; undefined, and nothing written, when its account has `limit` endpoints already (counted under a lock: concurrent inserts cannot pass it). */
-  insertEndpoint(endpoint: NewStoredEndpoint, now: number, limit?: number): Promise<StoredEndpoint | undefined>
+  /**
+   * The new endpoint; undefined, and nothing written, when its account has `limit` endpoints already (counted under a lock: concurrent inserts cannot pass it).
+   * With `completion`, the claim is completed in the same transaction, the 201 body made from the stored endpoint (ClaimLostError if it was taken over: nothing inserted).
+   */
+  insertEndpoint(endpoint: NewStoredEndpoint, now: number, limit?: number, completion?: CompletionOf<StoredEndpoint>): Promise<StoredEndpoint | undefined>
   /** The account's endpoints, by id. */
   endpoints(accountId: number): Promise<StoredEndpoint[]>
   /** The endpoint, when it is this account's. */

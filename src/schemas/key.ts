@@ -84,7 +84,7 @@ export type ApiKeyPatch = Static<typeof ApiKeyPatch>
 export const ApiKeyWithSecret = Type.Object(
   {
     key: Type.Optional(
-      Type.String({ description: 'The secret: shown in this response only (absent from an Idempotency-Key replay). Store it now; the service keeps only its hash.' }),
+      Type.String({ description: 'The secret: shown in this response only, and in its Idempotency-Key replays (for 24 hours it is kept sealed with the key\'s record); absent only from a replay of a create made before the service kept it (within a day of that upgrade). Store it now; the service keeps only its hash.' }),
     ),
     apiKey: ApiKey,
   },

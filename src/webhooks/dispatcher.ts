@@ -20,7 +20,7 @@ import type { AttemptRecord, ClaimedDelivery, DeliveryQueue } from '../db/delive
 import { createAgents, DELIVERY_TIMEOUT_MS, send, type AttemptResult } from './deliver.js'
 import { eventId, renderEvent } from './events.js'
 import { guardedLookup, literalRefusal, portOf, type Cidr } from './outbound.js'
-import type { SecretBox } from './secret-box.js'
+import type { SecretBox } from '../secrets/secret-box.js'
 import { signatureHeader } from './signature.js'
 
 /** After the first attempt fails, the next ones wait about this long (±10 %): 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h; then the delivery has failed. */

@@ -13,7 +13,8 @@ import type { DeliveryAttempt, NewWebhookEndpoint, WebhookEndpoint, WebhookEndpo
 import { TEST_EVENT } from '../vocabulary/event-types.js'
 import { parseEventId, renderEvent, type Event } from './events.js'
 import { checkUrl, OutboundRefused, type Cidr } from './outbound.js'
-import type { SecretBox } from './secret-box.js'
+import type { SealingCompletion } from '../idempotency/idempotency.js'
+import type { SecretBox } from '../secrets/secret-box.js'
 import { newSecret } from './signature.js'
 
 export const DEFAULT_SECRET_GRACE_S = 86_400
@@ -131,10 +132,19 @@ export function createWebhookAdmin({ endpoints, clock, allowHttp, allowed, maxEn
       return { deliveries: 0, reason: await whyNone(accountId, queued.type) }
     },
 
-    /** A new endpoint, with its secret (shown this once); EndpointLimitReached when the account has as many as it may. */
-    async create(accountId: number, { url, enabledEvents, description = '' }: NewWebhookEndpoint): Promise<WebhookEndpoint> {
+    /**
+     * A new endpoint, with its secret (shown this once, and in an Idempotency-Key's
+     * replays: with `completion`, the 201 body is stored in the insert's transaction and
+     * the secret beside it, sealed); EndpointLimitReached when the account has as many as it may.
+     */
+    async create(accountId: number, { url, enabledEvents, description = '' }: NewWebhookEndpoint, completion?: SealingCompletion): Promise<WebhookEndpoint> {
       const secret = newSecret()
-      const endpoint = await endpoints.insertEndpoint({ accountId, url: await checked(url), description, enabledEvents: eventsList(enabledEvents), secret: secrets.seal(secret) }, clock.now(), maxEndpoints)
+      const endpoint = await endpoints.insertEndpoint(
+        { accountId, url: await checked(url), description, enabledEvents: eventsList(enabledEvents), secret: secrets.seal(secret) },
+        clock.now(),
+        maxEndpoints,
+        completion && { completion, body: (stored) => view(stored), sealedSecret: completion.seal(secret) },
+      )
       if (!endpoint) throw new EndpointLimitReached(maxEndpoints)
       return view(endpoint, secret)
     },

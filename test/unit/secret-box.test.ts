@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto'
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createSecretBox, parseMainKey, secretBoxFor } from '../../src/webhooks/secret-box.js'
+import { createSecretBox, parseMainKey, secretBoxFor } from '../../src/secrets/secret-box.js'
 
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'
 
@@ -30,6 +30,15 @@ describe('the secret box', () => {
     parts[3] = ciphertext.toString('base64url')
     assert.throws(() => box.open(parts.join('.')), /was altered/)
     assert.throws(() => createSecretBox(randomBytes(32)).open(sealed), /neither PETSTORE_SECRET_KEY nor in PETSTORE_SECRET_KEY_PREVIOUS/)
+  })
+
+  it('binds a sealed value to its use: a secret kept for a replay does not open as a signing secret, nor the reverse', () => {
+    const signing = createSecretBox(randomBytes(32))
+    const replayed = signing.for('replayed secret')
+    assert.equal(replayed.open(replayed.seal(SECRET)), SECRET)
+    assert.throws(() => signing.open(replayed.seal(SECRET)), /a signing secret sealed with key [0-9a-f]{8} does not open/)
+    assert.throws(() => replayed.open(signing.seal(SECRET)), /a replayed secret sealed with key [0-9a-f]{8} does not open/)
+    assert.equal(signing.for('signing secret').open(signing.seal(SECRET)), SECRET)
   })
 
   it('opens with a previous key during a rotation, and says what the current key did not seal', () => {

@@ -13,6 +13,7 @@ import * as notifyOnceAtATime from './2026-11-25-008-notify-once-at-a-time.js'
 import * as accounts from './2026-11-25-009-accounts.js'
 import * as categories from './2026-11-25-010-categories.js'
 import * as webhookQueue from './2026-11-25-012-webhook-queue.js'
+import * as idempotencySealedSecret from './2026-11-26-013-idempotency-sealed-secret.js'
 
 const MIGRATIONS = {
   '2026-11-22-001-pets-and-api-keys': petsAndApiKeys,
@@ -26,6 +27,7 @@ const MIGRATIONS = {
   '2026-11-25-009-accounts': accounts,
   '2026-11-25-010-categories': categories,
   '2026-11-25-012-webhook-queue': webhookQueue,
+  '2026-11-26-013-idempotency-sealed-secret': idempotencySealedSecret,
 }
 
 // PostgreSQL runs every migration in a transaction (Kysely's adapter reports

@@ -3,7 +3,7 @@
 import { sql, type Kysely, type Selectable, type Updateable } from 'kysely'
 import type { AccountsTable, ApiKeysTable, Database } from '../schema.js'
 import type { AccountsStore, ApiKeysStore, NewStoredApiKey, StoredAccount, StoredApiKey } from '../api-keys-store.js'
-import { ClaimLostError } from '../idempotency-store.js'
+import { completeClaimIn } from './idempotency-claims.js'
 
 export function createApiKeysStore(db: Kysely<Database>): ApiKeysStore {
   return {
@@ -11,16 +11,7 @@ export function createApiKeysStore(db: Kysely<Database>): ApiKeysStore {
       if (completion || typeof key.account !== 'number') {
         return db.transaction().execute(async (trx) => {
           const stored = await insertKey(trx, key, now)
-          if (!completion) return stored
-          const { claim, status } = completion.completion
-          const done = await trx
-            .updateTable('idempotency_keys')
-            .set({ locked_until: null, response_status: status, response_body: JSON.stringify(completion.body(stored)) })
-            .where('account_id', '=', claim.accountId)
-            .where('idempotency_key', '=', claim.key)
-            .where('locked_until', '=', claim.lockedUntil)
-            .executeTakeFirst()
-          if (done.numUpdatedRows === 0n) throw new ClaimLostError('the Idempotency-Key claim was taken over')
+          if (completion) await completeClaimIn(trx, completion, stored)
           return stored
         })
       }

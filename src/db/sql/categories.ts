@@ -4,6 +4,7 @@ import type { Kysely, Selectable } from 'kysely'
 import type { CategoriesStore } from '../categories-store.js'
 import type { CategoriesTable, Database } from '../schema.js'
 import { isUniqueViolation } from '../store-errors.js'
+import { completeClaimIn } from './idempotency-claims.js'
 import type { Category } from '../../schemas/category.js'
 
 /**
@@ -41,10 +42,18 @@ export function createCategoriesStore(db: Kysely<Database>): CategoriesStore {
       return row && toCategory(row)
     },
 
-    async insert({ name, description = '' }, now) {
+    async insert({ name, description = '' }, now, completion) {
       try {
-        const row = await db.insertInto('categories').values({ name, name_key: foldName(name), description, created_at: now }).returningAll().executeTakeFirstOrThrow()
-        return { outcome: 'written', category: toCategory(row) }
+        const insertRow = async (executor: Kysely<Database>) =>
+          toCategory(await executor.insertInto('categories').values({ name, name_key: foldName(name), description, created_at: now }).returningAll().executeTakeFirstOrThrow())
+        const category = completion
+          ? await db.transaction().execute(async (trx) => {
+              const created = await insertRow(trx)
+              await completeClaimIn(trx, { completion, body: (stored) => stored }, created)
+              return created
+            })
+          : await insertRow(db)
+        return { outcome: 'written', category }
       } catch (error) {
         const holder = isUniqueViolation(error) ? await holderOf(name) : undefined
         if (holder === undefined) throw error

@@ -1,10 +1,11 @@
-// Idempotency-Key records (idempotency-store.ts): claiming, releasing and purging,
-// written once in Kysely for both databases. Completing a claim is not here: it runs
-// inside the write's own transaction, so each backend runs COMPLETE_CLAIM (below) in
-// its own way (sqlite/idempotency.ts, postgres/idempotency.ts).
-import type { Kysely } from 'kysely'
+// Idempotency-Key records (idempotency-store.ts): claiming, releasing, purging and
+// resealing, written once in Kysely for both databases. Completing a claim runs inside
+// the write's own transaction: in Kysely for the writes made in Kysely (completeClaimIn,
+// below), and for the prepared writes of pets and orders, each backend runs
+// COMPLETE_CLAIM (below) in its own way (sqlite/idempotency.ts, postgres/idempotency.ts).
+import type { Kysely, Transaction } from 'kysely'
 import type { Database } from '../schema.js'
-import type { Completion, IdempotencyScope, IdempotencyStore } from '../idempotency-store.js'
+import { ClaimLostError, type Completion, type CompletionOf, type IdempotencyScope, type IdempotencyStore } from '../idempotency-store.js'
 
 export function createIdempotencyClaims(db: Kysely<Database>): IdempotencyStore {
   const record = (scope: IdempotencyScope) =>
@@ -16,7 +17,7 @@ export function createIdempotencyClaims(db: Kysely<Database>): IdempotencyStore 
 
   return {
     async claim(scope, { fingerprint, now, ttlMs, leaseMs }) {
-      const fresh = { fingerprint, locked_until: now + leaseMs, response_status: null, response_body: null, created_at: now, expires_at: now + ttlMs }
+      const fresh = { fingerprint, locked_until: now + leaseMs, response_status: null, response_body: null, sealed_secret: null, created_at: now, expires_at: now + ttlMs }
       // The primary key makes the claim atomic across requests, processes and instances.
       const inserted = await db
         .insertInto('idempotency_keys')
@@ -47,7 +48,8 @@ export function createIdempotencyClaims(db: Kysely<Database>): IdempotencyStore 
         return taken.numUpdatedRows > 0n ? held : { outcome: 'in_flight' }
       }
       if (existing.response_status === null || existing.response_body === null) return { outcome: 'in_flight' }
-      return { outcome: 'replay', response: { status: existing.response_status, body: JSON.parse(existing.response_body) as unknown } }
+      const sealed = existing.sealed_secret === null ? {} : { sealedSecret: existing.sealed_secret }
+      return { outcome: 'replay', response: { status: existing.response_status, body: JSON.parse(existing.response_body) as unknown, ...sealed } }
     },
 
     async release(claim) {
@@ -63,7 +65,42 @@ export function createIdempotencyClaims(db: Kysely<Database>): IdempotencyStore 
       const result = await db.deleteFrom('idempotency_keys').where('expires_at', '<=', now).executeTakeFirst()
       return Number(result.numDeletedRows)
     },
+
+    async sealedSecrets(after, limit) {
+      let query = db.selectFrom('idempotency_keys').select(['account_id', 'idempotency_key', 'sealed_secret']).where('sealed_secret', 'is not', null)
+      if (after) query = query.where((eb) => eb(eb.refTuple('account_id', 'idempotency_key'), '>', eb.tuple(after.accountId, after.key)))
+      const rows = await query.orderBy('account_id').orderBy('idempotency_key').limit(limit).execute()
+      return rows.map((row) => ({ accountId: Number(row.account_id), key: row.idempotency_key, sealedSecret: row.sealed_secret! }))
+    },
+
+    async replaceSealedSecret(scope, from, to) {
+      const { numUpdatedRows } = await db
+        .updateTable('idempotency_keys')
+        .set({ sealed_secret: to })
+        .where('account_id', '=', scope.accountId)
+        .where('idempotency_key', '=', scope.key)
+        .where('sealed_secret', '=', from)
+        .executeTakeFirst()
+      return numUpdatedRows > 0n
+    },
   }
+}
+
+/**
+ * Stores the response made from `stored` (and its sealed secret) as the claim's, in
+ * `trx`, the write's own transaction; throws ClaimLostError, rolling it back, when a
+ * retry took the claim over.
+ */
+export async function completeClaimIn<Row>(trx: Transaction<Database>, { completion, body, sealedSecret }: CompletionOf<Row>, stored: Row): Promise<void> {
+  const { claim, status } = completion
+  const done = await trx
+    .updateTable('idempotency_keys')
+    .set({ locked_until: null, response_status: status, response_body: JSON.stringify(body(stored)), sealed_secret: sealedSecret ?? null })
+    .where('account_id', '=', claim.accountId)
+    .where('idempotency_key', '=', claim.key)
+    .where('locked_until', '=', claim.lockedUntil)
+    .executeTakeFirst()
+  if (done.numUpdatedRows === 0n) throw new ClaimLostError('the Idempotency-Key was taken over by a retry')
 }
 
 /**

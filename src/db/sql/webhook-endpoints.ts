@@ -4,6 +4,7 @@ import { sql, type Kysely, type Selectable } from 'kysely'
 import type { Dialect } from '../dialect.js'
 import type { Database, WebhookAttemptsTable } from '../schema.js'
 import type { StoredAttempt, WebhookEndpointsStore } from '../webhook-endpoints-store.js'
+import { completeClaimIn } from './idempotency-claims.js'
 import { ENDPOINT_COLUMNS, takes, toEndpoint, toEvent } from './webhook-rows.js'
 
 export function createWebhookEndpointsStore(db: Kysely<Database>, dialect: Dialect): WebhookEndpointsStore {
@@ -18,7 +19,7 @@ export function createWebhookEndpointsStore(db: Kysely<Database>, dialect: Diale
       return (await query.orderBy('id', 'desc').limit(limit).execute()).map(toEvent)
     },
 
-    async insertEndpoint(endpoint, now, limit = Infinity) {
+    async insertEndpoint(endpoint, now, limit = Infinity, completion) {
       return db.transaction().execute(async (trx) => {
         if (Number.isFinite(limit)) {
           // PostgreSQL: the account's row locked, so two inserts count one after the other (SQLite's writer is alone already).
@@ -38,7 +39,9 @@ export function createWebhookEndpointsStore(db: Kysely<Database>, dialect: Diale
         })
         .returning(ENDPOINT_COLUMNS)
         .executeTakeFirstOrThrow()
-        return toEndpoint(row)
+        const stored = toEndpoint(row)
+        if (completion) await completeClaimIn(trx, completion, stored)
+        return stored
       })
     },
 

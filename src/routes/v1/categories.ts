@@ -6,16 +6,20 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import type { Catalogue, CategoryWriteResult } from '../../catalogue/catalogue.js'
 import { ApiError } from '../../errors.js'
+import type { Idempotency } from '../../idempotency/idempotency.js'
+import { fingerprintOf } from '../../idempotency/idempotency-key.js'
 import { Category, CategoryPatch, NewCategory } from '../../schemas/category.js'
 import { idSchema } from '../../schemas/pet.js'
 import { errorResponse, header, optionalHeader, response, TOO_MANY_REQUESTS, UNAUTHORIZED } from '../../schemas/responses.js'
 import { ref } from '../../schemas/shared.js'
 import { refuseOtherMethods } from '../method-not-allowed.js'
 import { decodeCursor, pageWithLink } from './cursor.js'
-import { listQuery } from './parameters.js'
+import { idempotencyKeyHeaders, listQuery } from './parameters.js'
 
 export interface CategoryRoutesOptions {
   categories: Catalogue['categories']
+  /** Idempotency-Key on create: the answer is kept in the insert's own transaction. */
+  idempotency: Idempotency
 }
 
 const CategoryIdParams = Type.Object({ categoryId: idSchema('Identifier of the category.') })
@@ -39,7 +43,7 @@ function written(name: string | undefined, result: CategoryWriteResult, id?: num
   return result.category
 }
 
-export async function categoryRoutes(app: FastifyInstance, { categories }: CategoryRoutesOptions) {
+export async function categoryRoutes(app: FastifyInstance, { categories, idempotency }: CategoryRoutesOptions) {
   const v1 = app.withTypeProvider<TypeBoxTypeProvider>()
 
   v1.get(
@@ -81,23 +85,36 @@ export async function categoryRoutes(app: FastifyInstance, { categories }: Categ
         tags: ['categories'],
         summary: 'Add a category',
         description:
-          'Adds a category. Names are unique case-insensitively, so a retry of a create whose answer was lost gets 409 `category_name_taken` naming the category it made. Unknown fields are refused and values are never coerced.',
+          'Adds a category. Names are unique case-insensitively. Send an `Idempotency-Key` to make retries safe: a retry of a create whose answer was lost then gets the same 201 (with `Idempotent-Replayed: true`); without one it gets 409 `category_name_taken` naming the category it made. Unknown fields are refused and values are never coerced.',
+        headers: idempotencyKeyHeaders({ replays: 'the first 201', doesNot: 'adds nothing' }),
         body: ref(NewCategory),
         response: {
           201: response('The category was added; the body carries its assigned id.', ref(Category), {
             Location: header('`/v1/categories/{id}`: where the new category can be read.'),
           }),
-          400: errorResponse('The body is not a JSON object, or a field is missing, of the wrong type, out of range or unknown.', ['invalid_body', 'invalid_field']),
+          400: errorResponse('The body is not a JSON object, or a field is missing, of the wrong type, out of range or unknown; or the Idempotency-Key header is malformed.', ['invalid_body', 'invalid_field', 'invalid_parameter']),
           401: UNAUTHORIZED,
-          409: NAME_TAKEN,
+          409: errorResponse(
+            'Another category has this name, compared case-insensitively (`category_name_taken`, the message names it); or a request with this Idempotency-Key is still running (`idempotency_key_in_use`): retry after `Retry-After` seconds.',
+            ['category_name_taken', 'idempotency_key_in_use'],
+            { 'Retry-After': optionalHeader('With `idempotency_key_in_use` only: seconds to wait before retrying.', Type.Integer()) },
+          ),
           413: BODY_TOO_LARGE,
           415: errorResponse('The body is not sent as application/json.', ['unsupported_media_type']),
+          422: errorResponse('This Idempotency-Key was already used with a different body; use a new key for a new category.', ['idempotency_key_reused']),
           429: TOO_MANY_REQUESTS,
         },
       },
     },
     async (request, reply) => {
-      const category = written(request.body.name, await categories.add(request.body))
+      const { name, description = '' } = request.body
+      const answer = await idempotency.run(request, {
+        fingerprint: () => fingerprintOf('createCategory', { name, description }),
+        write: (completion) => categories.add(request.body, completion),
+        completed: (result) => result.outcome === 'written',
+      })
+      if (answer.replayed) reply.header('idempotent-replayed', 'true')
+      const category = answer.replayed ? (answer.body as Category) : written(name, answer.result)
       return reply.code(201).header('location', `/v1/categories/${category.id}`).send(category)
     },
   )

@@ -4,7 +4,7 @@ import { staticJson } from '../../plugins/static-json.js'
 import type { FastifyInstance } from 'fastify'
 import type { Authenticator } from '../../api-keys/authenticator.js'
 import type { Clock } from '../../clock.js'
-import type { IdempotencyStore } from '../../db/idempotency-store.js'
+import type { Idempotency } from '../../idempotency/idempotency.js'
 import v1Guard from '../../plugins/v1-guard.js'
 import type { RateLimiter } from '../../rate-limit/limiter.js'
 import { answerNotFound } from '../../plugins/error-handler.js'
@@ -29,8 +29,8 @@ import type { WebhookAdmin } from '../../webhooks/webhook-admin.js'
 export interface V1Options {
   authenticator: Authenticator
   limiter: RateLimiter
-  /** Where Idempotency-Key answers are kept (src/idempotency/ runs them): the one part of the store the routes hold. */
-  idempotencyRecords: IdempotencyStore
+  /** Idempotency-Key for every create (src/idempotency/, over the store's records): the one part of the store the routes hold. */
+  idempotency: Idempotency
   clock: Clock
   keyAdmin: KeyAdmin
   accountAdmin: AccountAdmin
@@ -41,7 +41,7 @@ export interface V1Options {
   webhookAdmin: WebhookAdmin
 }
 
-export async function v1Routes(app: FastifyInstance, { authenticator, limiter, idempotencyRecords, clock, keyAdmin, accountAdmin, usage, metrics, catalogue, orderService, webhookAdmin }: V1Options) {
+export async function v1Routes(app: FastifyInstance, { authenticator, limiter, idempotency, clock, keyAdmin, accountAdmin, usage, metrics, catalogue, orderService, webhookAdmin }: V1Options) {
   await app.register(v1Guard, { authenticator, limiter })
   applyOperationScopes(app)
   // Every answer to a valid key is counted for its usage history and /metrics, refusals included.
@@ -59,15 +59,15 @@ export async function v1Routes(app: FastifyInstance, { authenticator, limiter, i
   const openapiJson = staticJson(() => app.swagger())
   app.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, (request, reply) => openapiJson(request, reply))
   refuseOtherMethods(app, '/openapi.json', ['GET'], { public: true })
-  await app.register(petRoutes, { pets: catalogue.pets, idempotencyRecords, clock })
+  await app.register(petRoutes, { pets: catalogue.pets, idempotency, clock })
   refuseOtherMethods(app, '/pets', ['GET', 'POST'])
   refuseOtherMethods(app, '/pets/:petId', ['GET', 'PATCH', 'DELETE'])
-  await app.register(categoryRoutes, { categories: catalogue.categories })
-  await app.register(orderRoutes, { orderService, idempotencyRecords, clock })
-  await app.register(keyRoutes, { keyAdmin, usage, idempotency: idempotencyRecords, clock })
+  await app.register(categoryRoutes, { categories: catalogue.categories, idempotency })
+  await app.register(orderRoutes, { orderService, idempotency })
+  await app.register(keyRoutes, { keyAdmin, usage, idempotency, clock })
   await app.register(usageRoutes, { keyAdmin, limiter, usage, clock })
   await app.register(accountRoutes, { accountAdmin })
-  await app.register(webhookRoutes, { webhookAdmin })
+  await app.register(webhookRoutes, { webhookAdmin, idempotency })
 
   // Unknown /v1 routes are 404, after authentication.
   app.setNotFoundHandler(answerNotFound)

@@ -8,9 +8,8 @@ import { durationMs } from '../../api-keys/duration.js'
 import { KeyAdminError, MAX_GRACE_MS, DEFAULT_GRACE_MS, type KeyAdmin } from '../../api-keys/key-admin.js'
 import { parseScopes } from '../../vocabulary/scopes.js'
 import type { Clock } from '../../clock.js'
-import type { IdempotencyStore } from '../../db/idempotency-store.js'
 import { ApiError } from '../../errors.js'
-import { createIdempotency } from '../../idempotency/idempotency.js'
+import type { Idempotency } from '../../idempotency/idempotency.js'
 import { fingerprintOf } from '../../idempotency/idempotency-key.js'
 import { ApiKey, ApiKeyPatch, ApiKeyWithSecret, NewApiKey, UsageBucket } from '../../schemas/key.js'
 import { idSchema } from '../../schemas/pet.js'
@@ -25,7 +24,7 @@ import type { UsageRecorder } from '../../usage/recorder.js'
 export interface KeyRoutesOptions {
   keyAdmin: KeyAdmin
   usage: UsageRecorder
-  idempotency: IdempotencyStore
+  idempotency: Idempotency
   clock: Clock
 }
 
@@ -72,9 +71,8 @@ function refused(error: unknown): never {
   throw error
 }
 
-export async function keyRoutes(app: FastifyInstance, { keyAdmin, usage, idempotency: records, clock }: KeyRoutesOptions) {
+export async function keyRoutes(app: FastifyInstance, { keyAdmin, usage, idempotency, clock }: KeyRoutesOptions) {
   const v1 = app.withTypeProvider<TypeBoxTypeProvider>()
-  const idempotency = createIdempotency({ records, clock })
   const noSuchKey = (keyId: number) => new ApiError('not_found', `There is no key with id ${keyId} in this account.`)
 
   v1.post(
@@ -86,8 +84,8 @@ export async function keyRoutes(app: FastifyInstance, { keyAdmin, usage, idempot
         tags: ['keys'],
         summary: 'Make a key',
         description:
-          'Makes an API key in the caller\'s account, sharing its plan, limits and data. The secret is in this response alone: the service keeps only its hash. The calling key can give no scope it lacks and no expiry later than its own (the new key expires with it by default). With an `Idempotency-Key`, a retry gets the same key again, without its secret (which is not stored anywhere).',
-        headers: idempotencyKeyHeaders({ replays: 'the first 201 (without the secret)', doesNot: 'makes no second key' }),
+          'Makes an API key in the caller\'s account, sharing its plan, limits and data. The secret is in this response alone: the service keeps only its hash. The calling key can give no scope it lacks and no expiry later than its own (the new key expires with it by default). With an `Idempotency-Key`, a retry gets the same 201 again, secret included: for those 24 hours the secret is kept with the key\'s record, sealed with the main key (`PETSTORE_SECRET_KEY`), never in the clear.',
+        headers: idempotencyKeyHeaders({ replays: 'the first 201 (the secret included)', doesNot: 'makes no second key' }),
         body: ref(NewApiKey),
         response: {
           201: response('The key, with its secret.', ref(ApiKeyWithSecret), { Location: header('`/v1/keys/{id}`: where the key can be read.') }),
@@ -124,7 +122,10 @@ export async function keyRoutes(app: FastifyInstance, { keyAdmin, usage, idempot
         })
         .catch(refused)
       if (answer.replayed) reply.header('idempotent-replayed', 'true')
-      const created = answer.replayed ? (answer.body as { apiKey: ApiKey }) : { key: answer.result.secret, apiKey: answer.result.key }
+      // A replay's secret was kept sealed beside the body (a record from before it was kept has none).
+      const created = answer.replayed
+        ? { ...(answer.secret === undefined ? {} : { key: answer.secret }), ...(answer.body as { apiKey: ApiKey }) }
+        : { key: answer.result.secret, apiKey: answer.result.key }
       return reply.code(201).header('location', `/v1/keys/${created.apiKey.id}`).send(created)
     },
   )

@@ -4,10 +4,8 @@
 import type { FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
-import type { Clock } from '../../clock.js'
-import type { IdempotencyStore } from '../../db/idempotency-store.js'
 import { ApiError } from '../../errors.js'
-import { createIdempotency } from '../../idempotency/idempotency.js'
+import type { Idempotency } from '../../idempotency/idempotency.js'
 import { fingerprintOf } from '../../idempotency/idempotency-key.js'
 import type { OrderService, PlaceResult } from '../../orders/order-service.js'
 import { Inventory, NewOrder, Order, OrderStatusSchema } from '../../schemas/order.js'
@@ -20,9 +18,8 @@ import { idempotencyKeyHeaders, listQuery } from './parameters.js'
 
 export interface OrderRoutesOptions {
   orderService: OrderService
-  /** Where an Idempotency-Key's answer is kept, in the reservation's own transaction. */
-  idempotencyRecords: IdempotencyStore
-  clock: Clock
+  /** Idempotency-Key: the answer is kept in the reservation's own transaction. */
+  idempotency: Idempotency
 }
 
 const OrderIdParams = Type.Object({
@@ -41,9 +38,8 @@ const orderLocation = { Location: header('`/v1/store/orders/{id}`: where the ord
 const NOT_YOURS = errorResponse('There is no order with this id of the caller\'s account (another account\'s order is answered the same way).', ['not_found'])
 const BAD_ORDER_ID = errorResponse('orderId is not a positive integer.', ['invalid_parameter'])
 
-export async function orderRoutes(app: FastifyInstance, { orderService, idempotencyRecords, clock }: OrderRoutesOptions) {
+export async function orderRoutes(app: FastifyInstance, { orderService, idempotency }: OrderRoutesOptions) {
   const v1 = app.withTypeProvider<TypeBoxTypeProvider>()
-  const idempotency = createIdempotency({ records: idempotencyRecords, clock })
   const noSuchOrder = (orderId: number) => new ApiError('not_found', `There is no order with id ${orderId} of this account.`)
 
   v1.post(

@@ -4,9 +4,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import type { Catalogue, ChangeResult, InsertResult } from '../../catalogue/catalogue.js'
 import type { Clock } from '../../clock.js'
-import type { IdempotencyStore } from '../../db/idempotency-store.js'
 import { ApiError } from '../../errors.js'
-import { createIdempotency } from '../../idempotency/idempotency.js'
+import type { Idempotency } from '../../idempotency/idempotency.js'
 import { fingerprint } from '../../idempotency/idempotency-key.js'
 import { idSchema, NewPet, Pet, PetPatch } from '../../schemas/pet.js'
 import { errorResponse, header, optionalHeader, response, TOO_MANY_REQUESTS, UNAUTHORIZED } from '../../schemas/responses.js'
@@ -18,8 +17,8 @@ import { idempotencyKeyHeaders } from './parameters.js'
 
 export interface PetRoutesOptions {
   pets: Catalogue['pets']
-  /** Where an Idempotency-Key's answer is kept, in the create's own transaction. */
-  idempotencyRecords: IdempotencyStore
+  /** Idempotency-Key: the answer is kept in the create's own transaction. */
+  idempotency: Idempotency
   clock: Clock
 }
 
@@ -97,9 +96,8 @@ const deprecationHeaders = {
 
 const CreateHeaders = idempotencyKeyHeaders({ replays: 'the first response', doesNot: 'creates nothing' })
 
-export async function petRoutes(app: FastifyInstance, { pets, idempotencyRecords, clock }: PetRoutesOptions) {
+export async function petRoutes(app: FastifyInstance, { pets, idempotency, clock }: PetRoutesOptions) {
   const v1 = app.withTypeProvider<TypeBoxTypeProvider>()
-  const idempotency = createIdempotency({ records: idempotencyRecords, clock })
   const listPageAnswers = createListPageAnswers()
 
   v1.get(

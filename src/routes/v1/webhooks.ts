@@ -5,6 +5,8 @@ import type { FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { ApiError } from '../../errors.js'
+import type { Idempotency } from '../../idempotency/idempotency.js'
+import { fingerprintOf } from '../../idempotency/idempotency-key.js'
 import { EVENT_TYPES, TEST_EVENT } from '../../vocabulary/event-types.js'
 import { ATTEMPTS_SHOWN, DEFAULT_SECRET_GRACE_S, EndpointLimitReached, MAX_SECRET_GRACE_S, WebhookAdminError, type WebhookAdmin } from '../../webhooks/webhook-admin.js'
 import { DeliveryAttempt, EventSchema, NewWebhookEndpoint, WebhookEndpoint, WebhookEndpointPatch } from '../../schemas/webhook.js'
@@ -13,10 +15,12 @@ import { errorResponse, header, optionalHeader, response, TOO_MANY_REQUESTS, UNA
 import { parametersWithDefaults, ref } from '../../schemas/shared.js'
 import { refuseOtherMethods } from '../method-not-allowed.js'
 import { decodeCursor, encodeCursor } from './cursor.js'
-import { DEFAULT_LIMIT, MAX_LIMIT, noBodyIsEmptyObject } from './parameters.js'
+import { DEFAULT_LIMIT, idempotencyKeyHeaders, MAX_LIMIT, noBodyIsEmptyObject } from './parameters.js'
 
 export interface WebhookRoutesOptions {
   webhookAdmin: WebhookAdmin
+  /** Idempotency-Key on create: the answer is kept in the insert's own transaction, its secret sealed. */
+  idempotency: Idempotency
 }
 
 const EndpointParams = Type.Object({ endpointId: idSchema('Identifier of the endpoint.') })
@@ -37,7 +41,7 @@ const NO_ENDPOINT = errorResponse('There is no endpoint with this id of this acc
 const BAD_ID = errorResponse('endpointId is not a positive integer.', ['invalid_parameter'])
 const BAD_ENDPOINT = errorResponse('The body is not a JSON object of the documented fields, or the URL is refused (not https, or not a public address).', ['invalid_body', 'invalid_field'])
 
-export async function webhookRoutes(app: FastifyInstance, { webhookAdmin }: WebhookRoutesOptions) {
+export async function webhookRoutes(app: FastifyInstance, { webhookAdmin, idempotency }: WebhookRoutesOptions) {
   const v1 = app.withTypeProvider<TypeBoxTypeProvider>()
   const noEndpoint = (id: number) => new ApiError('not_found', `There is no webhook endpoint with id ${id} of this account.`)
   const found = <T>(id: number, answer: T | undefined): T => {
@@ -120,21 +124,39 @@ export async function webhookRoutes(app: FastifyInstance, { webhookAdmin }: Webh
         tags: ['webhooks'],
         summary: 'Make a webhook endpoint',
         description:
-          'Starts sending the listed events to `url`, signed with a new secret (in this response alone). The URL must be https (http outside production) and resolve to public addresses only. An account has at most 16 endpoints (the operator sets the number: `PETSTORE_WEBHOOK_MAX_ENDPOINTS`); one more is refused with 409 `endpoint_limit_reached`.',
+          'Starts sending the listed events to `url`, signed with a new secret (in this response alone). The URL must be https (http outside production) and resolve to public addresses only. An account has at most 16 endpoints (the operator sets the number: `PETSTORE_WEBHOOK_MAX_ENDPOINTS`); one more is refused with 409 `endpoint_limit_reached`. Send an `Idempotency-Key` to make retries safe: a retry of a create whose answer was lost then gets the same 201, secret included (kept for those 24 hours with the key\'s record, sealed with the main key, never in the clear), instead of a second endpoint.',
+        headers: idempotencyKeyHeaders({ replays: 'the first 201 (the secret included)', doesNot: 'makes no second endpoint' }),
         body: ref(NewWebhookEndpoint),
         response: {
           201: response('The endpoint, with its secret.', ref(WebhookEndpoint), { Location: header('`/v1/webhook-endpoints/{id}`.') }),
-          400: BAD_ENDPOINT,
+          400: errorResponse(
+            'The body is not a JSON object of the documented fields, or the URL is refused (not https, or not a public address); or the Idempotency-Key header is malformed.',
+            ['invalid_body', 'invalid_field', 'invalid_parameter'],
+          ),
           401: UNAUTHORIZED,
-          409: errorResponse('The account has as many endpoints as it may (16 unless the operator set another number); the message says how many.', ['endpoint_limit_reached']),
+          409: errorResponse(
+            'The account has as many endpoints as it may (16 unless the operator set another number; the message says how many): `endpoint_limit_reached`; or a request with this Idempotency-Key is still running: `idempotency_key_in_use`, retry after `Retry-After` seconds.',
+            ['endpoint_limit_reached', 'idempotency_key_in_use'],
+            { 'Retry-After': optionalHeader('With `idempotency_key_in_use` only: seconds to wait before retrying.', Type.Integer()) },
+          ),
           413: errorResponse('The body is larger than 64 KiB.', ['payload_too_large']),
           415: errorResponse('The body is not sent as application/json.', ['unsupported_media_type']),
+          422: errorResponse('This Idempotency-Key was already used with a different body; use a new key for a new endpoint.', ['idempotency_key_reused']),
           429: TOO_MANY_REQUESTS,
         },
       },
     },
     async (request, reply) => {
-      const endpoint = await webhookAdmin.create(request.apiKey!.accountId, request.body).catch(refused)
+      const { url, enabledEvents, description = '' } = request.body
+      const answer = await idempotency
+        .run(request, {
+          fingerprint: () => fingerprintOf('createWebhookEndpoint', { url, enabledEvents: [...new Set(enabledEvents)].sort(), description }),
+          write: (completion) => webhookAdmin.create(request.apiKey!.accountId, request.body, completion),
+        })
+        .catch(refused)
+      if (answer.replayed) reply.header('idempotent-replayed', 'true')
+      // A replay's secret was kept sealed beside the body.
+      const endpoint = answer.replayed ? { ...(answer.body as WebhookEndpoint), ...(answer.secret === undefined ? {} : { secret: answer.secret }) } : answer.result
       return reply.code(201).header('location', `/v1/webhook-endpoints/${endpoint.id}`).send(endpoint)
     },
   )

@@ -1,8 +1,12 @@
-// Signing secrets at rest: the store keeps each endpoint's secret sealed with a main
-// key (AES-256-GCM, node:crypto), so a dump of the database does not let anyone sign
-// webhooks as us. Sealed here, in the webhook service, when an endpoint is made or its
-// secret rotated; opened by the dispatcher when it signs. The store never sees a secret
-// in the clear, and the API's reads of it return none.
+// Secrets at rest, sealed with a main key (AES-256-GCM, node:crypto), so that a dump
+// of the database gives no secret away. Two kinds, each bound to its use:
+// - webhook signing secrets: sealed by the webhook service when an endpoint is made or
+//   its secret rotated, opened by the dispatcher when it signs, so a dump does not let
+//   anyone sign webhooks as us;
+// - the secret a create answered (a new API key's, a new endpoint's), kept with its
+//   Idempotency-Key record for 24 hours so that a retry gets the same 201 (sealed by
+//   the service that made it, opened by src/idempotency/ on a replay).
+// The store never sees a secret in the clear.
 //
 // The main key: PETSTORE_SECRET_KEY (32 bytes, base64), required in production; on the
 // embedded default, a key file made on first start beside the SQLite database (mode
@@ -15,8 +19,10 @@ import { dirname, join } from 'node:path'
 import { DEFAULT_DATABASE_FILE, type Config } from '../config.js'
 
 const VERSION = 'v1'
-/** Binds a sealed value to its use: a sealed value of something else does not open as a secret. */
-const AAD = Buffer.from('petstore webhook signing secret')
+
+/** What a sealed value is for, bound to it (its AAD): a sealed value of one use does not open as the other. */
+const USES = { 'signing secret': 'petstore webhook signing secret', 'replayed secret': 'petstore replayed secret' } as const
+export type SecretUse = keyof typeof USES
 
 export class SecretKeyError extends Error {
   override name = 'SecretKeyError'
@@ -29,6 +35,8 @@ export interface SecretBox {
   open(sealed: string): string
   /** True when `sealed` is not sealed under the current key (a stored secret from before, or an old key's). */
   stale(sealed: string): boolean
+  /** The same keys, sealing for another use. */
+  for(use: SecretUse): SecretBox
 }
 
 /** A key's id in what it sealed: the first 8 hex digits of its SHA-256 (not secret, and enough to pick the key). */
@@ -41,10 +49,11 @@ export function parseMainKey(text: string, name = 'the key'): Buffer {
   return key
 }
 
-/** A box over `current` (seals and opens) and `previous` keys (open only). */
-export function createSecretBox(current: Buffer, previous: readonly Buffer[] = []): SecretBox {
+/** A box over `current` (seals and opens) and `previous` keys (open only), for webhook signing secrets unless `use` says otherwise. */
+export function createSecretBox(current: Buffer, previous: readonly Buffer[] = [], use: SecretUse = 'signing secret'): SecretBox {
   const currentId = keyId(current)
   const keys = new Map([current, ...previous].map((key) => [keyId(key), key]))
+  const AAD = Buffer.from(USES[use])
   return {
     seal(secret) {
       const iv = randomBytes(12)
@@ -57,17 +66,18 @@ export function createSecretBox(current: Buffer, previous: readonly Buffer[] = [
       if (!sealed.startsWith(`${VERSION}.`)) return sealed
       const [, id = '', iv = '', ciphertext = '', tag = ''] = sealed.split('.')
       const key = keys.get(id)
-      if (!key) throw new SecretKeyError(`a signing secret is sealed with key ${id}, which is neither PETSTORE_SECRET_KEY nor in PETSTORE_SECRET_KEY_PREVIOUS`)
+      if (!key) throw new SecretKeyError(`a ${use} is sealed with key ${id}, which is neither PETSTORE_SECRET_KEY nor in PETSTORE_SECRET_KEY_PREVIOUS`)
       const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'))
       decipher.setAAD(AAD)
       decipher.setAuthTag(Buffer.from(tag, 'base64url'))
       try {
         return Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]).toString('utf8')
       } catch {
-        throw new SecretKeyError(`a signing secret sealed with key ${id} does not open: it was altered`)
+        throw new SecretKeyError(`a ${use} sealed with key ${id} does not open: it was altered`)
       }
     },
     stale: (sealed) => !sealed.startsWith(`${VERSION}.${currentId}.`),
+    for: (other) => createSecretBox(current, previous, other),
   }
 }
 
@@ -90,7 +100,7 @@ export function secretBoxFor(source: SecretKeySource): SecretBox {
   const previous = source.previousSecretKeys.map((text, i) => parseMainKey(text, `PETSTORE_SECRET_KEY_PREVIOUS's key ${i + 1}`))
   if (source.secretKey !== undefined) return createSecretBox(parseMainKey(source.secretKey, 'PETSTORE_SECRET_KEY'), previous)
   if (source.environment === 'production') {
-    throw new SecretKeyError('PETSTORE_SECRET_KEY is required in production: 32 random bytes in base64 (openssl rand -base64 32), kept apart from the database; it seals the webhook signing secrets')
+    throw new SecretKeyError('PETSTORE_SECRET_KEY is required in production: 32 random bytes in base64 (openssl rand -base64 32), kept apart from the database; it seals the webhook signing secrets and the secrets kept for Idempotency-Key replays')
   }
   const file = source.databaseUrl.startsWith('sqlite:') ? `${source.databaseUrl.slice('sqlite:'.length)}.secret-key` : source.defaultKeyFile
   return createSecretBox(keyFile(file), previous)
