@@ -213,11 +213,7 @@ function FilterPets({ categories, onChange }: { categories: Category[]; onChange
         Category
         <select value={categoryId} disabled={missing !== undefined} title={missing && `Needs the ${missing} scope`} onChange={(event) => setCategoryId(event.currentTarget.value)}>
           <option value="">{missing === undefined ? 'any' : `any (needs ${missing})`}</option>
-          {categories.map((category) => (
-            <option key={category.id} value={String(category.id)}>
-              {category.name}
-            </option>
-          ))}
+          <CategoryOptions categories={categories} />
         </select>
       </label>
       <label>
@@ -228,6 +224,19 @@ function FilterPets({ categories, onChange }: { categories: Category[]; onChange
         {q.length > 0 && q.length < NAME_MIN ? `Type at least ${NAME_MIN} characters to filter by name.` : `At least ${NAME_MIN} characters, any part of the name, in any case.`}
       </p>
     </form>
+  )
+}
+
+/** One option per category, named, its id as the value. */
+function CategoryOptions({ categories }: { categories: Category[] }) {
+  return (
+    <>
+      {categories.map((category) => (
+        <option key={category.id} value={String(category.id)}>
+          {category.name}
+        </option>
+      ))}
+    </>
   )
 }
 
@@ -244,11 +253,7 @@ function CategoryField({ categories, value, disabled, onChange }: { categories: 
     <label>
       Category
       <select value={value} required disabled={disabled} onChange={(e) => onChange(e.currentTarget.value)}>
-        {categories.map((category) => (
-          <option key={category.id} value={String(category.id)}>
-            {category.name}
-          </option>
-        ))}
+        <CategoryOptions categories={categories} />
       </select>
     </label>
   )
