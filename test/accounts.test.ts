@@ -38,12 +38,21 @@ for (const store of STORES) {
     const newPet = async (key: string) => (await server.request<{ id: number }>('/v1/pets', { method: 'POST', key, json: { name: 'Rex', categoryId: 1 } })).body.id
     const pastCache = () => clock.advance(4_000)
 
-    it('GET /v1/account: the account of any valid key, its plan and limits, and how many keys it has', async () => {
+    it('GET /v1/account: the account of any valid key, its plan and limits, how many keys it has, and the calling key with its scopes', async () => {
       const owner = await operatorKey()
-      const reader = (await make(owner, { scopes: ['pets:read'] })).body.key!
+      const made = (await make(owner, { name: 'reader', scopes: ['pets:read'], expiresIn: '30d' })).body
+      const reader = made.key!
       const res = await other.request<Account>('/v1/account', { key: reader })
       assert.equal(res.status, 200)
-      assert.deepEqual({ ...res.body, createdAt: 'x' }, {
+      // The key's own record without keys:read: what it may do, until when; nothing of another key.
+      const { id, name, prefix, scopes, createdAt, expiresAt } = made.apiKey
+      assert.deepEqual(res.body.callingKey, { id, name, prefix, scopes, createdAt, expiresAt })
+      assert.deepEqual(res.body.callingKey.scopes, ['pets:read'])
+      assert.ok(expiresAt !== null)
+      assert.equal((await other.request('/v1/keys', { key: reader })).status, 403, 'other keys still need keys:read')
+      const own = (await other.request<Account>('/v1/account', { key: owner })).body.callingKey
+      assert.deepEqual([own.name, own.scopes, own.expiresAt], ['test', SCOPES, null])
+      assert.deepEqual({ ...res.body, createdAt: 'x', callingKey: 'k' }, {
         id: await server.accountId(owner),
         name: 'test',
         plan: 'enterprise',
@@ -52,6 +61,7 @@ for (const store of STORES) {
         createdAt: 'x',
         disabledAt: null,
         keyCount: 2,
+        callingKey: 'k',
       })
       assert.ok(res.headers.get('x-ratelimit-remaining'), 'counted like any request')
       assert.equal((await server.request('/v1/account')).status, 401)

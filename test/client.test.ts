@@ -62,6 +62,30 @@ describe('typed client: operations', () => {
     assert.equal(gone.code, 'not_found')
   })
 
+  it('reads a pet with its ETag through listPets({ ids }), not the deprecated getPet, and changes it only at that version', async () => {
+    const requests: string[] = []
+    const client = createClient({ ...options, fetch: (input, init) => (requests.push(`${init?.method ?? 'GET'} ${String(input)}`), fetch(input, init)) })
+    const pet = await client.createPet({ name: 'Versioned', categoryId: 3 })
+    const read = await client.listPets({ ids: [pet.id] })
+    assert.deepEqual(read.pets, [pet])
+    const etag = read.etags?.[pet.id]
+    assert.match(etag ?? '', /^"/)
+    const saved = await client.updatePet(pet.id, { name: 'Versioned twice' }, { ifMatch: etag! })
+    assert.notEqual(saved.etag, etag)
+    // Read again: the version the last change made. The first one is stale now.
+    assert.equal((await client.listPets({ ids: [pet.id] })).etags?.[pet.id], saved.etag)
+    const stale = await rejectsWith(client.updatePet(pet.id, { name: 'Late' }, { ifMatch: etag! }), PetstoreError)
+    assert.equal(stale.code, 'precondition_failed')
+    assert.deepEqual(
+      requests.filter((request) => /^GET .*\/pets\/\d+$/.test(request)),
+      [],
+      'no GET /v1/pets/{id}',
+    )
+    // A pet that is not there: an empty page, no ETag.
+    const none = await client.listPets({ ids: [424_242] })
+    assert.deepEqual([none.pets, none.etags?.[424_242]], [[], undefined])
+  })
+
   it('retries updatePet after a network failure, but neither updatePet with ifMatch nor deletePet', async () => {
     const pet = await createClient(options).createPet({ name: 'Flaky', categoryId: 2 })
     const sleep = recordingSleep()

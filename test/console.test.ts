@@ -1,7 +1,9 @@
 // GET /console, the web console: over HTTP (its security and caching headers, its
 // compressed size), then in a real Chromium on each store: sign in, a read_only key's
-// writes disabled, pets (add, edit, a stale If-Match, delete, the XSS case), orders,
-// keys, webhooks with a receiver on loopback, the usage chart, axe-core on every page.
+// writes disabled (its scopes read from GET /v1/account), pets (add, edit, a stale
+// If-Match, delete, the XSS case, filters by category and name), orders,
+// keys, webhooks with a receiver on loopback (a delivery's next retry too), the usage
+// chart, axe-core on every page.
 // The console is the one `npm run build` makes (dist/console/; `npm test` builds first).
 import { existsSync, readFileSync } from 'node:fs'
 import { createServer, get, type Server } from 'node:http'
@@ -13,11 +15,12 @@ import assert from 'node:assert/strict'
 import { chromium, type Browser, type Page } from 'playwright-core'
 import { CONSOLE_DIR } from '../src/plugins/console.js'
 import { OPERATION_SCOPES } from '../src/routes/v1/scopes.js'
-import { NEEDS, scopesNamedIn } from '../console/src/scopes.js'
+import { NEEDS } from '../console/src/scopes.js'
 import { parseCidrs } from '../src/webhooks/outbound.js'
 import { startDispatcher, type Dispatcher } from '../src/webhooks/dispatcher.js'
 import { systemClock } from '../src/clock.js'
 import type { Pet } from '../src/schemas/pet.js'
+import type { DeliveryAttempt } from '../src/schemas/webhook.js'
 import { SCOPE_PRESETS } from '../src/vocabulary/scopes.js'
 import { startTestServer, STORES, type TestServer } from './helpers/server.js'
 import { runOrSkip } from './helpers/services.js'
@@ -38,12 +41,6 @@ describe('the console, built', () => {
 
   it('names the operations with the scopes the API requires', () => {
     for (const [operation, scope] of Object.entries(NEEDS)) assert.equal(scope, OPERATION_SCOPES[operation], operation)
-  })
-
-  it('reads the scopes a 403 names', () => {
-    assert.deepEqual(scopesNamedIn('This API key lacks the keys:read scope this operation needs; its scopes are pets:read, orders:read, usage:read. A key with keys:write can add it'), ['pets:read', 'orders:read', 'usage:read'])
-    assert.deepEqual(scopesNamedIn('This API key lacks the keys:read scope this operation needs; its scopes are none. A key'), [])
-    assert.equal(scopesNamedIn('something else'), undefined)
   })
 })
 
@@ -131,14 +128,14 @@ describe('GET /console over HTTP', () => {
   })
 })
 
-/** A webhook receiver on loopback that answers 200 and counts what it got. */
-async function startReceiver() {
+/** A webhook receiver on loopback that answers `status` (200) and counts what it got. */
+async function startReceiver(status = 200) {
   let received = 0
   const server: Server = createServer((req, res) => {
     req.resume()
     req.on('end', () => {
       received++
-      res.writeHead(200).end('ok')
+      res.writeHead(status).end(status === 200 ? 'ok' : 'not now')
     })
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
@@ -172,13 +169,17 @@ for (const store of STORES) {
     let dispatcher: Dispatcher
     const elsewhere: string[] = []
     const problems: string[] = []
+    /** Every request the page made to /v1, as `METHOD /v1/path?query`, and the 403s it got. */
+    const apiCalls: string[] = []
+    const refusals403: string[] = []
     const dialogs: string[] = []
 
     before(async () => {
       server = await startTestServer({ store, env: { PETSTORE_WEBHOOK_ALLOW_CIDRS: '127.0.0.0/8' } })
       key = await server.createKey('pro', {}, { name: 'console admin', scopes: [...SCOPE_PRESETS.all, 'keys:read', 'keys:write'] })
       receiver = await startReceiver()
-      dispatcher = startDispatcher({ deliveries: server.store.deliveries, secrets: server.secrets, clock: systemClock, allowed: parseCidrs(['127.0.0.0/8']), pollMs: 100, listen: false })
+      // One retry, a minute after a failed attempt: none happens while a test looks at it.
+      dispatcher = startDispatcher({ deliveries: server.store.deliveries, secrets: server.secrets, clock: systemClock, allowed: parseCidrs(['127.0.0.0/8']), pollMs: 100, listen: false, schedule: [60_000] })
       browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS })
       const context = await browser.newContext({ viewport: { width: 1280, height: 1000 }, permissions: ['clipboard-read', 'clipboard-write'] })
       page = await context.newPage()
@@ -188,6 +189,10 @@ for (const store of STORES) {
         if (!['data:', 'blob:'].includes(url.protocol) && url.origin !== server.url) elsewhere.push(request.url())
         // The key travels in the Authorization header only, never in a URL.
         if (request.url().includes(key.slice(-12))) problems.push(`key in URL ${request.url()}`)
+        if (url.pathname.startsWith('/v1/')) apiCalls.push(`${request.method()} ${url.pathname}${url.search}`)
+      })
+      page.on('response', (response) => {
+        if (response.status() === 403) refusals403.push(response.url())
       })
       page.on('console', (message) => {
         if (message.type() === 'error') problems.push(message.text())
@@ -289,6 +294,9 @@ for (const store of STORES) {
       assert.match((await form.getByRole('alert').textContent()) ?? '', /Someone else changed this pet/)
       assert.equal((await server.request<Pet[]>('/v1/pets?limit=100', { key })).body.find((p) => p.id === pet.id)?.name, 'Changed elsewhere')
       await form.getByRole('button', { name: 'Cancel' }).click()
+      // The form read each version through the list (ids=, its Pet-ETags), never the deprecated GET /v1/pets/{id}.
+      assert.ok(apiCalls.includes(`GET /v1/pets?ids=${pet.id}`), apiCalls.join('\n'))
+      assert.deepEqual(apiCalls.filter((call) => /^GET \/v1\/pets\/\d+/.test(call)), [])
     })
 
     it('deletes a pet after a second click', async () => {
@@ -319,6 +327,46 @@ for (const store of STORES) {
       // Polled from here: the page's CSP refuses the eval that page.waitForFunction polls with.
       const sold = page.getByTestId('inventory-sold')
       await waitForAsync(async () => (await sold.count()) > 0 && Number(await sold.textContent()) === soldBefore + 1)
+    })
+
+    it('filters pets by category and by name, paging with the cursor of those filters', async () => {
+      const post = async (name: string, categoryId: number) => (await server.request<Pet>('/v1/pets', { method: 'POST', key, json: { name, categoryId } })).body
+      const lizard = await post('Lizzie the lizard', 5)
+      // 23 birds named alike: two pages of the name filter.
+      for (let i = 1; i <= 23; i++) await post(`Zebrafinch ${i}`, 3)
+      await page.reload()
+      await page.getByRole('button', { name: 'Sign out' }).waitFor()
+      const filters = page.getByRole('search', { name: 'Filter pets' })
+      const rows = page.locator('tbody tr[data-pet-id]')
+      const names = async () => (await page.locator('tbody td.pet-name').allTextContents()).join(' | ')
+      const pager = page.getByRole('navigation', { name: 'Pages of pets' })
+
+      // By category, chosen and shown by name (GET /v1/categories).
+      await filters.getByLabel('Category').selectOption({ label: 'Reptiles' })
+      await waitForAsync(async () => (await rows.count()) === 1 && (await rows.first().getAttribute('data-pet-id')) === String(lizard.id))
+      assert.equal(await rows.first().locator('td.pet-category').textContent(), 'Reptiles')
+      await filters.getByLabel('Category').selectOption({ label: 'any' })
+
+      // By name: fewer than 3 characters is no filter, and the form says so.
+      await filters.getByLabel('Name contains').fill('Ze')
+      assert.match((await filters.locator('#name-filter-note').textContent()) ?? '', /at least 3 characters/)
+      await waitForAsync(async () => (await names()).includes('Lizzie'))
+      await filters.getByLabel('Name contains').fill('zebrafinch')
+      await waitForAsync(async () => (await rows.count()) === 20 && !(await names()).includes('Lizzie'))
+      assert.equal(await rows.first().locator('td.pet-category').textContent(), 'Birds')
+      // The next page is the same filter's (the cursor is bound to it).
+      await pager.getByRole('button', { name: 'Next page' }).click()
+      await waitForAsync(async () => (await rows.count()) === 3)
+      assert.match(await names(), /^Zebrafinch \d+( \| Zebrafinch \d+){2}$/)
+      assert.ok(apiCalls.some((call) => /^GET \/v1\/pets\?limit=20&q=zebrafinch&cursor=/.test(call)), apiCalls.join('\n'))
+      // A new filter starts at its first page: category and name together.
+      await filters.getByLabel('Category').selectOption({ label: 'Fish' })
+      await waitForAsync(async () => (await rows.count()) === 0 && (await page.locator('table caption').textContent()) === '0 pets on this page')
+      await filters.getByLabel('Category').selectOption({ label: 'Birds' })
+      await waitForAsync(async () => (await rows.count()) === 20)
+      assert.ok(apiCalls.includes('GET /v1/pets?limit=20&categoryId=3&q=zebrafinch'), apiCalls.join('\n'))
+      assert.ok(await pager.getByRole('button', { name: 'Previous page' }).isDisabled())
+      await expectNoAxeViolations('the pets page, filtered')
     })
 
     it('creates a key and shows its secret once; rolls it', async () => {
@@ -413,6 +461,34 @@ for (const store of STORES) {
       assert.deepEqual((await server.request<unknown[]>('/v1/webhook-endpoints', { key })).body, [])
     })
 
+    it('shows when a failed delivery will be tried again', async () => {
+      const failing = await startReceiver(503)
+      try {
+        const endpoint = (await server.request<{ id: number }>('/v1/webhook-endpoints', { method: 'POST', key, json: { url: failing.url, enabledEvents: ['pet.created'] } })).body
+        await server.request('/v1/pets', { method: 'POST', key, json: { name: 'Unheard', categoryId: 1 } })
+        await waitFor(() => failing.received() >= 1)
+        await page.reload()
+        await page.getByRole('button', { name: 'Sign out' }).waitFor()
+        await page.locator('tr', { hasText: failing.url }).getByRole('button', { name: /^Deliveries of endpoint/ }).click()
+        // Recorded after the receiver answered: refresh until it shows.
+        const delivery = page.locator('tr.delivery').first()
+        for (let tries = 0; (await delivery.count()) === 0 && tries < 50; tries++) {
+          await page.getByRole('button', { name: 'Refresh deliveries' }).click()
+          await page.waitForTimeout(100)
+        }
+        const [attempt] = (await server.request<DeliveryAttempt[]>(`/v1/webhook-endpoints/${endpoint.id}/deliveries`, { key })).body
+        assert.equal(attempt?.responseStatus, 503)
+        assert.ok(attempt.nextAttemptAt !== null && Date.parse(attempt.nextAttemptAt) > Date.parse(attempt.at), JSON.stringify(attempt))
+        assert.match((await delivery.textContent()) ?? '', /503/)
+        const shown = await page.evaluate<string>(`new Date(${JSON.stringify(attempt.nextAttemptAt)}).toLocaleString()`)
+        assert.equal(await delivery.locator('td.next-retry').textContent(), shown)
+        await expectNoAxeViolations('the webhooks page, a delivery to retry')
+        await server.request(`/v1/webhook-endpoints/${endpoint.id}`, { method: 'DELETE', key })
+      } finally {
+        await failing.close()
+      }
+    })
+
     it('charts the requests just made', async () => {
       await open('Overview')
       await page.locator('.uplot canvas').first().waitFor()
@@ -430,10 +506,16 @@ for (const store of STORES) {
     })
 
     it('shows a read_only key its writes disabled, naming the scope they need', async () => {
-      const readOnly = await server.createKey('free', {}, { scopes: SCOPE_PRESETS.read_only })
+      const readOnly = await server.createKey('free', {}, { scopes: SCOPE_PRESETS.read_only, name: 'reader' })
+      const refusedBefore = refusals403.length
+      const callsBefore = apiCalls.length
       await signIn(readOnly)
+      // GET /v1/account answers the key's scopes: nothing was refused to learn them.
       const scopes = (await page.getByTestId('scopes').textContent()) ?? ''
       assert.equal(scopes, SCOPE_PRESETS.read_only.join(', '))
+      assert.match((await page.getByTestId('this-key').textContent()) ?? '', /^reader \(id \d+, ps_test_[\w-]{4}…\), never expires$/)
+      assert.deepEqual(refusals403.slice(refusedBefore), [], 'no 403 to learn the scopes')
+      assert.ok(!apiCalls.slice(callsBefore).some((call) => call.startsWith('GET /v1/keys')), 'nor a look through the keys')
       await open('Pets')
       const add = page.getByRole('form', { name: 'Add a pet' }).getByRole('button', { name: /Add pet/ })
       assert.ok(await add.isDisabled())
@@ -444,6 +526,7 @@ for (const store of STORES) {
       await expectNoAxeViolations('the pets page, read only')
       await open('Keys')
       assert.match((await page.locator('main').textContent()) ?? '', /needs the keys:read scope/)
+      assert.deepEqual(refusals403.slice(refusedBefore), [], 'the console asked for nothing the key may not do')
       await page.getByRole('button', { name: 'Sign out' }).click()
     })
 
@@ -489,10 +572,11 @@ for (const store of STORES) {
 
     it('loaded everything from this server and needed nothing the CSP refused', () => {
       assert.deepEqual(elsewhere, [])
-      // The API's refusals (the wrong key, the 412, the read_only key's 403, the ban) are logged
-      // by the browser as failed loads; anything else (a CSP refusal, an error) is a fault.
+      // The API's refusals (the wrong key, the 412, the ban) are logged by the browser as
+      // failed loads; anything else (a 403, a CSP refusal, an error) is a fault.
+      assert.deepEqual(refusals403, [])
       assert.deepEqual(
-        problems.filter((p) => !/^Failed to load resource: the server responded with a status of 4(01|03|12|29)/.test(p)),
+        problems.filter((p) => !/^Failed to load resource: the server responded with a status of 4(01|12|29)/.test(p)),
         [],
       )
     })

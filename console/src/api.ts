@@ -1,17 +1,13 @@
 // Every call the console makes to /v1, in one place, through the project's typed client
 // (petstore/client): the console can do nothing the client and the API do not allow.
-// The one fetch of its own reads a pet with its ETag (the client's getPet answers the
-// pet alone), with the same Bearer header and the same PetstoreError.
-import { createClient, PetstoreError, type OperationId, type Pet, type PetPatch, type PetStatus, type NewPet, type Order, type OrderStatus, type Inventory, type PetstoreClient } from '../../src/client/index.js'
-import type { ErrorBody } from '../../src/errors.js'
+import { createClient, PetstoreError, type Category, type Pet, type PetPatch, type PetStatus, type NewPet, type Order, type OrderStatus, type Inventory, type PetstoreClient } from '../../src/client/index.js'
 import type { Account, ApiKey, ApiKeyWithSecret, Usage, UsageBucket } from '../../src/schemas/key.js'
 import type { DeliveryAttempt, NewWebhookEndpoint, WebhookEndpoint, WebhookEndpointPatch, WebhookEvent } from '../../src/schemas/webhook.js'
 import type { Scope } from '../../src/vocabulary/scopes.js'
-import { scopesNamedIn } from './scopes.js'
 
 export { PetstoreError }
 export { NEEDS } from './scopes.js'
-export type { Account, ApiKey, DeliveryAttempt, Inventory, Order, OrderStatus, Pet, PetStatus, Usage, UsageBucket, WebhookEndpoint }
+export type { Account, ApiKey, Category, DeliveryAttempt, Inventory, Order, OrderStatus, Pet, PetStatus, Usage, UsageBucket, WebhookEndpoint }
 
 /** An event as GET /v1/events lists it. */
 export type PetstoreEvent = WebhookEvent
@@ -21,15 +17,24 @@ export interface Page<T> {
   nextCursor: string | undefined
 }
 
+/** The pets table's filters; a cursor is bound to the filters it was made with. */
+export interface PetFilters {
+  status?: PetStatus
+  categoryId?: number
+  /** Part of the name: 3 to 100 characters. */
+  q?: string
+}
+
 export interface Api {
-  /** The key's own record and scopes; see ownKey. */
-  ownKey(): Promise<{ key: ApiKey | undefined; scopes: Scope[] | undefined }>
+  /** The account, and the calling key with its scopes (`callingKey`). */
   getAccount(): Promise<Account>
   getUsage(): Promise<Usage>
   /** The account's requests per hour by outcome; one key's with keyId. */
   getUsageHistory(from: Date, to: Date, keyId?: number): Promise<UsageBucket[]>
 
-  listPets(options: { status?: PetStatus; cursor?: string; limit?: number }): Promise<Page<Pet>>
+  listPets(options: PetFilters & { cursor?: string; limit?: number }): Promise<Page<Pet>>
+  /** Every category, for the filter and the forms. */
+  listCategories(): Promise<Category[]>
   createPet(pet: NewPet): Promise<Pet>
   /** The pet as it is now, with the ETag to send back in updatePet's If-Match. */
   readPet(id: number): Promise<{ pet: Pet; etag: string }>
@@ -66,70 +71,30 @@ export function createApi(apiKey: string): Api {
   // One attempt: a person is waiting and can press the button again.
   const client: PetstoreClient = createClient({ baseUrl: BASE, apiKey, maxAttempts: 1, timeoutMs: 15_000 })
 
-  /** One call to /v1 the client does not make yet: its JSON body (undefined for a 204) and headers, or a PetstoreError. */
-  async function call<T>(operation: 'getPet', method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ body: T; headers: Headers }> {
-    const response = await fetch(`${BASE}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${apiKey}`, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
-      body: body === undefined ? null : JSON.stringify(body),
-      // The key is the only credential: no cookie is sent or kept, no referrer leaks.
-      credentials: 'omit',
-      referrerPolicy: 'no-referrer',
-    })
-    const text = await response.text()
-    const parsed: unknown = text === '' ? undefined : JSON.parse(text)
-    if (!response.ok) {
-      const error = (parsed ?? {}) as Partial<ErrorBody>
-      throw new PetstoreError({
-        // The client's error names its own operations; these are the API's operationIds too.
-        operation: operation as unknown as OperationId,
-        status: response.status,
-        code: error.code ?? 'invalid_response',
-        message: error.message ?? `HTTP ${response.status}`,
-        details: error.details,
-        requestId: response.headers.get('x-request-id') ?? undefined,
-        attempts: 1,
-      })
-    }
-    return { body: parsed as T, headers: response.headers }
-  }
-
   const pageOf = <T>({ items, nextCursor }: { items: T[]; nextCursor: string | undefined }): Page<T> => ({ items, nextCursor })
 
   return {
-    async ownKey() {
-      // No operation tells a key its own scopes: GET /v1/keys (keys:read) lists them,
-      // and the key is the one whose prefix starts the secret. Without keys:read, the
-      // 403 names the scopes the key has in its message (plugins/v1-guard.ts).
-      try {
-        let cursor: string | undefined
-        do {
-          const keys = await this.listKeys(cursor)
-          const key = keys.items.find((candidate) => apiKey.startsWith(candidate.prefix))
-          if (key) return { key, scopes: key.scopes as Scope[] }
-          cursor = keys.nextCursor
-        } while (cursor !== undefined)
-        return { key: undefined, scopes: undefined }
-      } catch (error) {
-        if (error instanceof PetstoreError && error.code === 'insufficient_scope') return { key: undefined, scopes: scopesNamedIn(error.message) }
-        throw error
-      }
-    },
     getAccount: () => client.getAccount(),
     getUsage: () => client.getUsage(),
     getUsageHistory: (from, to, keyId) => client.getUsageHistory({ granularity: 'hour', from: from.toISOString(), to: to.toISOString(), ...(keyId === undefined ? {} : { keyId }) }),
 
-    async listPets({ status, cursor, limit }) {
-      const { pets, nextCursor } = await client.listPets({ status, cursor, limit })
+    async listPets({ status, categoryId, q, cursor, limit }) {
+      const { pets, nextCursor } = await client.listPets({ status, categoryId, q, cursor, limit })
       return { items: pets, nextCursor }
+    },
+    async listCategories() {
+      const categories: Category[] = []
+      for await (const category of client.allCategories({ limit: 100 })) categories.push(category)
+      return categories
     },
     createPet: (pet) => client.createPet(pet),
     async readPet(id) {
-      // The client's getPet answers the pet without its ETag, and listPets carries
-      // none: the edit form reads the pet here for the version it will send back.
-      // client: replace with getPet when petstore/client answers the ETag with it
-      const { body, headers } = await call<Pet>('getPet', 'GET', `/pets/${id}`)
-      return { pet: body, etag: headers.get('etag') ?? '*' }
+      // GET /pets?ids= answers the pet with its ETag (Pet-ETags): the version the form sends back.
+      const { pets, etags } = await client.listPets({ ids: [id] })
+      const pet = pets[0]
+      const etag = etags?.[id]
+      if (pet === undefined || etag === undefined) throw new Error(`Pet ${id} is no longer there: someone deleted it.`)
+      return { pet, etag }
     },
     updatePet: async (id, changes, etag) => (await client.updatePet(id, changes, { ifMatch: etag })).pet,
     deletePet: (id) => client.deletePet(id),

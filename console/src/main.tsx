@@ -26,12 +26,11 @@ const pageOf = (hash: string): PageName => {
   return Object.hasOwn(PAGES, name) ? (name as PageName) : 'overview'
 }
 
-/** Signs in with a key: the session once the account (and, where it may, the key's scopes) is read. */
+/** Signs in with a key: the session once the account, and with it the key's own scopes, is read. */
 async function openSession(apiKey: string, signOut: () => void): Promise<Session> {
   const api = createApi(apiKey)
   const account = await api.getAccount()
-  const { key, scopes } = await api.ownKey()
-  return { api, account, key, scopes, signOut }
+  return { api, account, scopes: account.callingKey.scopes, signOut }
 }
 
 /**

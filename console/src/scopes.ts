@@ -1,7 +1,7 @@
-// Which scope each operation the console offers needs, and how the console learns the
-// calling key's own scopes. No DOM here: test/console.test.ts imports it in Node.
+// Which scope each operation the console offers needs; the calling key's own scopes come
+// with its account (GET /v1/account). No DOM here: test/console.test.ts imports it in Node.
 import type { OperationId } from '../../src/client/index.js'
-import { SCOPES, type Scope } from '../../src/vocabulary/scopes.js'
+import type { Scope } from '../../src/vocabulary/scopes.js'
 
 /**
  * The scope each operation the console offers needs (as routes/v1/scopes.ts says;
@@ -14,6 +14,7 @@ export const NEEDS = {
   updatePet: 'pets:write',
   deletePet: 'pets:write',
   getInventory: 'pets:read',
+  listCategories: 'categories:read',
   placeOrder: 'orders:write',
   listOrders: 'orders:read',
   getOrder: 'orders:read',
@@ -37,13 +38,3 @@ export const NEEDS = {
   listEvents: 'events:read',
   redeliverEvent: 'webhooks:write',
 } satisfies Partial<Record<OperationId, Scope | null>>
-
-// From the vocabulary, so that a new scope (categories:read) is never missed.
-const SCOPE_NAME = new RegExp(`\\b(${SCOPES.join('|')})\\b`, 'g')
-
-/** The key's scopes from a 403's "its scopes are a, b, c." (the only place a key without keys:read learns them). */
-export function scopesNamedIn(message: string): Scope[] | undefined {
-  const listed = message.match(/its scopes are ([^.]*)\./)?.[1]
-  if (listed === undefined) return undefined
-  return [...listed.matchAll(SCOPE_NAME)].map((match) => match[0] as Scope)
-}

@@ -3,16 +3,15 @@
 // rendered as a JSX text child (escaped by Preact), never as HTML.
 import { createContext, type ComponentChildren } from 'preact'
 import { useContext, useState } from 'preact/hooks'
-import { NEEDS, PetstoreError, type Account, type Api, type ApiKey } from './api.js'
+import { NEEDS, PetstoreError, type Account, type Api } from './api.js'
 import type { Scope } from '../../src/vocabulary/scopes.js'
 
 export interface Session {
   api: Api
+  /** The account, and the calling key with its scopes (`account.callingKey`). */
   account: Account
-  /** The calling key's record, when it may read it (keys:read). */
-  key: ApiKey | undefined
-  /** The key's scopes; undefined when the console could not learn them (every action is then offered). */
-  scopes: Scope[] | undefined
+  /** The key's scopes: what the console offers. */
+  scopes: readonly Scope[]
   signOut: () => void
 }
 
@@ -27,8 +26,7 @@ export function useSession(): Session {
 /** The scope the operation needs that the key lacks, or undefined when it may call it. */
 export function missingScope(session: Session, operation: keyof typeof NEEDS): Scope | undefined {
   const needed = NEEDS[operation]
-  if (needed === null || session.scopes === undefined) return undefined
-  return session.scopes.includes(needed) ? undefined : needed
+  return needed === null || session.scopes.includes(needed) ? undefined : needed
 }
 
 /** What a person should read for a failed call. */

@@ -1,8 +1,9 @@
 // Accounts (decision D11): the owner of keys and of everything they make, with the plan
 // and limits all its keys share. Made and changed by the operator alone (the command
-// line); a key reads its own account (GET /v1/account).
+// line); a key reads its own account (GET /v1/account), and itself with it.
 import type { Clock } from '../clock.js'
 import type { AccountsStore, StoredAccount } from '../db/api-keys-store.js'
+import type { ApiKeyRecord } from './api-key-record.js'
 import type { KeyAdmin, KeyView } from './key-admin.js'
 import { checkPlan, limitsFor, type Limits, type Plan } from '../vocabulary/plans.js'
 import type { Scope } from '../vocabulary/scopes.js'
@@ -17,6 +18,16 @@ export interface AccountView {
   disabledAt: string | null
   /** Keys of the account, revoked ones included. */
   keyCount: number
+}
+
+/** The calling key as it reads itself: what it may do and until when, without `keys:read`. */
+export interface CallingKeyView {
+  id: number
+  name: string
+  prefix: string
+  scopes: Scope[]
+  createdAt: string
+  expiresAt: string | null
 }
 
 export interface NewAccountInput {
@@ -52,6 +63,16 @@ export function createAccountAdmin({ accounts, keyAdmin, clock }: { accounts: Ac
     async get(id: number): Promise<AccountView | undefined> {
       const account = await accounts.findById(id)
       return account && (await views([account]))[0]
+    },
+
+    /**
+     * The calling key's account, and the key itself: a key may always learn its own
+     * scopes (the console offers only what they allow), never another key's.
+     */
+    async forKey(key: ApiKeyRecord): Promise<(AccountView & { callingKey: CallingKeyView }) | undefined> {
+      const account = await this.get(key.accountId)
+      const { id, name, prefix, scopes, createdAt, expiresAt } = key
+      return account && { ...account, callingKey: { id, name, prefix, scopes, createdAt, expiresAt } }
     },
 
     async page(afterId: number, limit: number): Promise<AccountView[]> {

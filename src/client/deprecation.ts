@@ -6,7 +6,7 @@ import type { OperationId } from './errors.js'
 const warned = new Set<OperationId>()
 
 const REPLACEMENTS: Partial<Record<OperationId, string>> = {
-  getPet: 'use listPets with the status filter instead',
+  getPet: 'use listPets({ ids: [id] }) instead, which answers its ETag too (etags[id])',
 }
 
 export function warnDeprecated(operation: OperationId, sunset: string | undefined): void {

@@ -49,7 +49,11 @@ export interface ListPetsOptions {
   categoryId?: number | readonly number[]
   /** Only pets whose name contains this text, case-insensitively: 3 to 100 characters. */
   q?: string
-  /** Only these pets (up to 100); the page's `etags` then holds each one's ETag. */
+  /**
+   * Only these pets (up to 100); the page's `etags` then holds each one's ETag. The way
+   * to read a pet before changing it: `listPets({ ids: [id] })` answers the pet and, in
+   * `etags[id]`, the version to send back as updatePet's `ifMatch`.
+   */
   ids?: readonly number[]
   /** `id` (the API's default), `-id` or `name`. */
   sort?: PetSort
@@ -121,7 +125,7 @@ export interface PlaceOrderOptions {
 
 export interface ChangePetOptions {
   /**
-   * Sent as `If-Match`: the pet's ETag as last read (from updatePet), or `*`. The
+   * Sent as `If-Match`: the pet's ETag as last read (listPets with `ids`, or updatePet), or `*`. The
    * change is made only if the pet is still that version, else PetstoreError
    * `precondition_failed` (412).
    */
@@ -219,8 +223,9 @@ export interface PetstoreClient extends AccountOperations {
   allPets(options?: ListPetsOptions): AsyncGenerator<Pet, void, undefined>
   createPet(pet: NewPet, options?: CreatePetOptions): Promise<Pet>
   /**
-   * @deprecated The API removes GET /pets/{petId} on 5 December 2030: use listPets
-   * with the status filter. The client warns once per process when it is called.
+   * @deprecated The API removes GET /pets/{petId} on 5 December 2030: use
+   * `listPets({ ids: [id] })`, which also answers the pet's ETag (`etags[id]`). The
+   * client warns once per process when it is called.
    */
   getPet(id: number): Promise<Pet>
   /**

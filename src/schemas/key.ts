@@ -103,6 +103,22 @@ const Window = (name: string) =>
     { additionalProperties: false },
   )
 
+/** The calling key as GET /v1/account shows it: its own record, which it may read without `keys:read`. */
+const CallingKey = Type.Object(
+  {
+    id: ApiKey.properties.id,
+    name: ApiKey.properties.name,
+    prefix: ApiKey.properties.prefix,
+    scopes: ApiKey.properties.scopes,
+    createdAt: ApiKey.properties.createdAt,
+    expiresAt: ApiKey.properties.expiresAt,
+  },
+  {
+    additionalProperties: false,
+    description: 'The key that made this request: its scopes say what it may do here (an operation needing another scope answers 403 `insufficient_scope`), `expiresAt` until when. Any valid key reads its own; other keys need `keys:read` (`GET /v1/keys`).',
+  },
+)
+
 export const Account = Type.Object(
   {
     id: id('Identifier of the account.'),
@@ -113,6 +129,7 @@ export const Account = Type.Object(
     createdAt: timestamp('When the account was made.'),
     disabledAt: nullableTimestamp('When the account was disabled.'),
     keyCount: Type.Integer({ minimum: 0, description: 'Keys of the account, revoked ones included.' }),
+    callingKey: CallingKey,
   },
   { $id: 'Account', additionalProperties: false, description: 'An account: it owns its keys and everything they make (orders, webhook endpoints, events, usage), and its plan\'s limits are shared by all its keys.' },
 )

@@ -223,7 +223,7 @@ function CreateKey({ onCreated }: { onCreated: (secret: string) => void }) {
   const [error, setError] = useState<unknown>()
   const missing = missingScope(session, 'createKey')
   // Only scopes this key has can be given (the API refuses the others).
-  const offered = SCOPES.filter((scope) => session.scopes === undefined || session.scopes.includes(scope))
+  const offered = SCOPES.filter((scope) => session.scopes.includes(scope))
   return (
     <form
       aria-label="Create a key"

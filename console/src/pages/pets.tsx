@@ -1,18 +1,34 @@
 // Pets: the inventory as three figures, a table that pages with the API's cursor and
-// filters by status, and add, edit (If-Match: the version the form was opened on) and delete.
-import { useEffect, useState } from 'preact/hooks'
-import type { Inventory, Page, Pet, PetStatus } from '../api.js'
+// filters by status, category and name, and add, edit (If-Match: the version the form
+// was opened on) and delete. Categories are shown and chosen by name.
+import { useEffect, useRef, useState } from 'preact/hooks'
+import type { Category, Inventory, Page, Pet, PetFilters, PetStatus } from '../api.js'
 import { ActionButton, ErrorNote, missingScope, NeedsScope, Outcome, Pager, StatusFilter, useCursors, useSession } from '../ui.js'
 
 const STATUSES: PetStatus[] = ['available', 'pending', 'sold']
+/** The API's `q`: at least 3 characters (a trigram index answers it). */
+const NAME_MIN = 3
 
 export function Pets() {
+  const session = useSession()
   // Bumped by every change made here, so that the inventory is read again.
   const [changes, setChanges] = useState(0)
+  // Read once: the filter and the forms name categories; without categories:read, ids.
+  const [categories, setCategories] = useState<Category[]>()
+  const [error, setError] = useState<unknown>()
+  useEffect(() => {
+    if (missingScope(session, 'listCategories') !== undefined) setCategories([])
+    else
+      session.api.listCategories().then(setCategories, (failure: unknown) => {
+        setError(failure)
+        setCategories([])
+      })
+  }, [])
   return (
     <NeedsScope operation="listPets">
       <InventoryFigures changes={changes} />
-      <PetList onChanged={() => setChanges((n) => n + 1)} />
+      <ErrorNote error={error} />
+      {categories && <PetList categories={categories} onChanged={() => setChanges((n) => n + 1)} />}
     </NeedsScope>
   )
 }
@@ -42,10 +58,10 @@ function InventoryFigures({ changes }: { changes: number }) {
   )
 }
 
-function PetList({ onChanged }: { onChanged: () => void }) {
+function PetList({ categories, onChanged }: { categories: Category[]; onChanged: () => void }) {
   const session = useSession()
   const { api } = session
-  const [status, setStatus] = useState<PetStatus | ''>('')
+  const [filters, setFilters] = useState<PetFilters>({})
   const pages = useCursors()
   const { cursor, reset } = pages
   const [page, setPage] = useState<Page<Pet>>()
@@ -53,18 +69,23 @@ function PetList({ onChanged }: { onChanged: () => void }) {
   const [done, setDone] = useState<string>()
   const [editing, setEditing] = useState<{ pet: Pet; etag: string }>()
   const [confirming, setConfirming] = useState<number>()
+  // Only the latest read is shown: an earlier one (other filters) may answer after it.
+  const latest = useRef(0)
 
   const load = async () => {
+    const read = ++latest.current
     try {
-      setPage(await api.listPets({ status: status || undefined, cursor, limit: 20 }))
+      const answer = await api.listPets({ ...filters, cursor, limit: 20 })
+      if (read !== latest.current) return
+      setPage(answer)
       setError(undefined)
     } catch (failure) {
-      setError(failure)
+      if (read === latest.current) setError(failure)
     }
   }
   useEffect(() => {
     void load()
-  }, [status, cursor])
+  }, [filters, cursor])
 
   const act = async (what: () => Promise<unknown>, message: string) => {
     try {
@@ -79,16 +100,17 @@ function PetList({ onChanged }: { onChanged: () => void }) {
       setError(failure)
     }
   }
+  const categoryName = (id: number) => categories.find((category) => category.id === id)?.name ?? String(id)
 
   return (
     <section aria-labelledby="pets">
       <h2 id="pets">Pets</h2>
-      <AddPet onAdded={(pet) => act(async () => pet, `Added ${pet.name} (id ${pet.id}).`)} />
-      <StatusFilter
-        statuses={STATUSES}
-        value={status}
+      <AddPet categories={categories} onAdded={(pet) => act(async () => pet, `Added ${pet.name} (id ${pet.id}).`)} />
+      <FilterPets
+        categories={categories}
         onChange={(next) => {
-          setStatus(next)
+          // A cursor is bound to the filters it was made with: new filters start at the first page.
+          setFilters(next)
           reset()
         }}
       />
@@ -96,6 +118,7 @@ function PetList({ onChanged }: { onChanged: () => void }) {
       {editing && (
         <EditPet
           version={editing}
+          categories={categories}
           onClose={() => setEditing(undefined)}
           onSaved={(pet) => {
             setEditing(undefined)
@@ -119,7 +142,7 @@ function PetList({ onChanged }: { onChanged: () => void }) {
             <tr key={pet.id} data-pet-id={pet.id}>
               <td>{pet.id}</td>
               <td class="pet-name">{pet.name}</td>
-              <td>{pet.categoryId}</td>
+              <td class="pet-category">{categoryName(pet.categoryId)}</td>
               <td>{pet.status}</td>
               <td>
                 <ActionButton
@@ -160,10 +183,86 @@ function PetList({ onChanged }: { onChanged: () => void }) {
   )
 }
 
-function AddPet({ onAdded }: { onAdded: (pet: Pet) => void }) {
+/** The table's filters: status, category (by name) and part of the name, applied as they change. */
+function FilterPets({ categories, onChange }: { categories: Category[]; onChange: (filters: PetFilters) => void }) {
+  const session = useSession()
+  const [status, setStatus] = useState<PetStatus | ''>('')
+  const [categoryId, setCategoryId] = useState('')
+  const [name, setName] = useState('')
+  const q = name.trim()
+  const missing = missingScope(session, 'listCategories')
+  // The name is applied once typing pauses, and only from 3 characters on (the API's minimum).
+  const applied = q.length >= NAME_MIN ? q : ''
+  const [nameFilter, setNameFilter] = useState('')
+  useEffect(() => {
+    const timer = setTimeout(() => setNameFilter(applied), 250)
+    return () => clearTimeout(timer)
+  }, [applied])
+  const first = useRef(true)
+  useEffect(() => {
+    if (first.current) {
+      first.current = false
+      return
+    }
+    onChange({ ...(status ? { status } : {}), ...(categoryId ? { categoryId: Number(categoryId) } : {}), ...(nameFilter ? { q: nameFilter } : {}) })
+  }, [status, categoryId, nameFilter])
+  return (
+    <form role="search" aria-label="Filter pets" onSubmit={(event) => event.preventDefault()}>
+      <StatusFilter statuses={STATUSES} value={status} onChange={setStatus} />
+      <label>
+        Category
+        <select value={categoryId} disabled={missing !== undefined} title={missing && `Needs the ${missing} scope`} onChange={(event) => setCategoryId(event.currentTarget.value)}>
+          <option value="">{missing === undefined ? 'any' : `any (needs ${missing})`}</option>
+          <CategoryOptions categories={categories} />
+        </select>
+      </label>
+      <label>
+        Name contains
+        <input type="search" value={name} maxLength={100} aria-describedby="name-filter-note" onInput={(event) => setName(event.currentTarget.value)} />
+      </label>
+      <p id="name-filter-note" class="note">
+        {q.length > 0 && q.length < NAME_MIN ? `Type at least ${NAME_MIN} characters to filter by name.` : `At least ${NAME_MIN} characters, any part of the name, in any case.`}
+      </p>
+    </form>
+  )
+}
+
+/** One option per category, named, its id as the value. */
+function CategoryOptions({ categories }: { categories: Category[] }) {
+  return (
+    <>
+      {categories.map((category) => (
+        <option key={category.id} value={String(category.id)}>
+          {category.name}
+        </option>
+      ))}
+    </>
+  )
+}
+
+/** A pet's category: chosen by name when the key may read categories, else by id. */
+function CategoryField({ categories, value, disabled, onChange }: { categories: Category[]; value: string; disabled?: boolean; onChange: (id: string) => void }) {
+  if (categories.length === 0)
+    return (
+      <label>
+        Category id
+        <input type="number" min={1} value={value} required disabled={disabled} onInput={(e) => onChange(e.currentTarget.value)} />
+      </label>
+    )
+  return (
+    <label>
+      Category
+      <select value={value} required disabled={disabled} onChange={(e) => onChange(e.currentTarget.value)}>
+        <CategoryOptions categories={categories} />
+      </select>
+    </label>
+  )
+}
+
+function AddPet({ categories, onAdded }: { categories: Category[]; onAdded: (pet: Pet) => void }) {
   const session = useSession()
   const [name, setName] = useState('')
-  const [categoryId, setCategoryId] = useState('1')
+  const [categoryId, setCategoryId] = useState(String(categories[0]?.id ?? 1))
   const [error, setError] = useState<unknown>()
   const missing = missingScope(session, 'createPet')
   return (
@@ -185,10 +284,7 @@ function AddPet({ onAdded }: { onAdded: (pet: Pet) => void }) {
         Name
         <input value={name} required maxLength={200} disabled={missing !== undefined} onInput={(e) => setName(e.currentTarget.value)} />
       </label>
-      <label>
-        Category id
-        <input type="number" min={1} value={categoryId} required disabled={missing !== undefined} onInput={(e) => setCategoryId(e.currentTarget.value)} />
-      </label>
+      <CategoryField categories={categories} value={categoryId} disabled={missing !== undefined} onChange={setCategoryId} />
       <button type="submit" disabled={missing !== undefined} title={missing && `Needs the ${missing} scope`}>
         Add pet{missing && <span class="needs"> (needs {missing})</span>}
       </button>
@@ -197,7 +293,7 @@ function AddPet({ onAdded }: { onAdded: (pet: Pet) => void }) {
   )
 }
 
-function EditPet({ version, onClose, onSaved }: { version: { pet: Pet; etag: string }; onClose: () => void; onSaved: (pet: Pet) => void }) {
+function EditPet({ version, categories, onClose, onSaved }: { version: { pet: Pet; etag: string }; categories: Category[]; onClose: () => void; onSaved: (pet: Pet) => void }) {
   const { api } = useSession()
   const [name, setName] = useState(version.pet.name)
   const [categoryId, setCategoryId] = useState(String(version.pet.categoryId))
@@ -220,10 +316,7 @@ function EditPet({ version, onClose, onSaved }: { version: { pet: Pet; etag: str
         Name
         <input value={name} required maxLength={200} onInput={(e) => setName(e.currentTarget.value)} />
       </label>
-      <label>
-        Category id
-        <input type="number" min={1} value={categoryId} required onInput={(e) => setCategoryId(e.currentTarget.value)} />
-      </label>
+      <CategoryField categories={categories} value={categoryId} onChange={setCategoryId} />
       <label>
         Status
         <select value={status} onChange={(e) => setStatus(e.currentTarget.value as PetStatus)}>

@@ -1,5 +1,5 @@
 // Webhooks: the account's endpoints (create, edit events, disable, delete, rotate the
-// secret, send a test event), each endpoint's deliveries with a redeliver button, and
+// secret, send a test event), each endpoint's deliveries (with the next retry of one that failed) and a redeliver button, and
 // the event feed with each event's JSON.
 import { useEffect, useState } from 'preact/hooks'
 import type { DeliveryAttempt, PetstoreEvent, WebhookEndpoint } from '../api.js'
@@ -199,6 +199,7 @@ function Deliveries({ endpointId }: { endpointId: number }) {
             <th scope="col">Duration</th>
             <th scope="col">When</th>
             <th scope="col">Error</th>
+            <th scope="col">Next retry</th>
             <th scope="col">Actions</th>
           </tr>
         </thead>
@@ -211,6 +212,8 @@ function Deliveries({ endpointId }: { endpointId: number }) {
               <td>{attempt.durationMs} ms</td>
               <td>{formatTime(attempt.at)}</td>
               <td>{attempt.error ?? ''}</td>
+              {/* On a delivery's latest attempt when it will be tried again: when. */}
+              <td class="next-retry">{attempt.nextAttemptAt === null ? '' : formatTime(attempt.nextAttemptAt)}</td>
               <td>
                 <ActionButton
                   operation="redeliverEvent"
