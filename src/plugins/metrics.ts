@@ -146,7 +146,7 @@ export interface MetricsPluginOptions {
   metrics: Metrics
   limiter: RateLimiter
   /** The store's count of calls, whether its circuit is open, and the webhook backlog. */
-  store: Pick<Store, 'calls' | 'circuitOpen' | 'deliveries'>
+  store: Pick<Store, 'calls' | 'backgroundCalls' | 'circuitOpen' | 'deliveries'>
   clock: Clock
   /** With PETSTORE_WORKERS: every worker's metrics, summed by the primary (cluster.ts); by default, this process's. */
   scrape?: () => Promise<string>
@@ -158,12 +158,23 @@ export default fp(
     let storeCallsCounted = 0
     new Counter({
       name: 'petstore_store_calls_total',
-      help: 'Calls made to the database store (each one or more statements): a refused request should add none.',
+      help: 'Calls made to the database store (each one or more statements), petstore_store_background_calls_total included: a refused request should add none.',
       registers: [metrics.registry],
       collect() {
         const calls = store.calls()
         this.inc(calls - storeCallsCounted)
         storeCallsCounted = calls
+      },
+    })
+    let backgroundCallsCounted = 0
+    new Counter({
+      name: 'petstore_store_background_calls_total',
+      help: 'Of petstore_store_calls_total, the calls no request waits for, paid by time and not by request: a cached key refreshed (every 2 s while in use) or its last use recorded (once a minute), the usage history written (every 5 s), the purges.',
+      registers: [metrics.registry],
+      collect() {
+        const calls = store.backgroundCalls()
+        this.inc(calls - backgroundCallsCounted)
+        backgroundCallsCounted = calls
       },
     })
     let fallbacksCounted = 0
