@@ -1,11 +1,12 @@
 // npm run abuse [-- --short]: the attacks of issue 34 replayed against a real server
 // process on each store (SQLite with counters in memory; PostgreSQL with Redis when
 // both can be reached), bounded in count and time, on loopback only. Each attack
-// asserts its answers and its cost: store calls per refused request (the server's
-// petstore_store_calls_total, and on PostgreSQL the transactions pg_stat_database
-// counts), server sockets still open, RSS growth, and the p99
-// of a legitimate client beside it (at most twice its quiet figure; judged in the full
-// run only). Prints a table (docs/operations.md keeps one) and exits 1 on any failed
+// asserts its answers and its cost: store calls per refused request, none (the server's
+// petstore_store_calls_total less petstore_store_background_calls_total, the calls paid
+// by time that no request waits for, shown apart; on PostgreSQL also the transactions
+// pg_stat_database counts), server sockets still open, RSS growth, and the p99 of a
+// legitimate client beside it (at most twice its quiet figure; judged in the full run
+// only). Prints a table (docs/operations.md keeps one) and exits 1 on any failed
 // assertion. --short (.ci/run): fewer requests, the store calls alone as the cost.
 import { readdirSync, readFileSync, readlinkSync, mkdtempSync, rmSync } from 'node:fs'
 import { Agent, request as httpRequest } from 'node:http'
@@ -19,6 +20,7 @@ import { PLAN_LIMITS } from '../src/vocabulary/plans.js'
 import { openStore } from '../src/db/open-store.js'
 import { issueTestKey, UNLIMITED } from '../test/helpers/keys.js'
 import { spawnServer, type ServerProcess } from '../test/helpers/process.js'
+import { floodBody } from '../test/helpers/raw-http.js'
 import { createTestDatabase, needs, POSTGRES_ADMIN_URL, REDIS_URL, uniqueRedisPrefix } from '../test/helpers/services.js'
 
 const SHORT = process.argv.includes('--short')
@@ -100,6 +102,7 @@ interface Row {
   requests: number
   answers: string
   callsPerRefusal: string
+  backgroundCalls: string
   xactsPerRefusal: string
   p99: string
   rss: string
@@ -132,6 +135,9 @@ async function runOn(kind: 'sqlite' | 'postgres') {
     // No webhook dispatcher polling: the statements counted are the requests'.
     PETSTORE_DISPATCH: 'off',
     LOG_LEVEL: 'warn',
+    // As `npm start` runs it: with V8's default, the young generation alone grew by 64 MB
+    // under the legitimate client (docs/operations.md, RSS).
+    NODE_OPTIONS: '--max-semi-space-size=16',
   }
   if (kind === 'postgres') Object.assign(env, { REDIS_URL, PETSTORE_REDIS_PREFIX: uniqueRedisPrefix() })
   // spawnServer waits for the "listening" line, at info; the server then logs at warn.
@@ -153,9 +159,11 @@ async function runOn(kind: 'sqlite' | 'postgres') {
       return false
     }
   }).length
-  async function storeCalls(): Promise<number> {
+  /** The store calls so far: all, and those paid by time that no request waits for. */
+  async function storeCalls(): Promise<{ all: number; background: number }> {
     const text = (await call(server.url, '/metrics')).text
-    return Number(/^petstore_store_calls_total (\d+)$/m.exec(text)?.[1] ?? NaN)
+    const counter = (name: string) => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(text)?.[1] ?? NaN)
+    return { all: counter('petstore_store_calls_total'), background: counter('petstore_store_background_calls_total') }
   }
   async function xacts(): Promise<number> {
     if (!admin) return NaN
@@ -184,8 +192,6 @@ async function runOn(kind: 'sqlite' | 'postgres') {
     }
   }
 
-  // Warm up: the key cached, the pool and the pages warm.
-  for (let i = 0; i < 200; i++) await call(server.url, '/v1/pets?limit=5', { headers: bearer(legit) })
   /** The legitimate client's times over WINDOW_MS, with `during` running beside it (again and again until the window ends). */
   async function legitimateTimes(during?: () => Promise<unknown>) {
     const client = legitimate()
@@ -194,6 +200,10 @@ async function runOn(kind: 'sqlite' | 'postgres') {
     else await sleep(WINDOW_MS)
     return client.stop()
   }
+  // Warm up: the key cached, the pool and the pages warm, and the heap grown to the
+  // legitimate client's working size (the first attack's RSS included it otherwise).
+  for (let i = 0; i < 200; i++) await call(server.url, '/v1/pets?limit=5', { headers: bearer(legit) })
+  await legitimateTimes()
 
   /**
    * One attack, twice: alone, for its cost (store calls and transactions, all of them:
@@ -207,17 +217,24 @@ async function runOn(kind: 'sqlite' | 'postgres') {
   ) {
     await settle() // the statistics of what came before are flushed
     const rssBefore = rss()
-    const [c0, x0, t0] = [await storeCalls(), await xacts(), performance.now()]
+    const c0 = await storeCalls()
+    // /metrics reads the webhook backlog (two transactions, which PostgreSQL may count up
+    // to 10 s later): counted before the attack's transactions are, as the next scrape's after.
+    await settle()
+    const x0 = await xacts()
     const result = await run()
-    const took = performance.now() - t0
     await settle()
     // `entitled`: the lookups an attack may cost before its refusals start (made-up keys
-    // before the ban). Allowed besides, by time and not by request: the attacking key's
-    // cache entry refreshed every 2 s (how a revocation reaches the instance), and the
-    // usage history's write every 5 s.
-    const allowed = (result.entitled ?? 0) + Math.ceil(took / 2_000) + Math.ceil(took / 5_000) + 1
-    const extraCalls = Math.max(0, (await storeCalls()) - c0 - (result.entitled ?? 0))
-    const extraXacts = Math.max(0, (await xacts()) - x0 - (result.entitled ?? 0))
+    // before the ban). Apart, paid by time and not by request, the calls no request waits
+    // for: the usage history's write every 5 s, a key's last use once a minute, and the
+    // refresh of a key let through (the legitimate key whose requests are refused after
+    // the guard, ?stauts=). A banned key's record is not refreshed while its ban holds.
+    const x1 = await xacts()
+    const c1 = await storeCalls()
+    const background = c1.background - c0.background
+    const extraCalls = Math.max(0, c1.all - c0.all - background - (result.entitled ?? 0))
+    // Each background call is one transaction: PostgreSQL counts them too.
+    const extraXacts = Math.max(0, x1 - x0 - background - (result.entitled ?? 0))
     // Alone and beside the attack, in turns, so that the machine's other load weighs on both alike.
     const alone: number[] = []
     const beside: number[] = []
@@ -230,10 +247,12 @@ async function runOn(kind: 'sqlite' | 'postgres') {
     const rssGrowth = rss() - rssBefore
     const why = [...result.check]
     const refusals = Math.max(1, result.refusals)
-    if (costed && extraCalls + (result.entitled ?? 0) > allowed) why.push(`${extraCalls} store calls for ${result.refusals} refusals`)
-    // Transactions, as PostgreSQL counts them, at most one per hundred refusals: what the
-    // store calls allowed above cost, and nothing per request.
-    if (costed && kind === 'postgres' && !SHORT && extraXacts / refusals > 0.01) why.push(`${extraXacts} transactions for ${result.refusals} refusals`)
+    if (costed && extraCalls > 0) why.push(`${extraCalls} store calls for ${result.refusals} refusals`)
+    // Transactions, as PostgreSQL counts them: none beyond the background calls, but for
+    // a slack of 2 (a cross-check of the exact figure above: in two of six windows measured
+    // around a banned key's flood it counted 1 and 2 more, likely statistics of earlier
+    // work flushed late; docs/operations.md).
+    if (costed && kind === 'postgres' && !SHORT && extraXacts > 2) why.push(`${extraXacts} transactions for ${result.refusals} refusals`)
     // Judged in the full run only: a one-second window of the short form, on a machine
     // running other work (CI), measures the machine more than the attack.
     if (!SHORT && besideP99 > 2 * quiet) why.push(`legitimate p99 ${besideP99.toFixed(1)} ms > 2 × quiet ${quiet.toFixed(1)} ms`)
@@ -246,6 +265,7 @@ async function runOn(kind: 'sqlite' | 'postgres') {
       requests: result.requests,
       answers: [...result.statuses].sort(([a], [b]) => a - b).map(([status, n]) => `${n}×${status}`).join(' '),
       callsPerRefusal: costed ? (extraCalls / refusals).toFixed(4) : '–',
+      backgroundCalls: costed ? String(background) : '–',
       xactsPerRefusal: costed && kind === 'postgres' && !SHORT ? (extraXacts / refusals).toFixed(4) : '–',
       p99: `${besideP99.toFixed(1)} (quiet ${quiet.toFixed(1)})`,
       rss: `${rssGrowth >= 0 ? '+' : ''}${rssGrowth.toFixed(0)} MB`,
@@ -284,15 +304,19 @@ async function runOn(kind: 'sqlite' | 'postgres') {
   // The guesser's address is banned by guessing: made-up keys past the free plan's limit.
   await attack('made-up keys (valid checksum) until the address is banned, then more', async () => {
     const statuses = await flood(FLOOD, () => call(server.url, '/v1/pets', { headers: bearer(generateApiKey('test')), from: GUESSER }))
-    // Looked up until the ban: the 401s, the refusals before the ban, and the one that started it.
-    const entitled = count(statuses, 401) + BAN_AFTER + 1
-    return { requests: FLOOD, statuses, refusals: count(statuses, 429) - BAN_AFTER - 1, check: only(statuses, 401, 429), entitled }
+    // Looked up until the ban: the 401s, the refusals before the ban, and the one that
+    // started it; with Redis, also those already past the address's ban check (a round
+    // trip) when the ban began, at most one per connection but that one.
+    const inFlight = kind === 'postgres' ? CONCURRENCY - 1 : 0
+    const entitled = count(statuses, 401) + BAN_AFTER + 1 + inFlight
+    return { requests: FLOOD, statuses, refusals: count(statuses, 429) - BAN_AFTER - 1 - inFlight, check: only(statuses, 401, 429), entitled }
   })
 
   await attack('one made-up key repeated, from an address not banned', async () => {
     const made = generateApiKey('test')
     const statuses = await flood(FLOOD, () => call(server.url, '/v1/pets', { headers: bearer(made), from: '127.0.0.5' }))
-    return { requests: FLOOD, statuses, refusals: count(statuses, 401) + count(statuses, 429), check: only(statuses, 401, 429) }
+    // Looked up once, the first time (it might have been a key): then remembered as unknown, and its address banned.
+    return { requests: FLOOD, statuses, refusals: count(statuses, 401) + count(statuses, 429) - 1, check: only(statuses, 401, 429), entitled: 1 }
   })
 
   await attack('unknown query parameters (?stauts=sold&limt=1)', async () => {
@@ -304,31 +328,16 @@ async function runOn(kind: 'sqlite' | 'postgres') {
     const statuses = new Map<number, number>()
     const check: string[] = []
     for (let i = 0; i < 3; i++) {
-      const started = performance.now()
-      const answer = await new Promise<string>((resolve) => {
-        const socket = connect({ port: Number(new URL(server.url).port), host: '127.0.0.1', localAddress: ATTACKER })
-        let text = ''
-        socket.on('data', (chunk) => (text += chunk.toString()))
-        socket.on('error', () => {})
-        socket.on('close', () => resolve(text))
-        socket.write(`GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${legit}\r\nTransfer-Encoding: chunked\r\n\r\n`)
-        const chunk = `100000\r\n${'x'.repeat(0x100000)}\r\n`
-        let sent = 0
-        const pump = () => {
-          while (sent < 64 && !socket.destroyed) {
-            sent++
-            if (!socket.write(chunk)) return void socket.once('drain', pump)
-          }
-        }
-        pump()
-      })
-      // 0: the connection was reset under the client's writes before it read the 413 (the
-      // server closes at once rather than read what is still coming): refused all the same.
+      const { answer, ms, error } = await floodBody(server.url, `GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${legit}\r\nTransfer-Encoding: chunked\r\n\r\n`, { localAddress: ATTACKER })
+      // 0: nothing read, the connection reset before the answer was (the server must
+      // give the client, still sending, the time to read it).
       const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1] ?? 0)
       statuses.set(status, (statuses.get(status) ?? 0) + 1)
-      if (performance.now() - started > 1_000) check.push(`closed after ${Math.round(performance.now() - started)} ms`)
+      if (status === 0) check.push(`no answer read (${error ?? 'closed'})`)
+      // The server reads what still comes for at most 2 s before it closes.
+      if (ms > 3_000) check.push(`closed after ${Math.round(ms)} ms`)
     }
-    return { requests: 3, statuses, refusals: 3, check: [...check, ...only(statuses, 413, 0)] }
+    return { requests: 3, statuses, refusals: 3, check: [...check, ...only(statuses, 413)] }
   })
 
   await attack(`slowloris: ${SLOW_SOCKETS} sockets dripping a header line every 500 ms`, async () => {
@@ -448,9 +457,9 @@ await runOn('sqlite')
 if ((await needs('postgres', 'the abuse suite on PostgreSQL')) && (await needs('redis', 'the abuse suite with Redis'))) await runOn('postgres')
 for (const agent of agents.values()) agent.destroy()
 
-console.log('\n| Store | Attack | Requests | Answers | Store calls per refusal | PostgreSQL transactions per refusal | Legitimate p99, ms | RSS | Server sockets after | |')
-console.log('|---|---|---|---|---|---|---|---|---|---|')
+console.log('\n| Store | Attack | Requests | Answers | Store calls per refusal | Background store calls | PostgreSQL transactions per refusal | Legitimate p99, ms | RSS | Server sockets after | |')
+console.log('|---|---|---|---|---|---|---|---|---|---|---|')
 for (const row of rows) {
-  console.log(`| ${row.store} | ${row.attack} | ${row.requests} | ${row.answers} | ${row.callsPerRefusal} | ${row.xactsPerRefusal} | ${row.p99} | ${row.rss} | ${row.sockets} | ${row.ok ? 'ok' : `**${row.why.join('; ')}**`} |`)
+  console.log(`| ${row.store} | ${row.attack} | ${row.requests} | ${row.answers} | ${row.callsPerRefusal} | ${row.backgroundCalls} | ${row.xactsPerRefusal} | ${row.p99} | ${row.rss} | ${row.sockets} | ${row.ok ? 'ok' : `**${row.why.join('; ')}**`} |`)
 }
 process.exit(failed ? 1 : 0)

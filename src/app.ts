@@ -127,11 +127,12 @@ export async function buildApp({ config, store, clock = systemClock, limiter, lo
 
   const authenticator = createAuthenticator({
     apiKeys: store.apiKeys,
+    background: store.background.apiKeys,
     clock,
     environment: keyEnvironmentFor(config.environment),
     onError: (error, what) => app.log.warn({ err: error }, what),
   })
-  const usage = givenUsage ?? createUsageRecorder({ usage: store.usage, clock, onError: (error) => app.log.warn({ err: error }, 'could not write usage counts; kept for the next try') })
+  const usage = givenUsage ?? createUsageRecorder({ usage: store.usage, writes: store.background.usage, clock, onError: (error) => app.log.warn({ err: error }, 'could not write usage counts; kept for the next try') })
   if (!givenUsage) app.addHook('onClose', () => usage.close())
   const keyAdmin = createKeyAdmin({ apiKeys: store.apiKeys, limiter, clock, environment: keyEnvironmentFor(config.environment) })
   const accountAdmin = createAccountAdmin({ accounts: store.accounts, keyAdmin, clock })

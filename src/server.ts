@@ -47,7 +47,7 @@ export async function startServer(config: Config) {
     await Promise.all([limiter.close(), store.close()])
     throw error
   }
-  const usage = createUsageRecorder({ usage: store.usage, clock: systemClock, onError: (error) => report('warn', 'could not write usage counts; kept for the next try', error) })
+  const usage = createUsageRecorder({ usage: store.usage, writes: store.background.usage, clock: systemClock, onError: (error) => report('warn', 'could not write usage counts; kept for the next try', error) })
   // PETSTORE_DISPATCH=off: a `petstore dispatch` process delivers, off this process's core.
   // On: it gives way to this process's requests when they keep it busy.
   const requests = createRequestTracker()

@@ -67,21 +67,23 @@ for (const store of STORES) describe(`authentication (${store})`, () => {
     assertUnauthorized(await server.request('/v1/pets', { key: doomed }), /revoked/, 'Bearer realm="petstore", error="invalid_token", error_description="The API key has been revoked"')
   })
 
-  /** Runs `body` counting the store's key lookups; resolves once every lookup it started has settled. */
+  /** Runs `body` counting the store's key lookups (a request's, and the refreshes no request waits for); resolves once every lookup it started has settled. */
   async function lookupsDuring(body: () => Promise<void>): Promise<number> {
-    const { apiKeys } = server.store
-    const findByHash = apiKeys.findByHash
     const started: Promise<unknown>[] = []
-    apiKeys.findByHash = (hash) => {
-      const found = findByHash.call(apiKeys, hash)
-      started.push(found)
-      return found
-    }
+    const parts = [server.store.apiKeys, server.store.background.apiKeys]
+    const originals = parts.map((apiKeys) => apiKeys.findByHash)
+    parts.forEach((apiKeys, i) => {
+      apiKeys.findByHash = (hash) => {
+        const found = originals[i]!.call(apiKeys, hash)
+        started.push(found)
+        return found
+      }
+    })
     try {
       await body()
       await Promise.allSettled(started)
     } finally {
-      apiKeys.findByHash = findByHash
+      parts.forEach((apiKeys, i) => (apiKeys.findByHash = originals[i]!))
     }
     return started.length
   }

@@ -32,6 +32,7 @@ interface Operation {
   operationId: string
   deprecated?: boolean
   parameters?: Parameter[]
+  requestBody?: unknown
   responses: Record<string, ResponseObject>
 }
 type Document = {
@@ -141,9 +142,9 @@ for (const store of STORES) describe(`the OpenAPI document (${store})`, () => {
   }
 
   /** A request to the operation, as sent by a client that knows only the document. */
-  type Target = { path: string; method: string }
+  type Target = { path: string; method: string; takesBody: boolean }
   const concrete = ({ path }: Target) => `/v1${path.replace(/\{[^}]+\}/g, String(pet.id))}`
-  const bodyFor = (method: string) => (['post', 'put', 'patch', 'delete'].includes(method) ? JSON.stringify({ name: 'Common', categoryId: 3 }) : undefined)
+  const bodyFor = (target: Target) => (target.takesBody ? JSON.stringify({ name: 'Common', categoryId: 3 }) : undefined)
 
   /** With the key store failing: a fresh key must be looked up, so the first step of /v1 fails. */
   async function withFailingKeyStore(target: Target, failure: Error): Promise<Reply> {
@@ -153,7 +154,7 @@ for (const store of STORES) describe(`the OpenAPI document (${store})`, () => {
       throw failure
     }
     try {
-      const body = bodyFor(target.method)
+      const body = bodyFor(target)
       return await server.request(concrete(target), { method: target.method.toUpperCase(), key: fresh, body, headers: body ? { 'content-type': 'application/json' } : {} })
     } finally {
       server.store.apiKeys.findByHash = findByHash
@@ -173,17 +174,18 @@ for (const store of STORES) describe(`the OpenAPI document (${store})`, () => {
     500: (target) => withFailingKeyStore(target, new Error('a bug')),
     // What the store throws when the database cannot be reached (db/store-errors.ts).
     503: (target) => withFailingKeyStore(target, new StoreUnavailableError('the connection was lost')),
-    // GET takes no body: any is refused (fetch cannot send one, a raw request can).
+    // An operation without a requestBody refuses any body (fetch cannot send one on GET, a raw request can).
     413: async (target) =>
-      target.method === 'get'
-        ? parseRaw(await rawRequest(`GET ${concrete(target)} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Length: 5\r\n\r\nhello`))
-        : server.request(concrete(target), { method: target.method.toUpperCase(), key, body: JSON.stringify({ name: 'x'.repeat(70_000) }), headers: { 'content-type': 'application/json' } }),
-    415: (target) => server.request(concrete(target), { method: target.method.toUpperCase(), key, body: 'name=Rex', headers: { 'content-type': 'text/plain' } }),
-    // A malformed body where one may be sent; elsewhere a query parameter the operation does not define.
+      target.takesBody
+        ? server.request(concrete(target), { method: target.method.toUpperCase(), key, body: JSON.stringify({ name: 'x'.repeat(70_000) }), headers: { 'content-type': 'application/json' } })
+        : parseRaw(await rawRequest(`${target.method.toUpperCase()} ${concrete(target)} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Length: 5\r\n\r\nhello`)),
+    // Another Content-Type: with a body where one is taken, with an empty one elsewhere.
+    415: (target) => server.request(concrete(target), { method: target.method.toUpperCase(), key, body: target.takesBody ? 'name=Rex' : '', headers: { 'content-type': 'text/plain' } }),
+    // A malformed body where one is taken; elsewhere a query parameter the operation does not define.
     400: (target) =>
-      ['get', 'head'].includes(target.method)
-        ? server.request(`${concrete(target)}${concrete(target).includes('?') ? '&' : '?'}unknownParameter=1`, { method: target.method.toUpperCase(), key })
-        : server.request(concrete(target), { method: target.method.toUpperCase(), key, body: '{', headers: { 'content-type': 'application/json' } }),
+      target.takesBody
+        ? server.request(concrete(target), { method: target.method.toUpperCase(), key, body: '{', headers: { 'content-type': 'application/json' } })
+        : server.request(`${concrete(target)}${concrete(target).includes('?') ? '&' : '?'}unknownParameter=1`, { method: target.method.toUpperCase(), key }),
   }
 
   function rawRequest(bytes: string): Promise<string> {
@@ -559,7 +561,7 @@ for (const store of STORES) describe(`the OpenAPI document (${store})`, () => {
     for (const { path, method, op } of operations()) {
       const declared = Object.keys(op.responses).sort()
       const own = scenarios[op.operationId] ?? {}
-      const produce = (status: string) => own[status]?.() ?? common[status]!({ path, method })
+      const produce = (status: string) => own[status]?.() ?? common[status]!({ path, method, takesBody: op.requestBody !== undefined })
       const producible = new Set([...Object.keys(own), ...Object.keys(common).filter((status) => op.responses[status]?.$ref)])
       assert.deepEqual(declared, [...producible].sort(), `${op.operationId}: declared statuses`)
       // Decision D2: what any request can get is documented on every operation.

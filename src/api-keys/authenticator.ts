@@ -1,8 +1,10 @@
 // Turns an Authorization header into an API key record, or a reason it is refused.
 // Records are cached for a few seconds so the hot path rarely touches the store;
 // the cache's lifetime bounds how long a revocation, a plan or scope change, or
-// disabling takes to reach a running instance (within 5 seconds). Expiry is checked
-// against the clock on every request, cached or not. Keys the store does not know
+// disabling takes to reach a running instance (within 5 seconds), for a key let
+// through: a record past its lifetime can still refuse its key (a ban, decided before
+// the store is asked again), so a banned key is not looked up while its ban holds.
+// Expiry is checked against the clock on every request, cached or not. Keys the store does not know
 // are remembered too, as briefly and in a bounded map: a made-up key sent again and
 // again costs one lookup per lifetime, not one per request.
 import type { Clock } from '../clock.js'
@@ -11,12 +13,24 @@ import { keyState, toApiKeyRecord, type ApiKeyRecord } from './api-key-record.js
 import { hashApiKey, parseApiKey, type KeyEnvironment } from './key-format.js'
 
 export type AuthResult =
-  | { ok: true; key: ApiKeyRecord }
+  | {
+      ok: true
+      key: ApiKeyRecord
+      /**
+       * peek(): the record is cached but past its lifetime. Fit to refuse the key with (a
+       * ban on it), not to let it through: authenticate() looks it up again first.
+       */
+      stale?: true
+      /** peek(): the record is due for a refresh; refresh() looks it up in the background. */
+      due?: true
+    }
   /** `description`: RFC 6750's error_description for the challenge, when there is more to say than invalid_token. */
   | { ok: false; missing: boolean; message: string; description?: string }
 
 export interface AuthenticatorOptions {
   apiKeys: Pick<ApiKeysStore, 'findByHash' | 'touch'>
+  /** The same, for the calls no request waits for (a refresh, a last use): the store's background view, counted apart. By default apiKeys. */
+  background?: Pick<ApiKeysStore, 'findByHash' | 'touch'>
   clock: Clock
   environment: KeyEnvironment
   cacheMs?: number
@@ -36,6 +50,7 @@ const BEARER = /^bearer +([A-Za-z0-9\-._~+/]+=*) *$/i
 
 export function createAuthenticator({
   apiKeys,
+  background = apiKeys,
   clock,
   environment,
   cacheMs = 3_000,
@@ -58,29 +73,21 @@ export function createAuthenticator({
   const looking = new Map<string, Promise<ApiKeyRecord | undefined>>()
   const lastTouched = new Map<number, number>()
 
-  /** The record, null when the store did not know the token a moment ago, undefined when not cached. */
+  /** The record, null when the store did not know the token a moment ago, undefined when not cached (or past its lifetime). */
   function cached(token: string, now: number): ApiKeyRecord | null | undefined {
     const hit = cache.get(token)
-    if (!hit || hit.until <= now) {
-      const until = unknown.get(token)
-      if (until === undefined) return undefined
-      if (until > now) return null
-      unknown.delete(token)
-      return undefined
-    }
-    // A key in use is looked up again shortly before its entry expires, in the
-    // background, so that under steady use no request waits for the store. The
-    // entry's lifetime, not the refresh, bounds how long a revocation takes (D6).
-    if (hit.until - now <= refreshAheadMs && !looking.has(token)) {
-      lookup(token, now).catch((error: unknown) => onError(error, 'could not refresh a cached API key'))
-    }
-    return hit.key
+    if (hit && hit.until > now) return hit.key
+    const until = unknown.get(token)
+    if (until === undefined) return undefined
+    if (until > now) return null
+    unknown.delete(token)
+    return undefined
   }
 
-  function lookup(token: string, now: number): Promise<ApiKeyRecord | undefined> {
+  function lookup(token: string, now: number, from = apiKeys): Promise<ApiKeyRecord | undefined> {
     const under = looking.get(token)
     if (under) return under
-    const pending = apiKeys
+    const pending = from
       .findByHash(hashApiKey(token))
       .then((stored) => {
         const key = stored && toApiKeyRecord(stored)
@@ -103,7 +110,7 @@ export function createAuthenticator({
   function touch(key: ApiKeyRecord, now: number) {
     if (now - (lastTouched.get(key.id) ?? 0) < LAST_USED_GRANULARITY_MS) return
     lastTouched.set(key.id, now)
-    apiKeys.touch(key.id, now).catch((error: unknown) => onError(error, 'could not record when an API key was last used'))
+    background.touch(key.id, now).catch((error: unknown) => onError(error, 'could not record when an API key was last used'))
   }
 
   /** The key's record, undefined when the store does not know it, or why its format is refused. */
@@ -118,7 +125,7 @@ export function createAuthenticator({
     return lookup(token, now)
   }
 
-  function verdict(key: ApiKeyRecord | null | undefined | string, now: number): AuthResult {
+  function verdict(key: ApiKeyRecord | null | undefined | string, now: number, cachedAs?: 'stale' | 'due'): AuthResult {
     if (typeof key === 'string') return { ok: false, missing: false, message: key }
     if (!key) return { ok: false, missing: false, message: 'The API key is not recognised.' }
     switch (keyState(key, now)) {
@@ -135,7 +142,9 @@ export function createAuthenticator({
       case 'active':
     }
     touch(key, now)
-    return { ok: true, key }
+    const result: AuthResult = { ok: true, key }
+    if (cachedAs) result[cachedAs] = true
+    return result
   }
 
   /** The Bearer token, or why the header is refused. */
@@ -149,14 +158,37 @@ export function createAuthenticator({
   }
 
   return {
-    /** The answer when it needs no store lookup (no key, a malformed header, a key cached as known or unknown); undefined otherwise. */
+    /**
+     * The answer when it needs no store lookup (no key, a malformed header, a key cached
+     * as known or unknown); undefined otherwise. A known key's record past its lifetime is
+     * answered `stale` (fit to refuse it with a ban, which is decided before the store is
+     * asked again), one due for a refresh `due`. Nothing is looked up here: a record is
+     * refreshed for a request it let through (refresh()), so a banned key's flood does not
+     * keep its record fresh.
+     */
     peek(header: string | undefined): AuthResult | undefined {
       if (!header) return MISSING
       const token = tokenOf(header)
       if (typeof token !== 'string') return token
       const now = clock.now()
-      const hit = cached(token, now)
-      return hit === undefined ? undefined : verdict(hit, now)
+      const hit = cache.get(token)
+      if (hit === undefined || hit.until > now) {
+        const known = cached(token, now)
+        return known === undefined ? undefined : verdict(known, now, hit && hit.until - now <= refreshAheadMs ? 'due' : undefined)
+      }
+      // Past its lifetime, a record refuses nothing by itself: a key disabled then may be enabled since.
+      const stale = verdict(hit.key, now, 'stale')
+      return stale.ok ? stale : undefined
+    },
+    /**
+     * Looks the key up again in the background (peek() said `due`), so that under steady
+     * use no request waits for the store. The entry's lifetime, not the refresh, bounds
+     * how long a revocation takes (D6).
+     */
+    refresh(header: string): void {
+      const token = tokenOf(header)
+      if (typeof token !== 'string' || looking.has(token)) return
+      lookup(token, clock.now(), background).catch((error: unknown) => onError(error, 'could not refresh a cached API key'))
     },
     /** The answer, looking the key up in the store when it is not cached. */
     async authenticate(header: string | undefined): Promise<AuthResult> {

@@ -20,21 +20,31 @@ export async function openStore(url: string, { onConnectionError, onBackgroundEr
 
   const breaker = createCircuitBreaker({ probe: store.ping, onChange: onCircuitChange })
   let calls = 0
+  let backgroundCalls = 0
   const counted = {
     breaker,
     onCall: () => {
       calls++
     },
   }
+  const inBackground = {
+    breaker,
+    onCall: () => {
+      calls++
+      backgroundCalls++
+    },
+  }
   const idempotency = guarded(store.idempotency, counted)
   const usage = guarded(store.usage, counted)
+  const background = { apiKeys: guarded(store.apiKeys, inBackground), usage: guarded(store.usage, inBackground) }
+  const purges = { deliveries: guarded(store.deliveries, inBackground), idempotency: guarded(store.idempotency, inBackground) }
   // The backlog /metrics reads at each scrape is not one of the calls it counts: a scrape
   // would otherwise show up in the very figure that says what requests cost.
   const deliveries = { ...guarded(store.deliveries, counted), backlog: guarded({ backlog: store.deliveries.backlog }, { breaker }).backlog }
   const purge = setInterval(() => {
-    deliveries.purge(Date.now() - EVENTS_KEPT_MS).catch((error: unknown) => onBackgroundError(error, 'could not purge events older than 30 days'))
-    idempotency.purgeExpired(Date.now()).catch((error: unknown) => onBackgroundError(error, 'could not purge expired Idempotency-Keys'))
-    usage.purge(Date.now() - USAGE_KEPT_MS).catch((error: unknown) => onBackgroundError(error, `could not purge usage older than ${USAGE_KEPT_DAYS} days`))
+    purges.deliveries.purge(Date.now() - EVENTS_KEPT_MS).catch((error: unknown) => onBackgroundError(error, 'could not purge events older than 30 days'))
+    purges.idempotency.purgeExpired(Date.now()).catch((error: unknown) => onBackgroundError(error, 'could not purge expired Idempotency-Keys'))
+    background.usage.purge(Date.now() - USAGE_KEPT_MS).catch((error: unknown) => onBackgroundError(error, `could not purge usage older than ${USAGE_KEPT_DAYS} days`))
   }, PURGE_EVERY_MS).unref()
 
   return {
@@ -55,6 +65,8 @@ export async function openStore(url: string, { onConnectionError, onBackgroundEr
       return breaker.open
     },
     calls: () => calls,
+    background,
+    backgroundCalls: () => backgroundCalls,
     close: () => {
       clearInterval(purge)
       breaker.close()

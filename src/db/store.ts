@@ -32,6 +32,14 @@ export interface Store {
    * seen to cost none.
    */
   calls(): number
+  /**
+   * The key and usage stores again, for the calls no request waits for: a cached key's
+   * refresh and its last use, the usage history's write every 5 s. Counted in calls() and
+   * in backgroundCalls() too, so that what requests cost can be told from what time costs.
+   */
+  background: Pick<Store, 'apiKeys' | 'usage'>
+  /** Of calls(), those made through `background`, and the store's own purges (every ten minutes). */
+  backgroundCalls(): number
   /** Resolves when the database answers a trivial query; refused at once while the circuit is open. */
   ping(): Promise<void>
   /** True while the database went silent and calls are refused at once (circuit-breaker.ts); backends leave it undefined. */
@@ -55,4 +63,4 @@ export interface StoreOptions {
 }
 
 /** What a backend (sqlite/, postgres/) opens: open-store.ts guards and counts its calls. */
-export type BackendStore = Omit<Store, 'calls'>
+export type BackendStore = Omit<Store, 'calls' | 'background' | 'backgroundCalls'>

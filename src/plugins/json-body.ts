@@ -2,7 +2,9 @@
 // decoding would put U+FFFD in place of the bytes, and decision D3 stores exactly
 // what was sent), without prototype keys and without deep nesting (400). secure-json-parse is the parser Fastify
 // itself uses; calling it here lets each refusal say what was wrong.
+import type { Socket } from 'node:net'
 import fp from 'fastify-plugin'
+import type { FastifyRequest } from 'fastify'
 import sjson from 'secure-json-parse'
 import { ApiError } from '../errors.js'
 
@@ -17,22 +19,73 @@ export const emptyBody = () => new ApiError('invalid_body', 'The request body is
 const hasBody = (headers: { 'transfer-encoding'?: string; 'content-length'?: string }) =>
   headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0')
 
+/**
+ * Whether the operation takes no body: GET and HEAD, whose bodies Fastify never reads,
+ * and an operation of the document whose schema has none (completeOrder, cancelOrder,
+ * revokeKey, redeliverEvent, the webhook test event …). Routes hidden from the document (the 405 and 404
+ * answers of routes/method-not-allowed.ts) are not operations: they answer as before.
+ */
+function takesNoBody(request: FastifyRequest): boolean {
+  if (request.method === 'GET' || request.method === 'HEAD') return true
+  const schema = request.routeOptions.schema
+  return schema !== undefined && schema.hide !== true && schema.body === undefined
+}
+
+/**
+ * How long, and how many bytes, a connection closed before its request's body was read
+ * still takes from a client that goes on sending: closed at once, its unread bytes made
+ * the kernel answer with a reset, and a client still writing lost the answer already
+ * sent (a 64 MB chunked GET saw "connection reset" instead of the 413).
+ */
+export const LINGER_MS = 2_000
+export const LINGER_BYTES = 1024 * 1024
+
+/**
+ * Closes a connection whose request was answered before its body was read: the answer,
+ * then this side's FIN at once, then what the client still sends is read and dropped
+ * (never parsed, so no request after this one is answered, and never kept) until the
+ * client closes, or LINGER_BYTES have arrived (then nothing more is read), or LINGER_MS
+ * have passed. Node calls a socket's destroySoon() once a response with
+ * `Connection: close` is written; this takes its place on that socket.
+ */
+function lingeringClose(this: Socket) {
+  this.end()
+  // Node's HTTP parser reads the socket itself; with its 'data' listener gone and one of
+  // ours added, Node hands the socket's reads to 'data' listeners (as for an upgrade).
+  this.removeAllListeners('data')
+  let left = LINGER_BYTES
+  this.on('data', (chunk: Buffer) => {
+    left -= chunk.length
+    if (left <= 0) this.pause()
+  })
+  this.resume()
+  const timer = setTimeout(() => this.destroy(), LINGER_MS)
+  this.once('close', () => clearTimeout(timer))
+}
+
 export default fp(
   async (app) => {
-    // A body on GET or HEAD, whose bodies Fastify never reads, is refused before a byte
-    // of it is read: answered at once, Node would then read it to its end to reuse the
-    // connection (a 1 GB chunked GET was read whole, and answered 200).
+    // A body on an operation that takes none is refused before a byte of it is read:
+    // answered at once, Node would then read it to its end to reuse the connection (a
+    // 1 GB chunked GET was read whole, and answered 200), and a POST that takes none
+    // read up to 64 KiB of it and accepted it when it was JSON. An empty body
+    // (Content-Length: 0, or none) is not a body.
     app.addHook('onRequest', (request, _reply, done) => {
-      if ((request.method === 'GET' || request.method === 'HEAD') && hasBody(request.headers)) {
-        return done(new ApiError('payload_too_large', `${request.method} takes no request body; send none.`))
+      if (hasBody(request.headers) && takesNoBody(request)) {
+        const operation = request.routeOptions.url === undefined ? request.method : `${request.method} ${request.routeOptions.url}`
+        return done(new ApiError('payload_too_large', `${operation} takes no request body; send none (or Content-Length: 0).`))
       }
       done()
     })
     // Any answer given before the request's body arrived whole (a refusal decided on
     // the headers: 401, 429, 413, 415) closes the connection rather than reading the
-    // rest of the body, however long, to keep the connection open.
+    // rest of the body, however long, to keep the connection open; the client, which
+    // may still be sending, is given the time to read the answer (lingeringClose).
     app.addHook('onSend', (request, reply, payload, done) => {
-      if (!request.raw.complete) reply.header('connection', 'close')
+      if (!request.raw.complete) {
+        reply.header('connection', 'close')
+        request.raw.socket.destroySoon = lingeringClose
+      }
       done(null, payload)
     })
     app.removeAllContentTypeParsers()

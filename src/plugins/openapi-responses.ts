@@ -20,6 +20,7 @@ interface OperationObject {
 }
 type Document = { paths?: Record<string, Record<string, OperationObject>>; components?: { responses?: Record<string, ResponseObject> } }
 
+/** The methods Fastify runs a content-type parser on (a 415 for another type), whether or not the operation takes a body. */
 const METHODS_WITH_BODY = new Set(['post', 'put', 'patch', 'delete'])
 
 const error = { content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } }
@@ -45,7 +46,13 @@ const rateLimitCounted = (): Record<string, HeaderObject> =>
 const UNKNOWN_PARAMETER = 'A query parameter the operation does not define is refused, naming it and the one it most likely meant (`?stauts=sold`: did you mean "status"?): `invalid_parameter`.'
 
 /** Shared answers, referenced from each operation: `#/components/responses/…`. */
-const COMMON_RESPONSES: Record<string, [status: string, ResponseObject, methods?: 'with body' | 'without body']> = {
+/**
+ * Which operations an answer applies to: those that take a body (a requestBody), those
+ * that take none (any body is refused, plugins/json-body.ts), those whose method Fastify
+ * parses a Content-Type for, or all (undefined).
+ */
+type AppliesTo = 'with body' | 'without body' | 'body method'
+const COMMON_RESPONSES: Record<string, [status: string, ResponseObject, appliesTo?: AppliesTo]> = {
   MalformedBody: [
     '400',
     { description: `The body is not JSON, not UTF-8, or empty: \`invalid_body\`. ${UNKNOWN_PARAMETER} Codes: \`invalid_body\`, \`invalid_parameter\`.`, headers: rateLimitCounted(), ...error },
@@ -65,7 +72,7 @@ const COMMON_RESPONSES: Record<string, [status: string, ResponseObject, methods?
     '413',
     {
       description:
-        'A body was sent (`Content-Length` above 0, or chunked), and this operation takes none. Refused before the body is read and before the key is checked, so without rate-limit headers; the connection closes. Codes: `payload_too_large`.',
+        'A body was sent (`Content-Length` above 0, or chunked), and this operation takes none (an empty body, `Content-Length: 0`, is not one). Refused before the body is read and before the key is checked, so without rate-limit headers; the connection closes. Codes: `payload_too_large`.',
       headers: rateLimitIfCounted(),
       ...error,
     },
@@ -73,8 +80,8 @@ const COMMON_RESPONSES: Record<string, [status: string, ResponseObject, methods?
   ],
   UnsupportedMediaType: [
     '415',
-    { description: 'A body was sent with another Content-Type than application/json. Codes: `unsupported_media_type`.', headers: rateLimitCounted(), ...error },
-    'with body',
+    { description: 'The Content-Type is not application/json (on an operation that takes no body, even with an empty one). Codes: `unsupported_media_type`.', headers: rateLimitCounted(), ...error },
+    'body method',
   ],
   HeadersTooLarge: [
     '431',
@@ -110,11 +117,10 @@ export function completeResponses<T>(openapiObject: T): T {
       for (const response of Object.values(responses)) markRequiredHeaders(response)
       const own400 = responses['400']
       if (own400?.description !== undefined) own400.description = withUnknownParameter(own400.description)
-      for (const [name, [status, , methods]] of Object.entries(COMMON_RESPONSES)) {
-        // Fastify parses a body on these methods only, whether or not the operation takes
-        // one; on the others (GET) any body is refused (plugins/json-body.ts).
-        if (methods === 'with body' && !METHODS_WITH_BODY.has(method)) continue
-        if (methods === 'without body' && METHODS_WITH_BODY.has(method)) continue
+      for (const [name, [status, , appliesTo]] of Object.entries(COMMON_RESPONSES)) {
+        if (appliesTo === 'with body' && operation.requestBody === undefined) continue
+        if (appliesTo === 'without body' && operation.requestBody !== undefined) continue
+        if (appliesTo === 'body method' && !METHODS_WITH_BODY.has(method)) continue
         if (status in responses) continue
         ;(responses as Record<string, unknown>)[status] = { $ref: `#/components/responses/${name}` }
         used[name] = COMMON_RESPONSES[name]![1]

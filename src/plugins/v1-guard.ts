@@ -7,9 +7,11 @@
 // cached and the counters in memory, nothing waits and no promise is made.
 //
 // Every refusal is decided before the store is asked, when it can be: a key cached
-// as known or unknown needs no lookup, and a key not cached sent from a banned
-// address is refused without one (a banned caller's flood costs no query). Only a
-// key never seen, from an address not banned, is looked up.
+// as known or unknown needs no lookup, a key not cached sent from a banned address is
+// refused without one, and so is a banned key whose cached record is past its lifetime
+// (a banned caller's flood costs no query, not even a refresh). Only a key never seen,
+// from an address not banned, or a key not banned whose record is past its lifetime, is
+// looked up.
 import fp from 'fastify-plugin'
 import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify'
 import type { AuthResult, Authenticator } from '../api-keys/authenticator.js'
@@ -48,11 +50,15 @@ export default fp(
 
     app.addHook('onRequest', (request, reply, done) => {
       const known = authenticator.peek(request.headers.authorization)
-      if (!known) {
-        const ban = limiter.bannedNow(addressOf(request), PLAN_LIMITS.free)
+      // A ban this instance knows of refuses before anything is looked up: the address's
+      // for a key not cached, the key's own for one whose cached record is past its
+      // lifetime (a banned key's record is not refreshed while the ban holds).
+      const banned = known === undefined ? addressOf(request) : known.ok && known.stale ? known.key : undefined
+      if (banned) {
+        const ban = limiter.bannedNow(banned, known?.ok ? known.key.limits : PLAN_LIMITS.free)
         if (ban) {
           try {
-            admit(request, reply, NOT_LOOKED_UP, ban)
+            admit(request, reply, known ?? NOT_LOOKED_UP, ban)
           } catch (error) {
             return done(error as Error)
           }
@@ -63,31 +69,49 @@ export default fp(
         return
       }
       // Nothing to wait for: the key was known without the store, the counters are here.
-      if (known && limiter.checkNow) {
+      if (known && !(known.ok && known.stale) && limiter.checkNow) {
         try {
           admit(request, reply, known, limiter.checkNow(identityOf(request, known), limitsOf(known)))
         } catch (error) {
           return done(error as Error)
         }
+        keepFresh(request, known)
         return done()
       }
       guard(request, reply, known).then(() => done(), done)
     })
 
+    /** A record due for a refresh is refreshed by a request it let through: never by a refused one. */
+    function keepFresh(request: FastifyRequest, auth: AuthResult) {
+      if (auth.ok && auth.due) authenticator.refresh(request.headers.authorization!)
+    }
+
     /**
-     * With Redis, an address's ban is known here for a second only: past it, Redis is
-     * asked (a round trip, no query) before the store is asked for a key not cached.
+     * With Redis, a ban is known here for a second only: past it, Redis is asked (a round
+     * trip, no query) before the store is asked for a key not cached, or for a key whose
+     * cached record is past its lifetime.
      */
-    async function refuseBannedAddress(request: FastifyRequest, reply: FastifyReply) {
+    async function refuseBanned(request: FastifyRequest, reply: FastifyReply, known: AuthResult | undefined) {
       if (!limiter.shared) return
-      const windows = await limiter.peek(addressOf(request), PLAN_LIMITS.free)
-      if (windows.outcome === 'banned') admit(request, reply, NOT_LOOKED_UP, windows)
+      if (known === undefined) {
+        const windows = await limiter.peek(addressOf(request), PLAN_LIMITS.free)
+        if (windows.outcome === 'banned') admit(request, reply, NOT_LOOKED_UP, windows)
+      } else if (known.ok && known.stale) {
+        const windows = await limiter.peek(known.key, known.key.limits)
+        if (windows.outcome === 'banned') admit(request, reply, known, windows)
+      }
+    }
+
+    /** The caller's key: as cached, or looked up once no ban known for it refused it first. */
+    async function identify(request: FastifyRequest, reply: FastifyReply, known: AuthResult | undefined): Promise<AuthResult> {
+      await refuseBanned(request, reply, known)
+      return known && !(known.ok && known.stale) ? known : authenticator.authenticate(request.headers.authorization)
     }
 
     async function guard(request: FastifyRequest, reply: FastifyReply, known: AuthResult | undefined) {
-      if (!known) await refuseBannedAddress(request, reply)
-      const auth = known ?? (await authenticator.authenticate(request.headers.authorization))
+      const auth = await identify(request, reply, known)
       admit(request, reply, auth, await limiter.check(identityOf(request, auth), limitsOf(auth)))
+      keepFresh(request, auth)
     }
 
     // A valid key is let through without being counted, unless it is banned: usage is
@@ -95,14 +119,14 @@ export default fp(
     // else is counted and refused as on any route, so that the route cannot be used to
     // guess keys for free.
     async function uncounted(request: FastifyRequest, reply: FastifyReply, known: AuthResult | undefined) {
-      if (!known) await refuseBannedAddress(request, reply)
-      const auth = known ?? (await authenticator.authenticate(request.headers.authorization))
+      const auth = await identify(request, reply, known)
       if (auth.ok) {
         // A ban known here needs no round trip to the shared counters; in-memory counters
         // answer the ban in the peek itself.
         const windows = (limiter.shared && limiter.bannedNow(auth.key, auth.key.limits)) || (await limiter.peek(auth.key, auth.key.limits))
         if (windows.outcome === 'banned') return admit(request, reply, auth, windows)
         request.apiKey = auth.key
+        keepFresh(request, auth)
         // The rate-limit headers every /v1 answer carries, from the windows as they stand.
         const headers = rateLimitHeaders(windows)
         delete headers['retry-after'] // answered anyway, though limited

@@ -11,6 +11,8 @@ export const FLUSH_EVERY_MS = 5_000
 
 export interface UsageRecorderOptions {
   usage: UsageStore
+  /** Where the counts are written, by default usage: the store's background view (no request waits for the write), counted apart. */
+  writes?: Pick<UsageStore, 'add'>
   clock: Clock
   flushEveryMs?: number
   onError?: (error: unknown) => void
@@ -25,7 +27,7 @@ const OUTCOME_INDEX: Readonly<Record<UsageOutcome, number>> = Object.fromEntries
  */
 type Pending = Map<number, { accountId: number; byHour: Map<number, number[]> }>
 
-export function createUsageRecorder({ usage, clock, flushEveryMs = FLUSH_EVERY_MS, onError = () => {} }: UsageRecorderOptions) {
+export function createUsageRecorder({ usage, writes = usage, clock, flushEveryMs = FLUSH_EVERY_MS, onError = () => {} }: UsageRecorderOptions) {
   let pending: Pending = new Map()
   let flushing: Promise<void> | undefined
 
@@ -41,7 +43,7 @@ export function createUsageRecorder({ usage, clock, flushEveryMs = FLUSH_EVERY_M
     if (pending.size === 0) return
     const taken = pending
     pending = new Map()
-    flushing = usage
+    flushing = writes
       .add(rowsOf(taken))
       .catch((error: unknown) => {
         // Back into the counts, added to whatever arrived meanwhile: written next time.
