@@ -269,11 +269,24 @@ for (const store of STORES) {
       const pet = await newPet()
       const [created] = (await events(key, '?type=pet.created&limit=5')).filter((event) => (event.data as Pet).id === pet.id)
       assert.deepEqual(await reason(created!.id), { deliveries: 0, reason: 'No enabled webhook endpoint of this account subscribes to pet.created (enabledEvents).' })
-      assert.match((await reason(test.id)).reason ?? '', /^A test event goes only to the endpoint it was made for/)
       await server.request(`/v1/webhook-endpoints/${id}`, { method: 'PATCH', key, json: { enabled: false } })
+      assert.match((await reason(test.id)).reason ?? '', /^A test event goes only to the endpoint it was made for/)
       assert.match((await reason(created!.id)).reason ?? '', /^Every webhook endpoint of this account is disabled/)
       await server.request(`/v1/webhook-endpoints/${id}`, { method: 'DELETE', key })
       assert.deepEqual(await reason(created!.id), { deliveries: 0, reason: 'This account has no webhook endpoint.' })
+    })
+
+    it('redelivers a test event to the endpoint it was made for alone, whatever the others subscribe to', async () => {
+      const own = await endpoint(['order.placed'])
+      const everything = await endpoint(['*'])
+      const test = (await server.request<Event>(`/v1/webhook-endpoints/${own.id}/test`, { method: 'POST', key })).body
+      await dispatcher.pollNow()
+      assert.deepEqual((await post(`/v1/events/${test.id}/redeliver`, undefined)).body, { deliveries: 1 })
+      await dispatcher.pollNow()
+      const attempts = async (id: number) => (await server.request<{ eventId: string }[]>(`/v1/webhook-endpoints/${id}/deliveries`, { key })).body.map((a) => a.eventId)
+      assert.deepEqual(await attempts(own.id), [test.id, test.id], 'its own endpoint: the test, then the redelivery')
+      assert.deepEqual(await attempts(everything.id), [], 'an endpoint subscribed to * gets no test event of another')
+      assert.equal(receiver.received.length, 2)
     })
 
     it('sends nothing more from the queue to an endpoint disabled after the fan-out, and says why in its attempts', async () => {
