@@ -12,8 +12,9 @@
 // another; the claim takes no delivery of an endpoint that already has
 // `perEndpoint` under a live lease (any dispatcher's), so an endpoint that never
 // answers holds at most that many of the `maxInFlight` sockets, and the claims keep
-// flowing to the others. Attempts that end together are recorded in one transaction
-// (on SQLite, one write lock for many).
+// flowing to the others. Attempts that end together are recorded in one statement
+// (on SQLite, one write lock for many), and each such write claims again at once while
+// there is a backlog: the leases it gave back are the room of the next claim.
 import { performance } from 'node:perf_hooks'
 import type { Clock } from '../clock.js'
 import type { AttemptRecord, ClaimedDelivery, DeliveryQueue } from '../db/delivery-queue.js'
@@ -179,9 +180,12 @@ export function startDispatcher({
     else onAttempt(delivery.refusal !== undefined ? 'not_sent' : record.outcome.status === 'pending' ? 'retrying' : 'failed', undefined)
   }
 
-  // Attempts that ended, waiting to be written: every one that ends while a write is under way goes in the next.
+  // Attempts that ended, waiting to be written, in one statement: those that end in the
+  // same turn of the event loop (answers that arrived together), and every one that ends
+  // while a write is under way, go in the next. None waits for an attempt still under way.
   const unrecorded: { record: AttemptRecord; delivery: ClaimedDelivery; written: () => void }[] = []
   let recording: Promise<void> | undefined
+  let recordingSoon = false
   function startRecording() {
     if (recording || unrecorded.length === 0) return
     const batch = unrecorded.splice(0)
@@ -196,13 +200,21 @@ export function startDispatcher({
       .finally(() => {
         for (const { written } of batch) written()
         recording = undefined
+        // Their leases are given back: claim more at once while there is a backlog,
+        // unless giving way (then the next poll claims, one batch a poll).
+        if (backlog && !closed && !busy()) tick()
         startRecording()
       })
   }
   const record = (attempted: AttemptRecord, delivery: ClaimedDelivery) =>
     new Promise<void>((written) => {
       unrecorded.push({ record: attempted, delivery, written })
-      startRecording()
+      if (recordingSoon) return
+      recordingSoon = true
+      setImmediate(() => {
+        recordingSoon = false
+        startRecording()
+      })
     })
 
   /** Sends a claimed delivery on its own: it waits for no other, and none waits for it. */
@@ -217,11 +229,8 @@ export function startDispatcher({
         const left = perEndpointInFlight.get(endpointId)! - 1
         if (left === 0) perEndpointInFlight.delete(endpointId)
         else perEndpointInFlight.set(endpointId, left)
-        // Claim more while there is a backlog, unless giving way (then the next poll
-        // claims, one batch a poll): when this endpoint's deliveries have all ended (its
-        // room is whole again, so the claim takes a batch of it, not one), or when it was
-        // the last delivery under way.
-        if (backlog && !closed && !busy() && (left === 0 || inFlight.size === 0)) tick()
+        // A write of attempts that failed claims nothing (startRecording): the last delivery under way claims again.
+        if (backlog && !closed && !busy() && inFlight.size === 0) tick()
       })
     inFlight.add(running)
   }
