@@ -8,11 +8,25 @@ import type { Database } from '../schema.js'
 import type { StoredSecrets } from '../webhook-endpoints-store.js'
 import { sends, takes, toEndpoint, toEvent } from './webhook-rows.js'
 
+/**
+ * How many of the oldest due deliveries a claim looks at, leased or held by their
+ * endpoint's limit included: bounded, so that with a backlog of millions behind one full
+ * endpoint a claim still costs a few milliseconds. Deliveries behind more than this many
+ * of full endpoints wait until those are sent (or put off to a retry).
+ */
+const CLAIM_LOOKS_AT = 1024
+
 /** `watch`, for a backend that has a way to be told (postgres/notifications.ts). */
 export type Watch = DeliveryQueue['watch']
 const pollOnly: Watch = async () => async () => {}
 
 export function createDeliveryQueue(db: Kysely<Database>, dialect: Dialect, watch: Watch = pollOnly): DeliveryQueue {
+  /**
+   * The deliveries under a live lease, by their partial index: SQLite's planner, without
+   * statistics, would rather scan every delivery by endpoint for the GROUP BY's order
+   * (35 ms a claim at 200,000 deliveries, against 1.5 ms).
+   */
+  const leasedIndex = dialect === 'sqlite' ? sql`indexed by webhook_deliveries_leased` : sql``
   /** SQL's "differs, nulls included". */
   const distinctFrom = dialect === 'postgres' ? sql`is distinct from` : sql`is not`
 
@@ -59,19 +73,23 @@ export function createDeliveryQueue(db: Kysely<Database>, dialect: Dialect, watc
 
     async claimDue(now, leaseMs, limit, perEndpoint = limit) {
       const leaseUntil = now + leaseMs
-      // Candidates, oldest due first, of endpoints with room; then at most `room` of each
-      // endpoint's (PostgreSQL: skipping the rows another dispatcher is claiming). A few
+      // Candidates, oldest due first, of endpoints with room, among the CLAIM_LOOKS_AT
+      // oldest due (a claim's cost does not grow with the backlog); then at most `room` of
+      // each endpoint's (PostgreSQL: skipping the rows another dispatcher is claiming). A few
       // times `limit` candidates, so that one endpoint's backlog at the head of the queue
       // does not leave the claim short: the next claim finds that endpoint full, and skips it.
       const choose = sql`
         with busy as (
-          select endpoint_id, count(*) as n from webhook_deliveries
+          select endpoint_id, count(*) as n from webhook_deliveries ${leasedIndex}
           where status = 'pending' and lease_until > ${now} group by endpoint_id
         ),
         candidates as (
-          select id, endpoint_id, next_attempt_at from webhook_deliveries
-          where status = 'pending' and next_attempt_at <= ${now} and (lease_until is null or lease_until <= ${now})
-            and endpoint_id not in (select endpoint_id from busy where n >= ${perEndpoint})
+          select id, endpoint_id, next_attempt_at from (
+            select id, endpoint_id, next_attempt_at, lease_until from webhook_deliveries
+            where status = 'pending' and next_attempt_at <= ${now}
+            order by next_attempt_at, id limit ${CLAIM_LOOKS_AT}
+          ) head
+          where (lease_until is null or lease_until <= ${now}) and endpoint_id not in (select endpoint_id from busy where n >= ${perEndpoint})
           order by next_attempt_at, id limit ${limit * Math.min(perEndpoint, 4)}
         ),
         picked as (
