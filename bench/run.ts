@@ -40,7 +40,8 @@ const USAGE = `npm run bench -- [options]
   --webhook             subscribe a receiver on loopback to every event of this checkout's
                         service (not --against's): compare with --against HEAD; the
                         webhooks delivered per second during each run and after it,
-                        catching up, are in a table of their own
+                        catching up, and the p99 from an event's write to its delivery
+                        (the run's and its catching up's), are in a table of their own
   --dispatch in-process|process|none   with --webhook: the service delivers them itself
                         (default), or runs with PETSTORE_DISPATCH=off beside a 'petstore
                         dispatch' process on the load generator's core at nice 19, or

@@ -557,6 +557,42 @@ for (const store of STORES) {
       await server.request(`/v1/webhook-endpoints/${id}`, { method: 'DELETE', key })
     })
 
+    it('sends while it fans out a large backlog: the fan-out never holds the event loop (SQLite statements are synchronous)', async () => {
+      const { id } = await endpoint(['pet.created'])
+      // 3,000 events to fan out: six batches.
+      const raw = openDatabase(server.config.databaseUrl)
+      try {
+        const data = JSON.stringify({ id: 1, name: 'Backlogged', category_id: 1, status: 'available' })
+        await raw.db.insertInto('events').values(Array.from({ length: 3_000 }, () => ({ type: 'pet.created', account_id: null, data, created_at: clock.now(), fan_out_pending: 1 }))).execute()
+      } finally {
+        await raw.db.destroy()
+      }
+      /** How many deliveries the receiver had answered as each fan-out batch began. */
+      const answeredAt: number[] = []
+      let fannedOut!: () => void
+      const done = new Promise<void>((resolve) => (fannedOut = resolve))
+      const real = server.store.deliveries
+      const noted: typeof real = {
+        ...real,
+        fanOut: async (now, limit) => {
+          answeredAt.push(receiver.received.length)
+          const taken = await real.fanOut(now, limit)
+          if (taken < limit) fannedOut()
+          return taken
+        },
+      }
+      const fanning = startDispatcher({ deliveries: noted, secrets: server.secrets, clock, allowed: LOOPBACK, pollMs: 3_600_000, schedule: SCHEDULE, listen: false })
+      try {
+        fanning.wake()
+        await done
+      } finally {
+        await fanning.close()
+      }
+      assert.ok(answeredAt.length >= 6, `${answeredAt.length} fan-out batches`)
+      assert.ok(answeredAt.at(-1)! > 0, `deliveries answered before the last fan-out batch began (${answeredAt.join(', ')})`)
+      await server.request(`/v1/webhook-endpoints/${id}`, { method: 'DELETE', key })
+    })
+
     it('gives way while the requests keep its process busy: one batch a poll, no wake-ups, then the whole backlog', async () => {
       const { id } = await endpoint(['pet.created'])
       for (let i = 0; i < 45; i++) await newPet()
