@@ -89,6 +89,16 @@ for (const store of STORES) {
     const endpoint = async (enabledEvents: string[], as = key) =>
       (await post<{ id: number; secret: string }>('/v1/webhook-endpoints', { url: receiver.url, enabledEvents }, as)).body
     const events = async (as = key, query = '') => (await server.request<Event[]>(`/v1/events${query}`, { key: as })).body
+    /** `n` pet.created events waiting to be fanned out, written as the triggers write them. */
+    const backlog = async (n: number) => {
+      const raw = openDatabase(server.config.databaseUrl)
+      try {
+        const data = JSON.stringify({ id: 1, name: 'Backlogged', category_id: 1, status: 'available' })
+        await raw.db.insertInto('events').values(Array.from({ length: n }, () => ({ type: 'pet.created', account_id: null, data, created_at: clock.now(), fan_out_pending: 1 }))).execute()
+      } finally {
+        await raw.db.destroy()
+      }
+    }
 
     it('writes an event with every committed change, the resource as the API returns it, and none for a refused one', async () => {
       const pet = await newPet()
@@ -530,14 +540,7 @@ for (const store of STORES) {
 
     it("takes fan-out and claims in turn: a backlog's first deliveries go out before the rest of it is fanned out", async () => {
       const { id } = await endpoint(['pet.created'])
-      // 600 events to fan out, more than one fan-out batch (500), written as the triggers write them.
-      const raw = openDatabase(server.config.databaseUrl)
-      try {
-        const data = JSON.stringify({ id: 1, name: 'Backlogged', category_id: 1, status: 'available' })
-        await raw.db.insertInto('events').values(Array.from({ length: 600 }, () => ({ type: 'pet.created', account_id: null, data, created_at: clock.now(), fan_out_pending: 1 }))).execute()
-      } finally {
-        await raw.db.destroy()
-      }
+      await backlog(600) // more than one fan-out batch (500)
       // The real queue, its calls noted in order.
       const calls: string[] = []
       const real = server.store.deliveries
@@ -559,14 +562,7 @@ for (const store of STORES) {
 
     it('sends while it fans out a large backlog: the fan-out never holds the event loop (SQLite statements are synchronous)', async () => {
       const { id } = await endpoint(['pet.created'])
-      // 3,000 events to fan out: six batches.
-      const raw = openDatabase(server.config.databaseUrl)
-      try {
-        const data = JSON.stringify({ id: 1, name: 'Backlogged', category_id: 1, status: 'available' })
-        await raw.db.insertInto('events').values(Array.from({ length: 3_000 }, () => ({ type: 'pet.created', account_id: null, data, created_at: clock.now(), fan_out_pending: 1 }))).execute()
-      } finally {
-        await raw.db.destroy()
-      }
+      await backlog(3_000) // six fan-out batches
       /** How many deliveries the receiver had answered as each fan-out batch began. */
       const answeredAt: number[] = []
       let fannedOut!: () => void
