@@ -97,8 +97,8 @@ function transactionLatenciesMs(logDir: string): Float64Array {
   return new Float64Array(latencies).sort()
 }
 
-/** Nearest rank. */
-function percentile(sorted: Float64Array, p: number): number {
+/** Nearest rank, of sorted values. */
+export function percentile(sorted: Float64Array, p: number): number {
   if (sorted.length === 0) return Number.NaN
   return sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)]!
 }

@@ -1,4 +1,5 @@
 // --webhook: a receiver on loopback that answers every delivery 204 and counts them,
+// timing each from its event's `timestamp` (written with the change) to its arrival,
 // and the endpoint that subscribes it to every event of the service under test. It
 // runs in the bench's own process, on the load generator's core (pinSelf): it is
 // there to take the deliveries, not to be measured, and never takes the service's CPU.
@@ -7,10 +8,16 @@ import type { AddressInfo } from 'node:net'
 
 export async function startReceiver() {
   let delivered = 0
+  /** Milliseconds from each event's write to its delivery, since the last `takeLatencies`. */
+  let latencies: number[] = []
   const server = createServer((req, res) => {
-    req.resume()
+    let body = ''
+    req.setEncoding('utf8')
+    req.on('data', (chunk: string) => (body += chunk))
     req.on('end', () => {
       delivered++
+      const timestamp = /"timestamp":"([^"]+)"/.exec(body)?.[1]
+      if (timestamp !== undefined) latencies.push(Date.now() - Date.parse(timestamp))
       res.writeHead(204).end()
     })
   })
@@ -19,6 +26,12 @@ export async function startReceiver() {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
     get delivered() {
       return delivered
+    },
+    /** The event-to-delivery times (ms) since the last call, sorted; the next call starts afresh. */
+    takeLatencies(): Float64Array {
+      const taken = Float64Array.from(latencies).sort()
+      latencies = []
+      return taken
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   }

@@ -16,8 +16,11 @@ export interface Measured {
   runs: LoadResult[]
   /** Peak RSS of the process during these runs, in bytes. */
   peakRss: number
-  /** --webhook: the webhooks delivered per second during each run, and after it while the dispatcher caught up. */
-  webhooks?: { duringRunPerS: number[]; catchUpPerS: number[] }
+  /**
+   * --webhook: the webhooks delivered per second during each run, and after it while the
+   * dispatcher caught up; and each run's p99 from an event's write to its delivery (ms).
+   */
+  webhooks?: { duringRunPerS: number[]; catchUpPerS: number[]; p99Ms: number[] }
 }
 
 /** pgbench's runs of the statement the service runs for endpoint `id`. */
@@ -97,8 +100,10 @@ function table(suite: SuiteResult): string {
   }
   const delivered = rows.filter((m) => m.webhooks)
   if (delivered.length > 0) {
-    lines.push('', '| Webhooks delivered, while | during the run (/s) | after it, catching up (/s) |', '|---|---:|---:|')
-    for (const m of delivered) lines.push(`| ${m.title} | ${mean(m.webhooks!.duringRunPerS).toFixed(0)} | ${mean(m.webhooks!.catchUpPerS).toFixed(0)} |`)
+    lines.push('', '| Webhooks delivered, while | during the run (/s) | after it, catching up (/s) | event to delivery p99 (worst run) |', '|---|---:|---:|---:|')
+    for (const m of delivered) {
+      lines.push(`| ${m.title} | ${mean(m.webhooks!.duringRunPerS).toFixed(0)} | ${mean(m.webhooks!.catchUpPerS).toFixed(0)} | ${(Math.max(...m.webhooks!.p99Ms) / 1000).toFixed(2)} s |`)
+    }
   }
   return lines.join('\n')
 }

@@ -11,7 +11,7 @@ import { PET_COLUMNS } from '../src/db/sql/pets-sql.js'
 import { checkOut, type Checkout } from './against.js'
 import { BASELINE_PATH, captureResponse, startBaseline } from './baseline.js'
 import { detectGenerator, runLoad, type Generator, type LoadSpec } from './load.js'
-import { describeStatement, hasPgbench, PGBENCH_MISSING, runPgbench, type PgbenchStatement } from './pgbench.js'
+import { describeStatement, hasPgbench, percentile, PGBENCH_MISSING, runPgbench, type PgbenchStatement } from './pgbench.js'
 import { cpuSeconds, freePort, killAll, peakRss, pinSelf, resetPeakRss, spawnPinned, stop, waitForPort, type Pinned } from './processes.js'
 import { ALL_ENDPOINTS, render, writeResults, type EndpointId, type Measured, type PgbenchMeasured, type Report, type SuiteResult } from './report.js'
 import { ORDERS_PATH, type Scenario } from './scenarios.js'
@@ -40,7 +40,8 @@ const USAGE = `npm run bench -- [options]
   --webhook             subscribe a receiver on loopback to every event of this checkout's
                         service (not --against's): compare with --against HEAD; the
                         webhooks delivered per second during each run and after it,
-                        catching up, are in a table of their own
+                        catching up, and the p99 from an event's write to its delivery
+                        (the run's and its catching up's), are in a table of their own
   --dispatch in-process|process|none   with --webhook: the service delivers them itself
                         (default), or runs with PETSTORE_DISPATCH=off beside a 'petstore
                         dispatch' process on the load generator's core at nice 19, or
@@ -343,6 +344,8 @@ async function runSuite(options: Options, dir: string, pets: number, against: Ch
   const caughtUp = async (target: Target, what: string): Promise<number> => {
     const from = Date.now()
     while ((await webhooksToSend(target.store.databaseUrl)) > 0) {
+      const { child } = target.service.process
+      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${what}: the service exited (${String(child.exitCode ?? child.signalCode)}) with webhooks still to send: ${target.service.process.stderr().trim()}`)
       if (Date.now() - from > CATCH_UP_LIMIT_MS) throw new Error(`${what}: the dispatcher had not caught up ${CATCH_UP_LIMIT_MS / 1000} s after the run`)
       await new Promise((resolve) => setTimeout(resolve, 500))
     }
@@ -400,6 +403,7 @@ async function runSuite(options: Options, dir: string, pets: number, against: Ch
       if (options.dispatch !== 'none') await caughtUp(target, 'the order pool')
     }
     const deliveredBefore = target?.receiver?.delivered ?? 0
+    target?.receiver?.takeLatencies() // this run's deliveries are timed from here
     const cpuBefore = cpuSeconds(pinned.pid)
     const result = await load(target, row.id, options.durationS, true)
     // Before the catch-up below: what the requests cost, not what delivering their webhooks did.
@@ -415,13 +419,16 @@ async function runSuite(options: Options, dir: string, pets: number, against: Ch
       // Every write of these runs makes an event the receiver takes: none delivered is a broken run, not a figure.
       if (duringLoad + after === 0) throw new Error(`${row.title}: the receiver was sent no webhook; is the dispatcher running?`)
       const catchUpS = Math.max(caughtUpAt - loadEnded, 1) / 1000
+      // From each event's write to its arrival, over every delivery of the run and of its catching up.
+      const p99Ms = percentile(target.receiver.takeLatencies(), 0.99)
       log(
         `${pets.toLocaleString('en')} pets, ${row.title}: ${duringLoad} webhooks delivered during the run (${(duringLoad / options.durationS).toFixed(0)}/s), ` +
-          `${after} after it in ${catchUpS.toFixed(0)} s (${(after / catchUpS).toFixed(0)}/s)`,
+          `${after} after it in ${catchUpS.toFixed(0)} s (${(after / catchUpS).toFixed(0)}/s), event to delivery p99 ${(p99Ms / 1000).toFixed(2)} s`,
       )
-      row.webhooks ??= { duringRunPerS: [], catchUpPerS: [] }
+      row.webhooks ??= { duringRunPerS: [], catchUpPerS: [], p99Ms: [] }
       row.webhooks.duringRunPerS.push(duringLoad / options.durationS)
       row.webhooks.catchUpPerS.push(after / catchUpS)
+      row.webhooks.p99Ms.push(p99Ms)
     }
     row.runs.push(result)
     const peak = peakRss(pinned.pid)

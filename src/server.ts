@@ -51,7 +51,8 @@ export async function startServer(config: Config) {
   // PETSTORE_DISPATCH=off: a `petstore dispatch` process delivers, off this process's core.
   // On: it gives way to this process's requests when they keep it busy.
   const requests = createRequestTracker()
-  const pressure = config.dispatch === 'on' ? requestPressure({ requests }) : undefined
+  // Its lag floor: the dispatcher's own measure of how far behind it is.
+  const pressure = config.dispatch === 'on' ? requestPressure({ requests, lagMs: (): number | undefined => dispatcher?.lagMs }) : undefined
   const metrics = createMetrics()
   // Before anything starts: production without PETSTORE_SECRET_KEY stops here.
   const secrets = secretBoxFromConfig(config)

@@ -284,6 +284,43 @@ describe(`store contract (${dialect})`, async () => {
       })
     })
 
+    describe('delivery queue', () => {
+      /** An endpoint taking every event, and `n` test events queued for it, due at NOW. */
+      const queued = async (n: number) => {
+        const key = await suite.store.apiKeys.insert({ ...NEW_KEY, hash: `queue-${Math.random()}` }, NOW)
+        const endpoint = (await suite.store.webhookEndpoints.insertEndpoint({ accountId: key.account.id, url: 'https://example.com/hook', description: '', enabledEvents: '*', secret: 'whsec_c2VjcmV0' }, NOW))!
+        for (let i = 0; i < n; i++) await suite.store.webhookEndpoints.insertTestEvent(endpoint, 'webhook_endpoint.test', '{}', NOW)
+        return endpoint
+      }
+      const failingSince = async (id: number) => (await suite.other.db.selectFrom('webhook_endpoints').select('failing_since').where('id', '=', id).executeTakeFirstOrThrow()).failing_since
+
+      it('claims at most perEndpoint of an endpoint, and records attempts that end together at once: lost leases skipped, failing_since as if one by one', async () => {
+        const endpoint = await queued(5)
+        const claimed = (await suite.store.deliveries.claimDue(NOW + 1, 60_000, 20, 4)).filter((d) => d.endpoint.id === endpoint.id)
+        assert.equal(claimed.length, 4, 'four of five: its limit')
+        assert.equal(claimed[0]!.event.type, 'webhook_endpoint.test')
+        assert.equal(claimed[0]!.secrets.secret, 'whsec_c2VjcmV0')
+        const attempt = (d: (typeof claimed)[number], at: number, ok: boolean, leaseUntil = d.leaseUntil) => ({
+          deliveryId: d.id, leaseUntil, trigger: d.trigger, at, durationMs: 3, responseStatus: ok ? 200 : 500, error: null,
+          outcome: ok ? ({ status: 'delivered' } as const) : ({ status: 'pending', nextAttemptAt: at + 5_000 } as const),
+        })
+        const [a, b, c, d] = claimed as [typeof claimed[number], typeof claimed[number], typeof claimed[number], typeof claimed[number]]
+        // A failure, a success, then two failures: one by one, failing_since ends at the first failure after the success.
+        assert.deepEqual(await suite.store.deliveries.recordAttempts([attempt(a, NOW + 10, false), attempt(b, NOW + 11, true), attempt(c, NOW + 12, false), attempt(d, NOW + 13, false, 1)]), [true, true, true, false])
+        assert.equal(await failingSince(endpoint.id), NOW + 12)
+        const rows = await suite.other.db.selectFrom('webhook_deliveries').select(['id', 'status', 'attempts', 'lease_until', 'next_attempt_at']).where('endpoint_id', '=', endpoint.id).orderBy('id').execute()
+        assert.deepEqual(rows.slice(0, 4).map((r) => [r.status, r.attempts, r.lease_until === null, Number(r.next_attempt_at)]), [['pending', 1, true, NOW + 5_010], ['delivered', 1, true, NOW], ['pending', 1, true, NOW + 5_012], ['pending', 0, false, NOW]])
+        const attempts = await suite.other.db.selectFrom('webhook_attempts').select(['delivery_id', 'response_status']).where('endpoint_id', '=', endpoint.id).orderBy('delivery_id').execute()
+        assert.deepEqual(attempts.map((r) => [r.delivery_id, r.response_status]), [[a.id, 500], [b.id, 200], [c.id, 500]])
+        // Failures alone keep the first failure's time; a success last clears it.
+        const [e] = (await suite.store.deliveries.claimDue(NOW + 2, 60_000, 20, 4)).filter((x) => x.endpoint.id === endpoint.id && x.attempts === 0 && x.id !== d.id)
+        assert.deepEqual(await suite.store.deliveries.recordAttempts([attempt(e!, NOW + 20, false)]), [true])
+        assert.equal(await failingSince(endpoint.id), NOW + 12)
+        await suite.store.deliveries.recordAttempts([attempt(d, NOW + 21, false), attempt(e!, NOW + 22, true)])
+        assert.equal(await failingSince(endpoint.id), NOW + 12, 'e was recorded already: its lease is gone, and d failed')
+      })
+    })
+
     describe('API keys and accounts', () => {
       it('stores a key by its hash with a new account, finds it by hash and id, re-plans the account, revokes once and records its use', async () => {
         const hash = `hash-${Math.random()}`

@@ -7,10 +7,19 @@
 import { after, before, beforeEach, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import { createServer as createTcpServer, type AddressInfo } from 'node:net'
 import { DIALECTS, type TestDatabase } from './helpers/dialects.js'
 import { createKeyIn, UNLIMITED, withStore } from './helpers/keys.js'
 import { spawnDispatcher, spawnServer, type ServerProcess } from './helpers/process.js'
+
+/** A port nobody listens on now. */
+async function freePort(): Promise<number> {
+  const server = createTcpServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  await new Promise((resolve) => server.close(resolve))
+  return port
+}
 
 for (const { dialect, create } of DIALECTS) {
   describe(`webhooks and real processes (${dialect})`, () => {
@@ -104,9 +113,10 @@ for (const { dialect, create } of DIALECTS) {
       await heir.exited
     })
 
-    it('petstore dispatch, started on an idle store, delivers for a server that does not (PETSTORE_DISPATCH=off), and exits 0 on SIGTERM', async () => {
+    it('petstore dispatch, started on an idle store, delivers for a server that does not (PETSTORE_DISPATCH=off), serves /metrics on PETSTORE_DISPATCH_METRICS_PORT, and exits 0 on SIGTERM', async () => {
       const { secret } = await createKeyIn(database.url, { plan: 'enterprise', custom: UNLIMITED })
-      const dispatcher = await spawnDispatcher(env({ PETSTORE_WEBHOOK_LEASE: '2' }))
+      const metricsPort = await freePort()
+      const dispatcher = await spawnDispatcher(env({ PETSTORE_WEBHOOK_LEASE: '2', PETSTORE_DISPATCH_METRICS_PORT: String(metricsPort) }))
       processes.push(dispatcher)
       const writer = await start({ PETSTORE_DISPATCH: 'off' })
       await call(writer.url, secret, '/v1/webhook-endpoints', { url: receiverUrl, enabledEvents: ['pet.created'] })
@@ -114,6 +124,19 @@ for (const { dialect, create } of DIALECTS) {
       await new Promise((resolve) => setTimeout(resolve, 1_500))
       await call(writer.url, secret, '/v1/pets', { name: 'Sent by the dispatcher', categoryId: 1 })
       await until(() => received.length === 1, 'delivery by petstore dispatch')
+      // The attempt is counted once recorded, a moment after the receiver has answered (the
+      // endpoints of the earlier tests take the pet too: one delivery or more).
+      let text = ''
+      for (let i = 0; i < 40 && !/outcome="delivered"\} [1-9]\d*$/m.test(text); i++) {
+        const metrics = await fetch(`http://127.0.0.1:${metricsPort}/metrics`)
+        assert.equal(metrics.status, 200)
+        text = await metrics.text()
+        await new Promise((resolve) => setTimeout(resolve, 50))
+      }
+      for (const line of [/^petstore_webhook_deliveries_pending\{state="due"\} \d+$/m, /^petstore_webhook_oldest_pending_seconds \d/m, /^petstore_webhook_attempts_total\{outcome="delivered"\} [1-9]\d*$/m, /^petstore_webhook_delivery_latency_seconds_count [1-9]\d*$/m]) {
+        assert.match(text, line)
+      }
+      assert.equal((await fetch(`http://127.0.0.1:${metricsPort}/v1/pets`)).status, 404, '/metrics is all it serves')
       for (const process of [writer, dispatcher]) {
         process.child.kill('SIGTERM')
         assert.equal(await process.exited, 0)

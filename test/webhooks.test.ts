@@ -89,6 +89,16 @@ for (const store of STORES) {
     const endpoint = async (enabledEvents: string[], as = key) =>
       (await post<{ id: number; secret: string }>('/v1/webhook-endpoints', { url: receiver.url, enabledEvents }, as)).body
     const events = async (as = key, query = '') => (await server.request<Event[]>(`/v1/events${query}`, { key: as })).body
+    /** `n` pet.created events waiting to be fanned out, written as the triggers write them. */
+    const backlog = async (n: number) => {
+      const raw = openDatabase(server.config.databaseUrl)
+      try {
+        const data = JSON.stringify({ id: 1, name: 'Backlogged', category_id: 1, status: 'available' })
+        await raw.db.insertInto('events').values(Array.from({ length: n }, () => ({ type: 'pet.created', account_id: null, data, created_at: clock.now(), fan_out_pending: 1 }))).execute()
+      } finally {
+        await raw.db.destroy()
+      }
+    }
 
     it('writes an event with every committed change, the resource as the API returns it, and none for a refused one', async () => {
       const pet = await newPet()
@@ -269,11 +279,24 @@ for (const store of STORES) {
       const pet = await newPet()
       const [created] = (await events(key, '?type=pet.created&limit=5')).filter((event) => (event.data as Pet).id === pet.id)
       assert.deepEqual(await reason(created!.id), { deliveries: 0, reason: 'No enabled webhook endpoint of this account subscribes to pet.created (enabledEvents).' })
-      assert.match((await reason(test.id)).reason ?? '', /^A test event goes only to the endpoint it was made for/)
       await server.request(`/v1/webhook-endpoints/${id}`, { method: 'PATCH', key, json: { enabled: false } })
+      assert.match((await reason(test.id)).reason ?? '', /^A test event goes only to the endpoint it was made for/)
       assert.match((await reason(created!.id)).reason ?? '', /^Every webhook endpoint of this account is disabled/)
       await server.request(`/v1/webhook-endpoints/${id}`, { method: 'DELETE', key })
       assert.deepEqual(await reason(created!.id), { deliveries: 0, reason: 'This account has no webhook endpoint.' })
+    })
+
+    it('redelivers a test event to the endpoint it was made for alone, whatever the others subscribe to', async () => {
+      const own = await endpoint(['order.placed'])
+      const everything = await endpoint(['*'])
+      const test = (await server.request<Event>(`/v1/webhook-endpoints/${own.id}/test`, { method: 'POST', key })).body
+      await dispatcher.pollNow()
+      assert.deepEqual((await post(`/v1/events/${test.id}/redeliver`, undefined)).body, { deliveries: 1 })
+      await dispatcher.pollNow()
+      const attempts = async (id: number) => (await server.request<{ eventId: string }[]>(`/v1/webhook-endpoints/${id}/deliveries`, { key })).body.map((a) => a.eventId)
+      assert.deepEqual(await attempts(own.id), [test.id, test.id], 'its own endpoint: the test, then the redelivery')
+      assert.deepEqual(await attempts(everything.id), [], 'an endpoint subscribed to * gets no test event of another')
+      assert.equal(receiver.received.length, 2)
     })
 
     it('sends nothing more from the queue to an endpoint disabled after the fan-out, and says why in its attempts', async () => {
@@ -517,14 +540,7 @@ for (const store of STORES) {
 
     it("takes fan-out and claims in turn: a backlog's first deliveries go out before the rest of it is fanned out", async () => {
       const { id } = await endpoint(['pet.created'])
-      // 600 events to fan out, more than one fan-out batch (500), written as the triggers write them.
-      const raw = openDatabase(server.config.databaseUrl)
-      try {
-        const data = JSON.stringify({ id: 1, name: 'Backlogged', category_id: 1, status: 'available' })
-        await raw.db.insertInto('events').values(Array.from({ length: 600 }, () => ({ type: 'pet.created', account_id: null, data, created_at: clock.now(), fan_out_pending: 1 }))).execute()
-      } finally {
-        await raw.db.destroy()
-      }
+      await backlog(600) // more than one fan-out batch (500)
       // The real queue, its calls noted in order.
       const calls: string[] = []
       const real = server.store.deliveries
@@ -541,6 +557,35 @@ for (const store of STORES) {
       }
       assert.deepEqual(calls.slice(0, 3), ['fanOut', 'claimDue', 'fanOut'], 'a claim between the first fan-out batch and the second')
       assert.equal(receiver.received.length, 600)
+      await server.request(`/v1/webhook-endpoints/${id}`, { method: 'DELETE', key })
+    })
+
+    it('sends while it fans out a large backlog: the fan-out never holds the event loop (SQLite statements are synchronous)', async () => {
+      const { id } = await endpoint(['pet.created'])
+      await backlog(3_000) // six fan-out batches
+      /** How many deliveries the receiver had answered as each fan-out batch began. */
+      const answeredAt: number[] = []
+      let fannedOut!: () => void
+      const done = new Promise<void>((resolve) => (fannedOut = resolve))
+      const real = server.store.deliveries
+      const noted: typeof real = {
+        ...real,
+        fanOut: async (now, limit) => {
+          answeredAt.push(receiver.received.length)
+          const taken = await real.fanOut(now, limit)
+          if (taken < limit) fannedOut()
+          return taken
+        },
+      }
+      const fanning = startDispatcher({ deliveries: noted, secrets: server.secrets, clock, allowed: LOOPBACK, pollMs: 3_600_000, schedule: SCHEDULE, listen: false })
+      try {
+        fanning.wake()
+        await done
+      } finally {
+        await fanning.close()
+      }
+      assert.ok(answeredAt.length >= 6, `${answeredAt.length} fan-out batches`)
+      assert.ok(answeredAt.at(-1)! > 0, `deliveries answered before the last fan-out batch began (${answeredAt.join(', ')})`)
       await server.request(`/v1/webhook-endpoints/${id}`, { method: 'DELETE', key })
     })
 

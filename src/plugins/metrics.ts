@@ -42,6 +42,18 @@ export function createMetrics() {
   }
 }
 
+/**
+ * `petstore dispatch`'s metrics, which it serves on PETSTORE_DISPATCH_METRICS_PORT: the
+ * process's own, its attempts, and the queue's backlog (the same gauges as an API
+ * instance's, read from the store when scraped).
+ */
+export function createDispatchMetrics(deliveries: DeliveryQueue, clock: Clock, onError: (error: unknown) => void) {
+  const registry = new Registry()
+  collectDefaultMetrics({ register: registry, prefix: 'petstore_' })
+  webhookBacklogMetrics(registry, deliveries, clock, onError)
+  return { registry, ...webhookAttemptMetrics(registry) }
+}
+
 /** This instance's dispatcher's attempts (server.ts hands it `observeWebhookAttempt`). */
 function webhookAttemptMetrics(registry: Registry) {
   const attempts = new Counter({

@@ -12,8 +12,9 @@
 // another; the claim takes no delivery of an endpoint that already has
 // `perEndpoint` under a live lease (any dispatcher's), so an endpoint that never
 // answers holds at most that many of the `maxInFlight` sockets, and the claims keep
-// flowing to the others. Attempts that end together are recorded in one transaction
-// (on SQLite, one write lock for many).
+// flowing to the others. Attempts that end together are recorded in one statement
+// (on SQLite, one write lock for many), and each such write claims again at once while
+// there is a backlog: the leases it gave back are the room of the next claim.
 import { performance } from 'node:perf_hooks'
 import type { Clock } from '../clock.js'
 import type { AttemptRecord, ClaimedDelivery, DeliveryQueue } from '../db/delivery-queue.js'
@@ -104,6 +105,8 @@ export function startDispatcher({
   /** The last claim took something, or found what was due held by its endpoints' limits: a finished delivery claims again at once. */
   let backlog = false
   let polledAt = -Infinity
+  /** How far behind this dispatcher is, as its last claims saw it (request-pressure.ts's lag floor). */
+  let lagMs: number | undefined
 
   /** What was sent, or why not: the receiver's answer, a refusal, or the error that stopped the attempt. */
   async function send1(delivery: ClaimedDelivery): Promise<AttemptResult> {
@@ -179,9 +182,12 @@ export function startDispatcher({
     else onAttempt(delivery.refusal !== undefined ? 'not_sent' : record.outcome.status === 'pending' ? 'retrying' : 'failed', undefined)
   }
 
-  // Attempts that ended, waiting to be written: every one that ends while a write is under way goes in the next.
+  // Attempts that ended, waiting to be written, in one statement: those that end in the
+  // same turn of the event loop (answers that arrived together), and every one that ends
+  // while a write is under way, go in the next. None waits for an attempt still under way.
   const unrecorded: { record: AttemptRecord; delivery: ClaimedDelivery; written: () => void }[] = []
   let recording: Promise<void> | undefined
+  let recordingSoon = false
   function startRecording() {
     if (recording || unrecorded.length === 0) return
     const batch = unrecorded.splice(0)
@@ -196,13 +202,22 @@ export function startDispatcher({
       .finally(() => {
         for (const { written } of batch) written()
         recording = undefined
+        // Their leases are given back: claim more at once while there is a backlog, even
+        // while a poll is fanning out, unless giving way (then the next poll claims, one
+        // batch a poll).
+        if (backlog && !closed && !busy()) claimOnce().catch((error: unknown) => onError(error, 'could not claim webhook deliveries'))
         startRecording()
       })
   }
   const record = (attempted: AttemptRecord, delivery: ClaimedDelivery) =>
     new Promise<void>((written) => {
       unrecorded.push({ record: attempted, delivery, written })
-      startRecording()
+      if (recordingSoon) return
+      recordingSoon = true
+      setImmediate(() => {
+        recordingSoon = false
+        startRecording()
+      })
     })
 
   /** Sends a claimed delivery on its own: it waits for no other, and none waits for it. */
@@ -217,14 +232,18 @@ export function startDispatcher({
         const left = perEndpointInFlight.get(endpointId)! - 1
         if (left === 0) perEndpointInFlight.delete(endpointId)
         else perEndpointInFlight.set(endpointId, left)
-        // Claim more while there is a backlog, unless giving way (then the next poll
-        // claims, one batch a poll): when this endpoint's deliveries have all ended (its
-        // room is whole again, so the claim takes a batch of it, not one), or when it was
-        // the last delivery under way.
-        if (backlog && !closed && !busy() && (left === 0 || inFlight.size === 0)) tick()
+        // A write of attempts that failed claims nothing (startRecording): the last delivery under way claims again.
+        if (backlog && !closed && !busy() && inFlight.size === 0) tick()
       })
     inFlight.add(running)
   }
+
+  /** The claim under way: a poll and a finished write of attempts ask for one at a time. */
+  let claiming: Promise<{ claimed: number; asked: number }> | undefined
+  const claimOnce = () =>
+    (claiming ??= claim().finally(() => {
+      claiming = undefined
+    }))
 
   /** Claims what there is room for and starts sending it; answers how many it claimed, and how many it asked for. */
   async function claim(): Promise<{ claimed: number; asked: number }> {
@@ -237,6 +256,11 @@ export function startDispatcher({
     }
     // Nothing claimed, yet deliveries in flight: their endpoints may have had no room, so claim again as each ends.
     backlog = claimed.length > 0 || inFlight.size > 0
+    // How far behind: the age of the oldest event claimed for its first attempt (the
+    // claims take the oldest due first); none due and none under way, caught up.
+    const firsts = claimed.filter((delivery) => delivery.trigger === 'scheduled' && delivery.attempts === 0)
+    if (firsts.length > 0) lagMs = clock.now() - Math.min(...firsts.map((delivery) => delivery.event.createdAt))
+    else if (!backlog) lagMs = 0
     for (const delivery of claimed) start(delivery)
     return { claimed: claimed.length, asked }
   }
@@ -258,11 +282,15 @@ export function startDispatcher({
     while (!closed) {
       if (fanning) fanning = (await deliveries.fanOut(clock.now(), FAN_OUT_BATCH)) === FAN_OUT_BATCH
       if (closed) return
-      const { claimed, asked } = await claim()
+      const { claimed, asked } = await claimOnce()
       if (busy()) return
       const full = asked > 0 && claimed === asked
       if (!fanning && !full && asked > 0) return
       if (asked <= 0 || (full && inFlight.size >= maxInFlight)) await Promise.race(inFlight)
+      // SQLite's statements are synchronous (their promises settle as microtasks): without
+      // this, fanning out a large backlog would hold the event loop until it is done, and
+      // no delivery could be sent or recorded meanwhile.
+      else await new Promise((resolve) => setImmediate(resolve))
     }
   }
 
@@ -303,8 +331,9 @@ export function startDispatcher({
 
   /** Until nothing is being polled, sent or recorded. */
   async function settled(): Promise<void> {
-    while (polling || inFlight.size > 0 || recording) {
+    while (polling || inFlight.size > 0 || recording || claiming) {
       await polling
+      await claiming
       await Promise.all(inFlight)
       await recording
     }
@@ -319,6 +348,10 @@ export function startDispatcher({
       fanOutDue = true
       await runPoll()
       await settled()
+    },
+    /** The age of the oldest event its latest claim took for a first attempt; 0 once caught up; undefined before it knows. */
+    get lagMs() {
+      return lagMs
     },
     /** How many deliveries it is sending now. */
     get inFlight() {

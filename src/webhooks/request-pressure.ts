@@ -57,6 +57,15 @@ export interface RequestPressureOptions {
    */
   maxYieldMs?: number
   breakMs?: number
+  /**
+   * How far behind the dispatcher is, as it last measured (dispatcher.ts `lagMs`: the age
+   * of the oldest event it claimed); undefined when not known. Never busy from the moment
+   * this reaches `maxLagMs` until it is back under half of it: the floor that keeps the
+   * lag bounded however long the requests keep coming.
+   */
+  lagMs?: () => number | undefined
+  /** 30 s: caught up at full speed from there, so that the oldest pending event stays under 60 s. */
+  maxLagMs?: number
   clock?: PressureClock
   /** Judge every window on a timer (true); false: the caller calls judge() (tests). */
   timer?: boolean
@@ -84,6 +93,8 @@ export function requestPressure({
   windowMs = 250,
   maxYieldMs = 10_000,
   breakMs = 1_000,
+  lagMs = () => undefined,
+  maxLagMs = 30_000,
   clock = processClock,
   timer = true,
 }: RequestPressureOptions): RequestPressure {
@@ -123,8 +134,20 @@ export function requestPressure({
     inFlightArea = 0
   }
 
-  /** The floor: busy for `maxYieldMs` in a row earns the dispatcher a break. */
+  /** Catching up: the lag reached `maxLagMs`, and has not yet come back under half of it. */
+  let catchingUp = false
+
+  /**
+   * The floors: a lag of `maxLagMs` lets the dispatcher run at full speed until it is
+   * halved; and busy for `maxYieldMs` in a row earns it a break.
+   */
   function floor(busy: boolean): boolean {
+    const lag = lagMs()
+    catchingUp = lag !== undefined && lag >= (catchingUp ? maxLagMs / 2 : maxLagMs)
+    if (catchingUp) {
+      yieldingSince = undefined
+      return false
+    }
     const now = clock.now()
     if (now < breakUntil) return false
     if (!busy) {

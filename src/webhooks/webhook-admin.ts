@@ -101,7 +101,7 @@ export function createWebhookAdmin({ endpoints, clock, allowHttp, allowed, maxEn
 
   /** Why a redelivery of an event of `type` went to no endpoint of the account. */
   async function whyNone(accountId: number, type: string): Promise<string> {
-    if (type === TEST_EVENT) return 'A test event goes only to the endpoint it was made for: send another with POST /v1/webhook-endpoints/{id}/test.'
+    if (type === TEST_EVENT) return 'A test event goes only to the endpoint it was made for, which is disabled or deleted: send another with POST /v1/webhook-endpoints/{id}/test.'
     const mine = await endpoints.endpoints(accountId)
     if (mine.length === 0) return 'This account has no webhook endpoint.'
     const enabled = mine.filter((endpoint) => endpoint.disabledAt === null)

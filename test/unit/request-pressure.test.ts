@@ -113,6 +113,25 @@ describe('request pressure (when the dispatcher gives way)', () => {
     assert.ok(clock.now() > 14_000)
   })
 
+  it('lets the dispatcher catch up at full speed once it is maxLagMs behind, until the lag is halved: the lag floor', () => {
+    let lag: number | undefined
+    const { clock, pressure, window } = setup({ maxYieldMs: 60_000, lagMs: () => lag, maxLagMs: 30_000 })
+    const answers = (lags: (number | undefined)[]) =>
+      lags.map((value) => {
+        lag = value
+        const answer = pressure.busy()
+        window(0.99)
+        return answer
+      })
+    window(0.99)
+    // Saturated throughout: only the lag decides.
+    assert.deepEqual(answers([undefined, 0, 10_000, 29_999]), [true, true, true, true], 'behind by less than 30 s: it gives way')
+    assert.deepEqual(answers([30_000, 40_000, 20_000, 15_001]), [false, false, false, false], 'from 30 s, full speed, until the lag is halved')
+    assert.deepEqual(answers([14_999, 20_000, 29_000]), [true, true, true], 'under 15 s it gives way again, and goes on doing so up to 30 s')
+    assert.deepEqual(answers([31_000, undefined]), [false, true], 'a lag not known is no reason to catch up')
+    assert.ok(clock.now() < 60_000, 'the 60 s floor of maxYieldMs played no part')
+  })
+
   it('is busy before its window ends when requests already fill the loop', () => {
     const { clock, pressure, request } = setup({ windowMs: 1_000 })
     request().done()

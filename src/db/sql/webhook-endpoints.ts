@@ -5,7 +5,7 @@ import type { Dialect } from '../dialect.js'
 import type { Database, WebhookAttemptsTable } from '../schema.js'
 import type { StoredAttempt, WebhookEndpointsStore } from '../webhook-endpoints-store.js'
 import { completeClaimIn } from './idempotency-claims.js'
-import { ENDPOINT_COLUMNS, takes, toEndpoint, toEvent } from './webhook-rows.js'
+import { ENDPOINT_COLUMNS, redeliveredTo, toEndpoint, toEvent } from './webhook-rows.js'
 
 export function createWebhookEndpointsStore(db: Kysely<Database>, dialect: Dialect): WebhookEndpointsStore {
   return {
@@ -115,7 +115,7 @@ export function createWebhookEndpointsStore(db: Kysely<Database>, dialect: Diale
         const queued = await sql`
           insert into webhook_deliveries (endpoint_id, event_id, status, attempts, next_attempt_at, trigger, created_at)
           select e.id, t.id, 'pending', 0, ${now}, 'manual', ${now}
-          from events t join webhook_endpoints e on ${takes(dialect)}
+          from events t join webhook_endpoints e on ${redeliveredTo(dialect)}
           where t.id = ${eventId} and e.account_id = ${accountId}`.execute(trx)
         return { deliveries: Number(queued.numAffectedRows ?? 0n), type: visible.type }
       })

@@ -89,7 +89,7 @@ export async function webhookRoutes(app: FastifyInstance, { webhookAdmin, idempo
         operationId: 'redeliverEvent',
         tags: ['webhooks'],
         summary: 'Send an event again',
-        description: 'Queues the event again for each of the caller\'s enabled endpoints subscribed to its type; they get it within a second, with the same `webhook-id`.',
+        description: 'Queues the event again for each of the caller\'s enabled endpoints subscribed to its type (a test event: for the endpoint it was made for alone, whatever it subscribes to); they get it within a second, with the same `webhook-id`.',
         params: EventParams,
         response: {
           202: response(
@@ -97,7 +97,7 @@ export async function webhookRoutes(app: FastifyInstance, { webhookAdmin, idempo
             Type.Object(
               {
                 deliveries: Type.Integer({ minimum: 0, description: 'How many endpoints it was queued for.' }),
-                reason: Type.Optional(Type.String({ description: 'When `deliveries` is 0: why (no endpoint, none enabled, none subscribed to the type, a test event).' })),
+                reason: Type.Optional(Type.String({ description: 'When `deliveries` is 0: why (no endpoint, none enabled, none subscribed to the type, a test event whose endpoint is disabled or deleted).' })),
               },
               { additionalProperties: false },
             ),
