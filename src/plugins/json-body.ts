@@ -72,7 +72,8 @@ export default fp(
     // (Content-Length: 0, or none) is not a body.
     app.addHook('onRequest', (request, _reply, done) => {
       if (hasBody(request.headers) && takesNoBody(request)) {
-        const operation = request.routeOptions.url === undefined ? request.method : `${request.method} ${request.routeOptions.url}`
+        // The path as the document writes it: /v1/store/orders/{orderId}/cancel, not Fastify's :orderId.
+        const operation = request.routeOptions.url === undefined ? request.method : `${request.method} ${request.routeOptions.url.replace(/:(\w+)/g, '{$1}')}`
         return done(new ApiError('payload_too_large', `${operation} takes no request body; send none (or Content-Length: 0).`))
       }
       done()
