@@ -321,7 +321,9 @@ async function runOn(kind: 'sqlite' | 'postgres') {
 
   await attack('unknown query parameters (?stauts=sold&limt=1)', async () => {
     const statuses = await flood(FLOOD / 5, () => call(server.url, '/v1/pets?stauts=sold&limt=1', { headers: bearer(legit), from: ATTACKER }))
-    return { requests: FLOOD / 5, statuses, refusals: count(statuses, 400), check: only(statuses, 400) }
+    // A valid key, let through by the guard: idle past its record's lifetime since the
+    // attack before, its first request looks it up again, as any request of it would.
+    return { requests: FLOOD / 5, statuses, refusals: count(statuses, 400), check: only(statuses, 400), entitled: 1 }
   })
 
   await attack('GET with a 64 MB chunked body', async () => {
