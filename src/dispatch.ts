@@ -43,13 +43,13 @@ export async function runDispatch(config: Config): Promise<void> {
     onError: (error, what) => log.warn({ err: error }, what),
     onAttempt: metrics.observeWebhookAttempt,
   })
-  const storeName = redactUrl(config.databaseUrl)
-  log.info({ store: storeName, environment: config.environment }, `petstore dispatch (${config.environment}) delivering the webhooks of ${storeName}`)
   // Kept listening after the first: a signal sent again while the deliveries under way
   // finish (npm passing on the one it got, a supervisor repeating itself) must not kill
-  // the process half-way. The supervisor's SIGKILL is the way to cut it short.
+  // the process half-way. The supervisor's SIGKILL is the way to cut it short. Listening
+  // before the line that says it is running: a SIGTERM sent as soon as that line is read
+  // would otherwise find no listener yet and end the process at once (seen in a test).
   let stopping = false
-  await new Promise<void>((resolve) => {
+  const stopped = new Promise<void>((resolve) => {
     for (const signal of ['SIGTERM', 'SIGINT'] as const) {
       process.on(signal, () => {
         if (stopping) return log.info({ signal }, 'already shutting down: finishing the deliveries under way')
@@ -58,6 +58,9 @@ export async function runDispatch(config: Config): Promise<void> {
       })
     }
   })
+  const storeName = redactUrl(config.databaseUrl)
+  log.info({ store: storeName, environment: config.environment }, `petstore dispatch (${config.environment}) delivering the webhooks of ${storeName}`)
+  await stopped
   log.info('shutting down: finishing the deliveries under way')
   await dispatcher.close()
   if (metricsServer) {

@@ -93,13 +93,6 @@ export async function startServer(config: Config) {
   }
   const { port } = app.server.address() as AddressInfo
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`
-  const storeName = redactUrl(config.databaseUrl)
-  // One line that says what runs where: the address, the docs, the store (never its password), the environment.
-  app.log.info(
-    { url, docs: `${url}/docs`, store: storeName, environment: config.environment },
-    `petstore (${config.environment}) serving ${url}/v1, docs at ${url}/docs, store ${storeName}`,
-  )
-
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.once(signal, () => {
       app.log.info({ signal }, 'shutting down: draining in-flight requests')
@@ -116,6 +109,14 @@ export async function startServer(config: Config) {
       )
     })
   }
+
+  // After the signals are listened to: a supervisor may send SIGTERM as soon as it reads this line.
+  const storeName = redactUrl(config.databaseUrl)
+  // One line that says what runs where: the address, the docs, the store (never its password), the environment.
+  app.log.info(
+    { url, docs: `${url}/docs`, store: storeName, environment: config.environment },
+    `petstore (${config.environment}) serving ${url}/v1, docs at ${url}/docs, store ${storeName}`,
+  )
   return app
 }
 
