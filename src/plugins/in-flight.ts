@@ -15,6 +15,7 @@
 // deadline. Fastify's own clock (reply.elapsedTime) says how long each has waited.
 import fp from 'fastify-plugin'
 import type { FastifyReply } from 'fastify'
+import type { RequestCounts } from '../webhooks/request-pressure.js'
 
 declare module 'fastify' {
   interface FastifyReply {
@@ -23,12 +24,8 @@ declare module 'fastify' {
   }
 }
 
-/** The requests under way; its counts are what the request pressure reads (webhooks/request-pressure.ts). */
-export interface RequestTracker {
-  /** Requests that arrived since the process started. */
-  started(): number
-  /** Requests arrived and not yet answered. */
-  inFlight(): number
+/** The requests under way; its counts are what the request pressure reads. */
+export interface RequestTracker extends RequestCounts {
   arrived(reply: FastifyReply): void
   left(reply: FastifyReply): void
   /** Each reply under way (one that leaves during the walk is passed over, none twice). */

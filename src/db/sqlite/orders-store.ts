@@ -43,6 +43,12 @@ export function createSqliteOrdersStore({ db, writer, groupCommit, completeClaim
   const orderStatus = writer.prepare('SELECT status FROM orders WHERE id = ? AND account_id = ?').pluck()
 
   const transition = (id: number, from: PetStatus, to: PetStatus) => transitionPet.run(to, id, from).changes > 0
+  /** The placement's order, its Idempotency-Key claim completed in the same operation. */
+  const placedAs = (row: OrderRow, completion: Completion | undefined): PlaceResult => {
+    const order = toOrder(row)
+    if (completion) completeClaim(completion, order)
+    return { outcome: 'placed', order }
+  }
   // Nothing was written for it; this read only tells the refusals apart.
   const refusal = (petId: number): PlaceResult => {
     const status = petStatus.get(petId) as PetStatus | undefined
@@ -65,17 +71,12 @@ export function createSqliteOrdersStore({ db, writer, groupCommit, completeClaim
       }
       return placements.map((p) => {
         const row = placed.has(p) ? orders.get(p.petId) : undefined
-        if (!row) return refusal(p.petId)
-        const order = toOrder(row)
-        if (p.completion) completeClaim(p.completion, order)
-        return { outcome: 'placed', order }
+        return row ? placedAs(row, p.completion) : refusal(p.petId)
       })
     },
     one({ petId, accountId, now, completion }) {
       if (!transition(petId, 'available', 'pending')) return refusal(petId)
-      const order = toOrder(insertOrder.get(petId, accountId, now) as OrderRow)
-      if (completion) completeClaim(completion, order)
-      return { outcome: 'placed', order }
+      return placedAs(insertOrder.get(petId, accountId, now) as OrderRow, completion)
     },
   })
 

@@ -125,11 +125,17 @@ export function createSqlitePetsStore(options: SqlitePetsStoreOptions): PetsStor
   /** Inserts `creates` in a few statements; their pets, in the same order. */
   const insertAll = (creates: readonly Create[]): Pet[] =>
     chunks(creates).flatMap((chunk) => {
-      const values = chunk.flatMap(({ pet, now }) => [pet.name, pet.categoryId, pet.status ?? 'available', now])
+      const pets = chunk.map(({ pet }) => ({ id: 0, name: pet.name, categoryId: pet.categoryId, status: pet.status ?? 'available' }))
+      const values = pets.flatMap(({ name, categoryId, status }, i) => [name, categoryId, status, chunk[i]!.now])
       // Rows get increasing ids in the order of VALUES: sorted, the ids match the chunk.
       const ids = (insertMany(chunk.length).all(...values) as number[]).sort((a, b) => a - b)
-      return chunk.map(({ pet }, i) => ({ id: ids[i]!, name: pet.name, categoryId: pet.categoryId, status: pet.status ?? 'available' }))
+      return pets.map((pet, i) => ({ ...pet, id: ids[i]! }))
     })
+  /** The create's answer, its Idempotency-Key claim completed in the same operation (a lost claim undoes the pet too). */
+  const createdAs = (pet: Pet, completion: Completion | undefined): InsertResult => {
+    if (completion) completeClaim(completion, pet)
+    return { outcome: 'created', pet }
+  }
   const create = groupCommit.together<Create, InsertResult>({
     all(creates) {
       const results: InsertResult[] = new Array(creates.length)
@@ -146,19 +152,12 @@ export function createSqlitePetsStore(options: SqlitePetsStoreOptions): PetsStor
         return []
       })
       const pets = insertAll(valid.map((i) => creates[i]!))
-      valid.forEach((i, n) => {
-        const { completion } = creates[i]!
-        if (completion) completeClaim(completion, pets[n]!)
-        results[i] = { outcome: 'created', pet: pets[n]! }
-      })
+      valid.forEach((i, n) => (results[i] = createdAs(pets[n]!, creates[i]!.completion)))
       return results
     },
     one({ pet, now, completion }) {
       if (categoryExists.get(pet.categoryId) === undefined) return { outcome: 'no_such_category' }
-      const created = insertOne(pet, now)
-      // In the create's own savepoint: a lost claim rolls the pet back too.
-      if (completion) completeClaim(completion, created)
-      return { outcome: 'created', pet: created }
+      return createdAs(insertOne(pet, now), completion)
     },
   })
 
