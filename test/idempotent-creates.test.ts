@@ -108,6 +108,17 @@ for (const store of STORES) describe(`Idempotency-Key on the other creates (${st
       assert.ok(!JSON.stringify(keys).includes(first.key!))
     })
 
+    it('replays a secret to the key that asked alone: another key of the account, sending the same body, gets 422', async () => {
+      const other = await post<ApiKeyWithSecret>('/v1/keys', undefined, { name: 'fewer scopes', scopes: ['keys:write', 'pets:read'] })
+      assert.equal(other.status, 201, other.text)
+      const idem = randomUUID()
+      const json = { name: 'orders clerk', scopes: ['orders:write'] }
+      assert.equal((await post('/v1/keys', idem, json)).status, 201)
+      const stolen = await server.request<Answer<ApiKeyWithSecret>>('/v1/keys', { method: 'POST', key: other.body.key!, json, headers: { 'idempotency-key': idem } })
+      assert.equal(stolen.status, 422, `a key without orders:write was handed one that has it: ${stolen.text}`)
+      assert.ok(!('key' in (stolen.body as object)))
+    })
+
     it('reseals a replay\'s secret with a new main key (reseal-secrets), which alone opens it then', async () => {
       const { first, idem } = await replayed<ApiKeyWithSecret>('/v1/keys', { name: 'rotated' })
       const newKey = randomBytes(32)

@@ -117,7 +117,9 @@ export async function keyRoutes(app: FastifyInstance, { keyAdmin, usage, idempot
       }
       const answer = await idempotency
         .run(request, {
-          fingerprint: () => fingerprintOf('createKey', { ...body, scopes: body.scopes && [...body.scopes].sort() }),
+          // The calling key is part of the request: a replay hands out the secret, which another
+          // key of the account (with fewer scopes, say) must not get by sending the same body.
+          fingerprint: () => fingerprintOf('createKey', { ...body, scopes: body.scopes && [...body.scopes].sort(), by: request.apiKey!.id }),
           write: (completion) => keyAdmin.create(input, request.apiKey!, completion),
         })
         .catch(refused)

@@ -150,7 +150,8 @@ export async function webhookRoutes(app: FastifyInstance, { webhookAdmin, idempo
       const { url, enabledEvents, description = '' } = request.body
       const answer = await idempotency
         .run(request, {
-          fingerprint: () => fingerprintOf('createWebhookEndpoint', { url, enabledEvents: [...new Set(enabledEvents)].sort(), description }),
+          // The calling key is part of the request: a replay hands out the signing secret (routes/v1/keys.ts says why).
+          fingerprint: () => fingerprintOf('createWebhookEndpoint', { url, enabledEvents: [...new Set(enabledEvents)].sort(), description, by: request.apiKey!.id }),
           write: (completion) => webhookAdmin.create(request.apiKey!.accountId, request.body, completion),
         })
         .catch(refused)
