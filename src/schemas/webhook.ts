@@ -38,7 +38,7 @@ export const WebhookEndpoint = Type.Object(
     status: Type.Unsafe<'enabled' | 'disabled'>({ type: 'string', enum: ['enabled', 'disabled'], description: '`disabled` by the caller, after a 410, or after 5 days of failures.' }),
     disabledAt: Type.Union([timestamp('When it was disabled.'), Type.Null()], { description: 'When it was disabled; null while enabled.' }),
     createdAt: timestamp('When it was made.'),
-    secret: Type.Optional(Type.String({ description: 'The signing secret (`whsec_…`): in the response that made or rotated it, and never again.' })),
+    secret: Type.Optional(Type.String({ description: 'The signing secret (`whsec_…`): in the response that made or rotated it (and that create\'s Idempotency-Key replays, to the same API key, for 24 hours), and never again.' })),
   },
   { $id: 'WebhookEndpoint', additionalProperties: false, description: 'Where an account\'s events are sent, signed (Standard Webhooks).' },
 )

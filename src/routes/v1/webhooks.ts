@@ -156,8 +156,8 @@ export async function webhookRoutes(app: FastifyInstance, { webhookAdmin, idempo
         })
         .catch(refused)
       if (answer.replayed) reply.header('idempotent-replayed', 'true')
-      // A replay's secret was kept sealed beside the body.
-      const endpoint = answer.replayed ? { ...(answer.body as WebhookEndpoint), ...(answer.secret === undefined ? {} : { secret: answer.secret }) } : answer.result
+      // A replay's secret was kept sealed beside the body (every endpoint create's record has one).
+      const endpoint = answer.replayed ? { ...(answer.body as WebhookEndpoint), secret: answer.secret } : answer.result
       return reply.code(201).header('location', `/v1/webhook-endpoints/${endpoint.id}`).send(endpoint)
     },
   )
