@@ -410,7 +410,8 @@ for (const store of STORES) describe(`the OpenAPI document (${store})`, () => {
       403: () => withoutScope('/v1/keys', { method: 'POST', json: {} }),
       409: async () => {
         const json = {}
-        const options = { fingerprint: fingerprintOf('createKey', json), now: clock.now(), ttlMs: IDEMPOTENCY_TTL_MS, leaseMs: IDEMPOTENCY_LEASE_MS }
+        // As routes/v1/keys.ts makes it: the body and the calling key.
+        const options = { fingerprint: fingerprintOf('createKey', { ...json, by: await server.keyId(admin) }), now: clock.now(), ttlMs: IDEMPOTENCY_TTL_MS, leaseMs: IDEMPOTENCY_LEASE_MS }
         await server.store.idempotency.claim({ accountId: await server.accountId(admin), key: 'scenario-key-409' }, options)
         return server.request('/v1/keys', { method: 'POST', key: admin, json, headers: { 'idempotency-key': 'scenario-key-409' } })
       },
