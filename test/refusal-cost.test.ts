@@ -173,6 +173,27 @@ for (const { store, redis } of SETUPS) describe(`a banned key (${store}, counter
     assert.equal(lookups, 0, 'lookups of a banned key')
   })
 
+  it('a key revoked or expired is not looked up again, however long its record outlives its lifetime: both are final', async () => {
+    const revoked = await server.createKey('enterprise', { perMinute: 1_000, perDay: 10_000 })
+    const expiring = await server.createKey('enterprise', { perMinute: 1_000, perDay: 10_000 }, { expiresAt: clock.now() + 1_000 })
+    await server.store.apiKeys.revoke(await server.keyId(revoked), clock.now(), false)
+    clock.advance(1_000)
+    // Each looked up once, and remembered as it stands.
+    assert.match((await server.request('/v1/pets', { key: revoked })).text, /revoked/)
+    assert.match((await server.request('/v1/pets', { key: expiring })).text, /expired/)
+    const lookups = await lookupsDuring(server, async () => {
+      for (let step = 0; step < 4; step++) {
+        clock.advance(2_500) // past the record's refresh, then past its 3 s lifetime
+        for (const [key, why] of [[revoked, /revoked/], [expiring, /expired/]] as const) {
+          const res = await server.request<{ message: string }>('/v1/pets', { key })
+          assert.equal(res.status, 401, res.text)
+          assert.match(res.body.message, why)
+        }
+      }
+    })
+    assert.equal(lookups, 0, 'lookups of a revoked or expired key')
+  })
+
   it('is looked up again once its ban is lifted, and answered as it now stands', async () => {
     const key = await bannedKey()
     const id = await server.keyId(key)

@@ -3,13 +3,14 @@
 // the cache's lifetime bounds how long a revocation, a plan or scope change, or
 // disabling takes to reach a running instance (within 5 seconds), for a key let
 // through: a record past its lifetime can still refuse its key (a ban, decided before
-// the store is asked again), so a banned key is not looked up while its ban holds.
+// the store is asked again, or a revocation or expiry, which are final), so neither a
+// banned key nor a dead one is looked up again while it floods.
 // Expiry is checked against the clock on every request, cached or not. Keys the store does not know
 // are remembered too, as briefly and in a bounded map: a made-up key sent again and
 // again costs one lookup per lifetime, not one per request.
 import type { Clock } from '../clock.js'
 import type { ApiKeysStore } from '../db/api-keys-store.js'
-import { keyState, toApiKeyRecord, type ApiKeyRecord } from './api-key-record.js'
+import { keyState, toApiKeyRecord, type ApiKeyRecord, type KeyState } from './api-key-record.js'
 import { hashApiKey, parseApiKey, type KeyEnvironment } from './key-format.js'
 
 export type AuthResult =
@@ -44,6 +45,8 @@ export interface AuthenticatorOptions {
 }
 
 const LAST_USED_GRANULARITY_MS = 60_000
+/** The states no change to a key can leave: a record past its lifetime still answers them. */
+const FINAL: ReadonlySet<KeyState> = new Set(['revoked', 'expired'])
 const MISSING: AuthResult = Object.freeze({ ok: false, missing: true, message: 'Missing API key: send it as "Authorization: Bearer <key>".' })
 // RFC 6750 / RFC 9110: the scheme is case-insensitive, the token is a b64token.
 const BEARER = /^bearer +([A-Za-z0-9\-._~+/]+=*) *$/i
@@ -176,9 +179,12 @@ export function createAuthenticator({
         const known = cached(token, now)
         return known === undefined ? undefined : verdict(known, now, hit && hit.until - now <= refreshAheadMs ? 'due' : undefined)
       }
-      // Past its lifetime, a record refuses nothing by itself: a key disabled then may be enabled since.
+      // Past its lifetime, a record still refuses a key revoked or expired: both are final
+      // (a revocation is never undone, and a roll only ever moves an expiry earlier), so
+      // a dead key's flood is not looked up once a lifetime. A key disabled then may be
+      // enabled since: that refusal is asked of the store again.
       const stale = verdict(hit.key, now, 'stale')
-      return stale.ok ? stale : undefined
+      return stale.ok || FINAL.has(keyState(hit.key, now)) ? stale : undefined
     },
     /**
      * Looks the key up again in the background (peek() said `due`), so that under steady
