@@ -20,15 +20,8 @@ export interface AccountView {
   keyCount: number
 }
 
-/** The calling key as it reads itself: what it may do and until when, without `keys:read`. */
-export interface CallingKeyView {
-  id: number
-  name: string
-  prefix: string
-  scopes: Scope[]
-  createdAt: string
-  expiresAt: string | null
-}
+/** The calling key as it reads itself: what it may do and until when, without `keys:read` (the fields of schemas/key.ts's CallingKey). */
+export type CallingKeyView = Pick<KeyView, 'id' | 'name' | 'prefix' | 'scopes' | 'createdAt' | 'expiresAt'>
 
 export interface NewAccountInput {
   plan: string

@@ -86,16 +86,6 @@ export interface CategoryPage {
   requestId: string | undefined
 }
 
-export interface CreatePetOptions {
-  /**
-   * Sent as `Idempotency-Key`, the same on every retry of this call, so that a
-   * retry after a lost answer gets the first answer instead of a second pet.
-   * Default: a fresh random UUID per call. `false` sends none; a lost answer is
-   * then not retried (the pet may exist), only refusals by the rate limit are.
-   */
-  idempotencyKey?: string | false
-}
-
 export interface ListOrdersOptions {
   /** 1 to 100; the API's default is 20. */
   limit?: number
@@ -179,6 +169,7 @@ export interface CreateOptions {
 }
 
 export type CreateKeyOptions = CreateOptions
+export type CreatePetOptions = CreateOptions
 
 /** The key management, usage, events and webhook operations: every one of the API's. */
 export interface AccountOperations {
