@@ -50,6 +50,16 @@ for (const store of STORES) describe(`petstore categories … and pets list filt
     assert.equal((await cli('categories', 'show', String(empty.id))).code, 1)
   })
 
+  it('creates a category once with --idempotency-key: run again, the command prints the first one', async () => {
+    const first = await cli('categories', 'create', '--name', 'Degus', '--idempotency-key', 'cli-category-1')
+    assert.equal(first.code, 0, first.err.join('\n'))
+    const again = await cli('categories', 'create', '--name', 'Degus', '--idempotency-key', 'cli-category-1')
+    assert.equal(again.code, 0, again.err.join('\n'))
+    assert.deepEqual(again.json<Category>(), first.json<Category>())
+    // Without the key, the second run is a second create: refused, as the name is taken.
+    assert.equal((await cli('categories', 'create', '--name', 'Degus')).code, 1)
+  })
+
   it('exits 2 for mistakes in the arguments, with did-you-mean', async () => {
     const typo = await cli('categories', 'lst')
     assert.equal(typo.code, 2)

@@ -47,6 +47,19 @@ for (const store of STORES) describe(`petstore webhooks, events and usage (${sto
     assert.match(gone.err[0] ?? '', /^petstore: 404 not_found: /)
   })
 
+  it('creates an endpoint once with --idempotency-key: run again, the command prints the first one, its secret included', async () => {
+    const args = ['webhooks', 'create', '--url', `${URL}/once`, '--events', '*', '--idempotency-key', 'cli-endpoint-1']
+    const first = await cli(...args)
+    assert.equal(first.code, 0, first.err.join('\n'))
+    const again = await cli(...args)
+    assert.equal(again.code, 0, again.err.join('\n'))
+    assert.deepEqual(again.json<WebhookEndpoint>(), first.json<WebhookEndpoint>())
+    assert.ok(first.json<WebhookEndpoint>().secret?.startsWith('whsec_'))
+    const listed = (await cli('webhooks', 'list')).json<WebhookEndpoint[]>().filter((e) => e.url === `${URL}/once`)
+    assert.equal(listed.length, 1, 'one endpoint made')
+    assert.equal((await cli('webhooks', 'delete', String(first.json<WebhookEndpoint>().id))).code, 0)
+  })
+
   it('lists events by type, a page at a time or all, and redelivers one', async () => {
     await cli('categories', 'create', '--name', 'Evented one')
     await cli('categories', 'create', '--name', 'Evented two')

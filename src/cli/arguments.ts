@@ -19,6 +19,15 @@ export function duration(value: string, name: string): number {
   return ms
 }
 
+/**
+ * `--idempotency-key K` of a create over the API: sent as Idempotency-Key, so that the
+ * command run again with the same K answers what the first run made instead of making
+ * another (`answer`: "the first pet, not a second one"). Without it the client sends a
+ * fresh key per run.
+ */
+export const idempotencyKeyFlag = (answer: string) => ({ value: 'K', description: `makes a retry of this command return ${answer}` })
+export const idempotencyOption = (key: string | undefined): { idempotencyKey?: string } => (key === undefined ? {} : { idempotencyKey: key })
+
 /** The `--days N` of a usage history (default 7): at most as many days as usage is kept. */
 export const DAYS_FLAG = { value: 'N', description: `how many days back, 1 to ${USAGE_KEPT_DAYS} (default 7)` }
 export function historyDays(value: string | undefined): number {

@@ -1,7 +1,7 @@
 // `petstore categories …`: list, show, create, update and delete categories through the
 // typed client, against a running service (PETSTORE_URL, PETSTORE_API_KEY), as the
 // pets commands do.
-import { positiveInteger } from './arguments.js'
+import { idempotencyKeyFlag, idempotencyOption, positiveInteger } from './arguments.js'
 import { CliError } from './cli-error.js'
 import { defineCommand } from './command.js'
 import { listCommand, listFlags } from './list-command.js'
@@ -45,10 +45,14 @@ export const categoriesCommands = [
     flags: {
       name: { value: 'NAME', description: "the category's name", required: true },
       description: { value: 'TEXT', description: 'what it holds, for people' },
+      'idempotency-key': idempotencyKeyFlag('the first category, not a 409 (names are unique)'),
     },
     run: ({ values }, context) =>
       withClient(context, async (client) => {
-        const category = await client.createCategory({ name: values.name, ...(values.description === undefined ? {} : { description: values.description }) })
+        const category = await client.createCategory(
+          { name: values.name, ...(values.description === undefined ? {} : { description: values.description }) },
+          idempotencyOption(values['idempotency-key']),
+        )
         context.io.out(JSON.stringify(category, null, 2))
         return 0
       }),

@@ -2,7 +2,7 @@
 // typed client, against a running service, as the pets commands do.
 import type { PetstoreClient } from '../client/index.js'
 import { ORDER_STATUSES } from '../schemas/order.js'
-import { positiveInteger } from './arguments.js'
+import { idempotencyKeyFlag, idempotencyOption, positiveInteger } from './arguments.js'
 import { defineCommand } from './command.js'
 import { listCommand, listFlags } from './list-command.js'
 import { withClient } from './pets.js'
@@ -27,13 +27,12 @@ export const ordersCommands = [
     summary: 'Reserve an available pet; prints the order as JSON',
     flags: {
       'pet-id': { value: 'N', description: 'the pet to reserve', required: true },
-      'idempotency-key': { value: 'K', description: 'makes a retry of this command return the first order, not a 409' },
+      'idempotency-key': idempotencyKeyFlag('the first order, not a 409'),
     },
     run: ({ values }, context) =>
       withClient(context, async (client) => {
         const petId = positiveInteger(values['pet-id'], '--pet-id')
-        const key = values['idempotency-key']
-        context.io.out(JSON.stringify(await client.placeOrder(petId, key === undefined ? {} : { idempotencyKey: key }), null, 2))
+        context.io.out(JSON.stringify(await client.placeOrder(petId, idempotencyOption(values['idempotency-key'])), null, 2))
         return 0
       }),
   }),

@@ -3,7 +3,7 @@
 // client of the service, so the server's own settings (DATABASE_URL…) do not matter.
 import { createClient, PetstoreError, type PetstoreClient } from '../client/index.js'
 import { PET_SORTS, PET_STATUSES } from '../schemas/pet.js'
-import { positiveInteger } from './arguments.js'
+import { idempotencyKeyFlag, idempotencyOption, positiveInteger } from './arguments.js'
 import { CliError } from './cli-error.js'
 import { defineCommand, type Context } from './command.js'
 import { listCommand, listFlags, oneOf } from './list-command.js'
@@ -78,7 +78,7 @@ export const petsCommands = [
       name: { value: 'NAME', description: "the pet's name", required: true },
       'category-id': { value: 'N', description: "the pet's category", required: true },
       status: { value: 'S', description: `${STATUS_LIST} (default available)` },
-      'idempotency-key': { value: 'K', description: 'makes a retry of this command return the first pet, not a second one' },
+      'idempotency-key': idempotencyKeyFlag('the first pet, not a second one'),
     },
     run: ({ values }, context) =>
       withClient(context, async (client) => {
@@ -88,7 +88,7 @@ export const petsCommands = [
             categoryId: positiveInteger(values['category-id'], '--category-id'),
             ...(values.status === undefined ? {} : { status: oneOf(values.status, PET_STATUSES) }),
           },
-          values['idempotency-key'] === undefined ? {} : { idempotencyKey: values['idempotency-key'] },
+          idempotencyOption(values['idempotency-key']),
         )
         context.io.out(JSON.stringify(pet, null, 2))
         return 0

@@ -3,7 +3,7 @@
 // PETSTORE_API_KEY), as the pets commands are. JSON on stdout; notes on stderr.
 import type { PetstoreClient, WebhookEvent } from '../client/index.js'
 import { EVENT_TYPES, TEST_EVENT } from '../vocabulary/event-types.js'
-import { positiveInteger } from './arguments.js'
+import { idempotencyKeyFlag, idempotencyOption, positiveInteger } from './arguments.js'
 import { CliError } from './cli-error.js'
 import { defineCommand, type Context } from './command.js'
 import { listCommand, listFlags, oneOf } from './list-command.js'
@@ -34,14 +34,18 @@ export const webhooksCommands = [
       url: { value: 'URL', description: 'where to POST deliveries (https, a public address)', required: true },
       events: { value: 'TYPES', description: EVENT_LIST, required: true },
       description: { value: 'TEXT', description: 'a note for people' },
+      'idempotency-key': idempotencyKeyFlag('the first endpoint, its secret included, not a second one'),
     },
     run: ({ values }, context) =>
       withClient(context, async (client) => {
-        const endpoint = await client.createWebhookEndpoint({
-          url: values.url,
-          enabledEvents: enabledEvents(values.events),
-          ...(values.description === undefined ? {} : { description: values.description }),
-        })
+        const endpoint = await client.createWebhookEndpoint(
+          {
+            url: values.url,
+            enabledEvents: enabledEvents(values.events),
+            ...(values.description === undefined ? {} : { description: values.description }),
+          },
+          idempotencyOption(values['idempotency-key']),
+        )
         print(context, endpoint)
         context.io.err('petstore: the secret is shown this once: give it to the receiver (its WEBHOOK_SECRET)')
         return 0
