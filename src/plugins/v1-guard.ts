@@ -50,18 +50,14 @@ export default fp(
 
     app.addHook('onRequest', (request, reply, done) => {
       const known = authenticator.peek(request.headers.authorization)
-      // A ban this instance knows of refuses before anything is looked up: the address's
-      // for a key not cached, the key's own for one whose cached record is past its
-      // lifetime (a banned key's record is not refreshed while the ban holds).
-      const banned = known === undefined ? addressOf(request) : known.ok && known.stale ? known.key : undefined
-      if (banned) {
-        const ban = limiter.bannedNow(banned, known?.ok ? known.key.limits : PLAN_LIMITS.free)
-        if (ban) {
-          try {
-            admit(request, reply, known ?? NOT_LOOKED_UP, ban)
-          } catch (error) {
-            return done(error as Error)
-          }
+      // A ban this instance knows of refuses before anything is looked up.
+      const target = banTargetOf(request, known)
+      const ban = target && limiter.bannedNow(target.caller, target.limits)
+      if (ban) {
+        try {
+          admit(request, reply, target.auth, ban)
+        } catch (error) {
+          return done(error as Error)
         }
       }
       if (request.routeOptions.config.uncounted) {
@@ -69,7 +65,7 @@ export default fp(
         return
       }
       // Nothing to wait for: the key was known without the store, the counters are here.
-      if (known && !(known.ok && known.stale) && limiter.checkNow) {
+      if (settled(known) && limiter.checkNow) {
         try {
           admit(request, reply, known, limiter.checkNow(identityOf(request, known), limitsOf(known)))
         } catch (error) {
@@ -92,20 +88,16 @@ export default fp(
      * cached record is past its lifetime.
      */
     async function refuseBanned(request: FastifyRequest, reply: FastifyReply, known: AuthResult | undefined) {
-      if (!limiter.shared) return
-      if (known === undefined) {
-        const windows = await limiter.peek(addressOf(request), PLAN_LIMITS.free)
-        if (windows.outcome === 'banned') admit(request, reply, NOT_LOOKED_UP, windows)
-      } else if (known.ok && known.stale) {
-        const windows = await limiter.peek(known.key, known.key.limits)
-        if (windows.outcome === 'banned') admit(request, reply, known, windows)
-      }
+      const target = banTargetOf(request, known)
+      if (!limiter.shared || !target) return
+      const windows = await limiter.peek(target.caller, target.limits)
+      if (windows.outcome === 'banned') admit(request, reply, target.auth, windows)
     }
 
     /** The caller's key: as cached, or looked up once no ban known for it refused it first. */
     async function identify(request: FastifyRequest, reply: FastifyReply, known: AuthResult | undefined): Promise<AuthResult> {
       await refuseBanned(request, reply, known)
-      return known && !(known.ok && known.stale) ? known : authenticator.authenticate(request.headers.authorization)
+      return settled(known) ? known : authenticator.authenticate(request.headers.authorization)
     }
 
     async function guard(request: FastifyRequest, reply: FastifyReply, known: AuthResult | undefined) {
@@ -148,6 +140,21 @@ const addressOf = (request: FastifyRequest): Caller => {
 }
 /** A key refused without a lookup because its address is banned: the ban is the answer. */
 const NOT_LOOKED_UP: AuthResult = Object.freeze({ ok: false, missing: false, message: 'The address is banned; the key was not looked up.' })
+
+/** Whether the peek's answer stands without the store: a key cached (as valid, refused or unknown) within its record's lifetime, or a header refused as it is. */
+const settled = (known: AuthResult | undefined): known is AuthResult => known !== undefined && !(known.ok && known.stale)
+
+/**
+ * Who a ban is looked for before the store is asked, when the store would be: the
+ * address, for a key not cached (a guesser's made-up keys); the key itself, for one
+ * whose cached record is past its lifetime (a banned key's record is not refreshed
+ * while its ban holds). None when the peek's answer stands.
+ */
+function banTargetOf(request: FastifyRequest, known: AuthResult | undefined): { caller: Caller; limits: Limits; auth: AuthResult } | undefined {
+  if (known === undefined) return { caller: addressOf(request), limits: PLAN_LIMITS.free, auth: NOT_LOOKED_UP }
+  if (known.ok && known.stale) return { caller: known.key, limits: known.key.limits, auth: known }
+  return undefined
+}
 const limitsOf = (auth: AuthResult) => (auth.ok ? auth.key.limits : PLAN_LIMITS.free)
 
 const ANONYMOUS = 'callers without a valid API key'
