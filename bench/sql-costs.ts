@@ -1,4 +1,4 @@
-// npm run bench:sql [-- --pets N --rounds R --batches B]: what each part of a create's
+// npm run bench:sql [-- --pets N --rounds R --batches B --rows varied|same]: what each part of a create's
 // SQL costs on SQLite, as the group commit runs it (one multi-row INSERT of 50 pets
 // in a transaction, migration 010's statement and triggers). One database per variant,
 // each migrated as the service migrates it and seeded with N pets, then without one
@@ -19,17 +19,22 @@ const { values } = parseArgs({
     pets: { type: 'string', default: '10000' },
     rounds: { type: 'string', default: '15' },
     batches: { type: 'string', default: '40' },
+    rows: { type: 'string', default: 'varied' },
     help: { type: 'boolean', default: false },
   },
 })
 if (values.help) {
-  console.log('npm run bench:sql -- [--pets N (default 10000)] [--rounds R (default 15)] [--batches B a round (default 40)]')
+  console.log('npm run bench:sql -- [--pets N (default 10000)] [--rounds R (default 15)] [--batches B a round (default 40)] [--rows varied|same]')
+  console.log('  --rows varied (default): names, categories and statuses vary, so each index takes rows all over it, as real data does')
+  console.log("  --rows same: every row is npm run bench's POST body ({name: 'Bench', categoryId: 7, status: 'pending'}): each index appends in one place")
   process.exit(0)
 }
 const PETS = Number(values.pets)
 const ROUNDS = Number(values.rounds)
 const BATCHES = Number(values.batches)
 const BATCH = 50
+if (values.rows !== 'varied' && values.rows !== 'same') throw new Error('--rows is varied or same')
+const SAME = values.rows === 'same'
 
 interface Variant {
   name: string
@@ -41,7 +46,16 @@ interface Variant {
   pageSize?: number
   /** SQL run after the drops (another form of a part). */
   then?: string[]
+  /** Statements run in each batch's transaction after its INSERT, given the batch's first and last id: a part written by the batch instead of a trigger. */
+  afterBatch?: string[]
 }
+
+/** The event and the count of migration 007's and 004's triggers, written for the whole batch by one statement each. */
+const EVENTS_OF_BATCH = `insert into events (type, account_id, data, created_at, fan_out_pending)
+  select 'pet.created', null, json_object('id', id, 'name', name, 'category_id', category_id, 'status', status), cast(round((julianday('now') - 2440587.5) * 86400000) as integer),
+    case when exists (select 1 from webhook_endpoints e where e.disabled_at is null and (e.enabled_events = '*' or instr(' ' || e.enabled_events || ' ', ' pet.created ') > 0)) then 1 else 0 end
+  from pets where id between ? and ? order by id`
+const COUNTS_OF_BATCH = 'update pet_status_counts set n = n + (select count(*) from pets where id between ? and ? and pets.status = pet_status_counts.status)'
 
 /** The search index made again with `options` added to migration 010's, and its insert trigger. */
 const searchWith = (options: string, after: string[] = []) => [
@@ -64,6 +78,7 @@ const VARIANTS: Variant[] = [
   { name: 'all, search index with columnsize = 0', drop: [], then: searchWith(', columnsize = 0') },
   { name: 'all, search index with automerge = 16', drop: [], then: searchWith('', ["insert into pets_search (pets_search, rank) values ('automerge', 16)"]) },
   { name: 'all, search index with detail = column', drop: [], then: searchWith(', detail = column') },
+  { name: 'events and counts written by the batch, not by triggers', drop: ['trigger pets_count_insert', 'trigger pets_event_insert'], afterBatch: [EVENTS_OF_BATCH, COUNTS_OF_BATCH] },
   { name: 'without the count trigger', drop: ['trigger pets_count_insert'] },
   { name: 'without the event trigger', drop: ['trigger pets_event_insert'] },
   { name: 'without the search index trigger', drop: ['trigger pets_search_insert'] },
@@ -83,7 +98,7 @@ let n = 0
 const batchValues = () =>
   Array.from({ length: BATCH }, () => {
     n++
-    return [`${names[n % names.length]} ${n}`, 1 + (n % 7), 'available', Date.now()]
+    return SAME ? ['Bench', 7, 'pending', Date.now()] : [`${names[n % names.length]} ${n}`, 1 + (n % 7), ['available', 'pending', 'sold'][n % 3], Date.now()]
   }).flat()
 
 const dir = mkdtempSync(join(tmpdir(), 'petstore-sql-costs-'))
@@ -107,7 +122,16 @@ try {
     for (const pragma of variant.pragmas ?? []) db.pragma(pragma)
     for (const statement of variant.then ?? []) db.exec(statement)
     const statement = db.prepare(insert).pluck()
-    const batch = db.transaction((values: unknown[]) => statement.all(...values))
+    const after = (variant.afterBatch ?? []).map((text) => db.prepare(text))
+    const batch = db.transaction((values: unknown[]) => {
+      const ids = statement.all(...values) as number[]
+      if (after.length > 0) {
+        const first = Math.min(...ids)
+        const last = Math.max(...ids)
+        for (const each of after) each.run(first, last)
+      }
+      return ids
+    })
     for (let seeded = 0; seeded < PETS; seeded += BATCH) batch(batchValues())
     databases.push({ variant, db, batch, rounds: [] as number[], system: [] as number[] })
   }
@@ -125,12 +149,12 @@ try {
   }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
   const all = median(databases[0]!.rounds)
-  console.log(`\nA create's SQL on SQLite, ${PETS.toLocaleString('en-US')} pets seeded, batches of ${BATCH} in a transaction, ${ROUNDS} rounds of ${BATCHES} batches (median round)\n`)
+  console.log(`\nA create's SQL on SQLite, ${PETS.toLocaleString('en-US')} pets seeded, rows ${SAME ? "all npm run bench's POST body" : 'varied'}, batches of ${BATCH} in a transaction, ${ROUNDS} rounds of ${BATCHES} batches (median round)\n`)
   console.log('| Variant | CPU µs a row | of which system | cost of the part left out |')
   console.log('|---|---:|---:|---:|')
   for (const { variant, rounds, system } of databases) {
     const us = median(rounds)
-    console.log(`| ${variant.name} | ${us.toFixed(2)} | ${median(system).toFixed(2)} | ${variant.drop.length === 0 && !variant.pragmas && !variant.pageSize && !variant.then ? '–' : (all - us).toFixed(2)} |`)
+    console.log(`| ${variant.name} | ${us.toFixed(2)} | ${median(system).toFixed(2)} | ${variant === VARIANTS[0] ? '–' : (all - us).toFixed(2)} |`)
   }
   for (const { db } of databases) db.close()
 } finally {
