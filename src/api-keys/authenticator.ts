@@ -76,9 +76,8 @@ export function createAuthenticator({
   const looking = new Map<string, Promise<ApiKeyRecord | undefined>>()
   const lastTouched = new Map<number, number>()
 
-  /** The record, null when the store did not know the token a moment ago, undefined when not cached (or past its lifetime). */
-  function cached(token: string, now: number): ApiKeyRecord | null | undefined {
-    const hit = cache.get(token)
+  /** The record, null when the store did not know the token a moment ago, undefined when not cached (or past its lifetime). `hit`: the cache's entry, when the caller has read it. */
+  function cached(token: string, now: number, hit = cache.get(token)): ApiKeyRecord | null | undefined {
     if (hit && hit.until > now) return hit.key
     const until = unknown.get(token)
     if (until === undefined) return undefined
@@ -176,7 +175,7 @@ export function createAuthenticator({
       const now = clock.now()
       const hit = cache.get(token)
       if (hit === undefined || hit.until > now) {
-        const known = cached(token, now)
+        const known = cached(token, now, hit)
         return known === undefined ? undefined : verdict(known, now, hit && hit.until - now <= refreshAheadMs ? 'due' : undefined)
       }
       // Past its lifetime, a record still refuses a key revoked or expired: both are final
