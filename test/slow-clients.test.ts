@@ -155,6 +155,24 @@ describe('slow and greedy clients', { timeout: 60_000 }, () => {
     assert.deepEqual(listed.body, [], 'the request after the refused one made no pet')
   })
 
+  it('keeps the connection of a refused request that has no body: two 401s and a 200 one after the other on it', async () => {
+    const s = await open(server)
+    // In one write, as a pipelining client sends them: Node parses each request's end only
+    // after the hooks that refuse it have run.
+    s.socket.write(
+      'GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer nope\r\n\r\n' +
+        'DELETE /v1/pets/1 HTTP/1.1\r\nHost: x\r\n\r\n' +
+        `GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\n\r\n`,
+    )
+    const deadline = performance.now() + 2_000
+    // An answer's status line follows the body before it on the same line: not anchored.
+    while ((s.answer().match(/HTTP\/1\.1 \d{3}/g)?.length ?? 0) < 3 && performance.now() < deadline) await sleep(20)
+    assert.deepEqual([...s.answer().matchAll(/HTTP\/1\.1 (\d{3})/g)].map((m) => m[1]), ['401', '401', '200'], s.answer().slice(0, 600))
+    assert.doesNotMatch(s.answer(), /\r\nconnection: close\r\n/i)
+    assert.equal(s.socket.readyState, 'open', 'the server kept the connection')
+    s.socket.destroy()
+  })
+
   it('closes the connection when a refusal is answered before the body arrived, instead of reading the rest', async () => {
     const s = await open(server)
     // No key: 401 on the headers; the 50 MB announced are never read.

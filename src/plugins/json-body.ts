@@ -81,9 +81,12 @@ export default fp(
     // Any answer given before the request's body arrived whole (a refusal decided on
     // the headers: 401, 429, 413, 415) closes the connection rather than reading the
     // rest of the body, however long, to keep the connection open; the client, which
-    // may still be sending, is given the time to read the answer (lingeringClose).
+    // may still be sending, is given the time to read the answer (lingeringClose). A
+    // request without a body has nothing left to read, though Node marks it complete
+    // only after the hooks that refuse it have run: its connection stays open, so a
+    // client refused 401 or 429 on a GET keeps its keep-alive connection.
     app.addHook('onSend', (request, reply, payload, done) => {
-      if (!request.raw.complete) {
+      if (!request.raw.complete && hasBody(request.headers)) {
         reply.header('connection', 'close')
         request.raw.socket.destroySoon = lingeringClose
       }
