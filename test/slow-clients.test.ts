@@ -173,6 +173,18 @@ describe('slow and greedy clients', { timeout: 60_000 }, () => {
     s.socket.destroy()
   })
 
+  it('answers 405 to a method a path does not allow before reading the body sent with it, and closes the connection', async () => {
+    const s = await open(server)
+    // 50 KB announced, one byte sent: nothing waits for the rest.
+    s.socket.write(`DELETE /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 50000\r\n\r\n{`)
+    const time = await s.closed
+    assert.equal(parseRawAnswer(s.answer()).status, 405, s.answer())
+    assert.match(s.answer(), /\r\nallow: GET, POST, HEAD\r\n/i)
+    assert.match(s.answer(), /\r\nconnection: close\r\n/i)
+    assert.ok(time < REQUEST_TIMEOUT_S * 1000, `answered after ${Math.round(time)} ms`)
+    await assertNoneOpen(LINGER_MS + 500)
+  })
+
   it('closes the connection when a refusal is answered before the body arrived, instead of reading the rest', async () => {
     const s = await open(server)
     // No key: 401 on the headers; the 50 MB announced are never read.

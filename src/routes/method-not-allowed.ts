@@ -1,6 +1,6 @@
 // RFC 9110 §15.5.6: a known path with a method it does not support answers 405
 // with an Allow header, not 404.
-import type { FastifyInstance, HTTPMethods } from 'fastify'
+import type { FastifyInstance, FastifyRequest, HTTPMethods } from 'fastify'
 import { ApiError } from '../errors.js'
 import { answerNotFound } from '../plugins/error-handler.js'
 
@@ -16,15 +16,21 @@ const METHODS: HTTPMethods[] = ['DELETE', 'GET', 'HEAD', 'PATCH', 'POST', 'PUT',
 export function refuseOtherMethods(app: FastifyInstance, url: string, allowed: HTTPMethods[], config: { public?: boolean } = {}) {
   const allow = allowed.includes('GET') && !allowed.includes('HEAD') ? [...allowed, 'HEAD'] : allowed
   const others = METHODS.filter((m) => !allow.includes(m))
+  const refusal = (request: FastifyRequest) =>
+    new ApiError('method_not_allowed', `${request.method} is not allowed on ${request.originalUrl.split('?')[0]}; it answers ${allow.join(', ')}.`, {
+      headers: { allow: allow.join(', ') },
+    })
   app.route({
     method: others,
     url,
     schema: { hide: true },
     config,
+    // Decided on the request line, after the key and the rate limit (the scope's hooks
+    // run first) and before a body is read: a body sent with it is never read (the
+    // connection is closed instead, plugins/json-body.ts).
+    onRequest: (request, _reply, done) => done(refusal(request)),
     handler: async (request) => {
-      throw new ApiError('method_not_allowed', `${request.method} is not allowed on ${request.originalUrl.split('?')[0]}; it answers ${allow.join(', ')}.`, {
-        headers: { allow: allow.join(', ') },
-      })
+      throw refusal(request)
     },
   })
   const emptyParameter = /\/:[^/]+$/.exec(url)
