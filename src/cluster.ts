@@ -7,7 +7,7 @@ import { AggregatorRegistry, type Registry } from 'prom-client'
 import type { Config } from './config.js'
 import { openStoreFromConfig } from './db/from-config.js'
 
-/** A worker that ran this long was healthy: its death is not a failure to start. */
+/** A worker that served this long after it listened was healthy: its death is not a failure to start. */
 const HEALTHY_AFTER_MS = 10_000
 const FIRST_RETRY_MS = 100
 const MAX_RETRY_MS = 2_000
@@ -22,25 +22,25 @@ export async function runPrimary(config: Config): Promise<void> {
   const exitOnceAllGone = () => {
     if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(exitCode)
   }
-  // A worker that dies soon after it started (a port taken, a store it cannot open)
-  // would die again at once: replace it after a growing delay, and give up after
-  // MAX_START_FAILURES such deaths in a row rather than crash-loop for ever.
+  // A worker that dies before it listens, or soon after (a port taken, a store it
+  // cannot open), would die again at once: replace it after a growing delay, and give
+  // up after MAX_START_FAILURES such deaths in a row rather than crash-loop for ever.
+  // Counted from when it listened, not from when it was forked: on a loaded machine a
+  // worker took 10 s to fail to listen, and counted as healthy, the loop never ended.
   let failures = 0
-  const startedAt = new Map<number, number>()
-  const fork = () => {
-    const worker = cluster.fork()
-    startedAt.set(worker.id, Date.now())
-  }
+  const listeningAt = new Map<number, number>()
+  cluster.on('listening', (worker) => listeningAt.set(worker.id, Date.now()))
+  const fork = () => cluster.fork()
   answerMetricsRequests()
   for (let i = 0; i < config.workers; i++) fork()
   cluster.on('exit', (worker, code, signal) => {
     if (stopping) return exitOnceAllGone()
-    const ranFor = Date.now() - (startedAt.get(worker.id) ?? 0)
-    startedAt.delete(worker.id)
-    failures = ranFor < HEALTHY_AFTER_MS ? failures + 1 : 0
+    const listenedAt = listeningAt.get(worker.id)
+    listeningAt.delete(worker.id)
+    failures = listenedAt === undefined || Date.now() - listenedAt < HEALTHY_AFTER_MS ? failures + 1 : 0
     const how = signal ?? `code ${code}`
     if (failures >= MAX_START_FAILURES) {
-      log(config, 'fatal', { worker: worker.process.pid, code, signal, failures }, `workers keep dying within ${HEALTHY_AFTER_MS / 1000} s of starting (${failures} in a row, the last with ${how}; its error is above); giving up`)
+      log(config, 'fatal', { worker: worker.process.pid, code, signal, failures }, `workers keep dying before they listen or within ${HEALTHY_AFTER_MS / 1000} s of it (${failures} in a row, the last with ${how}; its error is above); giving up`)
       console.error(`petstore: workers keep failing to start (${failures} in a row); giving up. The workers' own error is above.`)
       stopping = true
       exitCode = 1
