@@ -560,6 +560,51 @@ for (const store of STORES) {
       await server.request(`/v1/webhook-endpoints/${id}`, { method: 'DELETE', key })
     })
 
+    it("sends an endpoint's next deliveries while the attempts before them are still being recorded, never more than perEndpoint at once", async () => {
+      // A receiver that counts the requests under way at once, answering each after 5 ms.
+      let open = 0
+      let most = 0
+      let answered = 0
+      const counting = createServer((req, res) => {
+        open++
+        most = Math.max(most, open)
+        req.resume()
+        req.on('end', () =>
+          setTimeout(() => {
+            open--
+            answered++
+            res.writeHead(204).end()
+          }, 5),
+        )
+      })
+      await new Promise<void>((resolve) => counting.listen(0, '127.0.0.1', resolve))
+      const { id } = (await post<{ id: number }>('/v1/webhook-endpoints', { url: `http://127.0.0.1:${(counting.address() as AddressInfo).port}/hook`, enabledEvents: ['pet.created'] })).body
+      await backlog(60)
+      // Every write of attempts takes 200 ms: with a claim only as leases come back, 2 at a
+      // time, 60 deliveries would take some 30 writes, one after the other.
+      let writes = 0
+      const real = server.store.deliveries
+      const slowly =
+        <A extends unknown[], R>(write: (...args: A) => Promise<R>) =>
+        async (...args: A): Promise<R> => {
+          await new Promise((resolve) => setTimeout(resolve, 200))
+          writes++
+          return write(...args)
+        }
+      const slowed: typeof real = { ...real, recordAttempts: slowly(real.recordAttempts), recordAndClaim: slowly(real.recordAndClaim) }
+      const ahead = startDispatcher({ deliveries: slowed, secrets: server.secrets, clock, allowed: LOOPBACK, pollMs: 3_600_000, schedule: SCHEDULE, listen: false, perEndpoint: 2 })
+      try {
+        await ahead.pollNow()
+      } finally {
+        await ahead.close()
+        await new Promise((resolve) => counting.close(resolve))
+      }
+      assert.equal(answered, 60)
+      assert.ok(most <= 2, `at most perEndpoint (2) under way at once (${most})`)
+      assert.ok(writes <= 12, `the deliveries claimed ahead went out while the writes before them were under way (${writes} writes)`)
+      await server.request(`/v1/webhook-endpoints/${id}`, { method: 'DELETE', key })
+    })
+
     it('sends while it fans out a large backlog: the fan-out never holds the event loop (SQLite statements are synchronous)', async () => {
       const { id } = await endpoint(['pet.created'])
       await backlog(3_000) // six fan-out batches
