@@ -4,7 +4,7 @@
 // dispatchers skipping the rows another one has locked (FOR UPDATE SKIP LOCKED); on
 // SQLite, which has one writer (so its write is the claim) and cannot return a join from
 // an UPDATE, a claim and a read, and a record's three statements in one transaction.
-import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely'
+import { sql, type CompiledQuery, type Kysely, type RawBuilder, type Transaction } from 'kysely'
 import type { AttemptRecord, ClaimAhead, ClaimedDelivery, DeliveryQueue } from '../delivery-queue.js'
 import type { Dialect } from '../dialect.js'
 import type { Database } from '../schema.js'
@@ -32,7 +32,18 @@ interface ClaimArgs {
 export type Watch = DeliveryQueue['watch']
 const pollOnly: Watch = async () => async () => {}
 
-export function createDeliveryQueue(db: Kysely<Database>, dialect: Dialect, watch: Watch = pollOnly): DeliveryQueue {
+/**
+ * Runs a compiled statement as the named (prepared) statement `name` (PostgreSQL's pool:
+ * parsed and planned once per connection rather than at every call). Every statement
+ * given one name has one text.
+ */
+export type RunNamed = <R>(name: string, query: CompiledQuery<R>) => Promise<R[]>
+
+export function createDeliveryQueue(db: Kysely<Database>, dialect: Dialect, watch: Watch = pollOnly, named?: RunNamed): DeliveryQueue {
+  /** The hot statements (claims, records): named when the backend has them and no transaction holds a connection. */
+  const run = async <R>(executor: Kysely<Database>, name: string, query: RawBuilder<R>): Promise<R[]> =>
+    named !== undefined && executor === db ? named(name, query.compile(db)) : (await query.execute(executor)).rows
+
   /**
    * The deliveries under a live lease, by their partial index: SQLite's planner, without
    * statistics, would rather scan every delivery by endpoint for the GROUP BY's order
@@ -142,7 +153,7 @@ export function createDeliveryQueue(db: Kysely<Database>, dialect: Dialect, watc
   async function claim(executor: Kysely<Database>, args: ClaimArgs): Promise<ClaimedDelivery[]> {
     let rows: ClaimRow[]
     if (dialect === 'postgres') {
-      rows = (await sql<ClaimRow>`with ${choose(args)}, claimed as (${lease(args)} returning id, attempts, event_id, endpoint_id, trigger, created_at) ${withTargets(sql`claimed c`)}`.execute(executor)).rows
+      rows = await run(executor, 'petstore_deliveries_claim', sql<ClaimRow>`with ${choose(args)}, claimed as (${lease(args)} returning id, attempts, event_id, endpoint_id, trigger, created_at) ${withTargets(sql`claimed c`)}`)
     } else {
       const { rows: ids } = await sql<{ id: number }>`with ${choose(args)} ${lease(args)} returning id`.execute(executor)
       if (ids.length === 0) return []
@@ -159,13 +170,22 @@ export function createDeliveryQueue(db: Kysely<Database>, dialect: Dialect, watc
    * the claim's two in the same. Disabling an endpoint takes a transaction on both.
    */
   async function record(attempts: readonly AttemptRecord[], then?: ClaimArgs): Promise<{ recorded: boolean[]; claimed: ClaimedDelivery[] }> {
-    const input = sql`input (delivery_id, lease, outcome, next_at, trigger, at, duration_ms, response_status, error) as (values ${sql.join(
-      attempts.map(
-        (a) =>
-          sql`(cast(${a.deliveryId} as bigint), cast(${a.leaseUntil} as bigint), cast(${a.outcome.status} as text), cast(${a.outcome.status === 'pending' ? a.outcome.nextAttemptAt : null} as bigint),
-            cast(${a.trigger} as text), cast(${a.at} as bigint), cast(${a.durationMs} as integer), cast(${a.responseStatus} as integer), cast(${a.error} as text))`,
-      ),
-    )})`
+    const columns = sql`input (delivery_id, lease, outcome, next_at, trigger, at, duration_ms, response_status, error)`
+    // PostgreSQL: a column of each as an array, so that the statement's text is the same
+    // for any number of attempts (a named statement, planned once per connection).
+    const input =
+      dialect === 'postgres'
+        ? sql`${columns} as (select * from unnest(cast(${attempts.map((a) => a.deliveryId)} as bigint[]), cast(${attempts.map((a) => a.leaseUntil)} as bigint[]),
+            cast(${attempts.map((a) => a.outcome.status)} as text[]), cast(${attempts.map((a) => (a.outcome.status === 'pending' ? a.outcome.nextAttemptAt : null))} as bigint[]),
+            cast(${attempts.map((a) => a.trigger)} as text[]), cast(${attempts.map((a) => a.at)} as bigint[]), cast(${attempts.map((a) => a.durationMs)} as integer[]),
+            cast(${attempts.map((a) => a.responseStatus)} as integer[]), cast(${attempts.map((a) => a.error)} as text[])))`
+        : sql`${columns} as (values ${sql.join(
+            attempts.map(
+              (a) =>
+                sql`(cast(${a.deliveryId} as bigint), cast(${a.leaseUntil} as bigint), cast(${a.outcome.status} as text), cast(${a.outcome.status === 'pending' ? a.outcome.nextAttemptAt : null} as bigint),
+                  cast(${a.trigger} as text), cast(${a.at} as bigint), cast(${a.durationMs} as integer), cast(${a.responseStatus} as integer), cast(${a.error} as text))`,
+            ),
+          )})`
     const update = sql`update webhook_deliveries as d
       set status = i.outcome, attempts = d.attempts + 1, lease_until = null, next_attempt_at = coalesce(i.next_at, d.next_attempt_at)
       from input i where d.id = i.delivery_id and d.lease_until = i.lease
@@ -191,7 +211,7 @@ export function createDeliveryQueue(db: Kysely<Database>, dialect: Dialect, watc
       failing as (${failingSince})`
     const write = async (executor: Kysely<Database>): Promise<Set<number>> => {
       if (dialect === 'postgres') {
-        const { rows } = await sql<{ id: number }>`with ${recordCtes} select id from updated`.execute(executor)
+        const rows = await run(executor, 'petstore_deliveries_record', sql<{ id: number }>`with ${recordCtes} select id from updated`)
         return new Set(rows.map((row) => Number(row.id)))
       }
       const { rows } = await sql<{ id: number }>`with ${input} ${update}`.execute(executor)
@@ -207,11 +227,15 @@ export function createDeliveryQueue(db: Kysely<Database>, dialect: Dialect, watc
       if (then === undefined) return answer(await write(db), [])
       // One round trip: the record, then the claim, whose count of leases leaves out the
       // ones this record gives back (`updated`), so that their room is taken at once.
-      const { rows } = await sql<ClaimRow & { recorded: unknown }>`with ${recordCtes},
-        ${choose(then, sql`updated`)},
-        claimed as (${lease(then)} returning id, attempts, event_id, endpoint_id, trigger, created_at)
-        select r.recorded, x.* from (select coalesce(json_agg(id), cast('[]' as json)) as recorded from updated) r
-        left join (${withTargets(sql`claimed c`)}) x on true`.execute(db)
+      const rows = await run(
+        db,
+        'petstore_deliveries_record_claim',
+        sql<ClaimRow & { recorded: unknown }>`with ${recordCtes},
+          ${choose(then, sql`updated`)},
+          claimed as (${lease(then)} returning id, attempts, event_id, endpoint_id, trigger, created_at)
+          select r.recorded, x.* from (select coalesce(json_agg(id), cast('[]' as json)) as recorded from updated) r
+          left join (${withTargets(sql`claimed c`)}) x on true`,
+      )
       const recorded = new Set(((rows[0]?.recorded ?? []) as (number | string)[]).map(Number))
       return answer(recorded, toClaimed(rows.filter((row) => row.id !== null), then.now + then.leaseMs))
     }
