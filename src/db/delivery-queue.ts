@@ -81,7 +81,8 @@ export interface DeliveryQueue {
    * Takes up to `limit` due deliveries (pending, next attempt due, no live lease), oldest
    * due first, for `leaseMs`: no other dispatcher gets them meanwhile. With
    * `perEndpoint`, none that would put more than that many of one endpoint's deliveries
-   * under a live lease: an endpoint slow to answer does not fill the claims.
+   * under a live lease: an endpoint slow to answer does not fill the claims. With
+   * `ahead`, more for the endpoints it names whose every live lease the caller holds.
    */
   claimDue(now: number, leaseMs: number, limit: number, perEndpoint?: number, ahead?: ClaimAhead): Promise<ClaimedDelivery[]>
   /**

@@ -13,8 +13,15 @@
 // `perEndpoint` under a live lease (any dispatcher's), so an endpoint that never
 // answers holds at most that many of the `maxInFlight` sockets, and the claims keep
 // flowing to the others. Attempts that end together are recorded in one statement
-// (on SQLite, one write lock for many), and each such write claims again at once while
-// there is a backlog: the leases it gave back are the room of the next claim.
+// (on SQLite, one write lock for many), which claims too while there is a backlog
+// (PostgreSQL: one statement, one round trip): the leases it gives back are its room.
+//
+// Throughput to one endpoint: a delivery is under lease from its claim to its record, a
+// few statements' time, so `perEndpoint` leases alone would cap an endpoint at
+// `perEndpoint` deliveries per record-and-claim. An endpoint that answers quickly gets
+// up to CLAIM_AHEAD more claimed ahead, as long as this dispatcher holds all of its
+// leases (the store checks): they wait here and each starts as one of its requests
+// ends, never more than `perEndpoint` under way, without waiting for the database.
 import type { KeyObject } from 'node:crypto'
 import { performance } from 'node:perf_hooks'
 import type { Clock } from '../clock.js'

@@ -1,9 +1,10 @@
 // The delivery queue (delivery-queue.ts), written once in Kysely for both databases.
 // The claims and the records of attempts are set-based on both; they differ in how
-// many statements they take: on PostgreSQL one each (data-modifying CTEs), its
-// dispatchers skipping the rows another one has locked (FOR UPDATE SKIP LOCKED); on
-// SQLite, which has one writer (so its write is the claim) and cannot return a join from
-// an UPDATE, a claim and a read, and a record's three statements in one transaction.
+// many statements they take: on PostgreSQL one each, and one for a record that claims
+// too (data-modifying CTEs), named statements on the pool, its dispatchers skipping the
+// rows another one has locked (FOR UPDATE SKIP LOCKED); on SQLite, which has one writer
+// (so its write is the claim) and cannot return a join from an UPDATE, a claim and a
+// read, and a record's three statements, in one transaction.
 import { sql, type CompiledQuery, type Kysely, type RawBuilder, type Transaction } from 'kysely'
 import type { AttemptRecord, ClaimAhead, ClaimedDelivery, DeliveryQueue } from '../delivery-queue.js'
 import type { Dialect } from '../dialect.js'
