@@ -605,6 +605,33 @@ for (const store of STORES) {
       await server.request(`/v1/webhook-endpoints/${id}`, { method: 'DELETE', key })
     })
 
+    it('gives back what it claimed ahead for an endpoint once one of its requests has been open for a second', async () => {
+      const { id } = await endpoint(['pet.created'])
+      // Two quick answers (the endpoint answers quickly: deliveries are claimed ahead), then 2.5 s each.
+      receiver.answerWith((n) => (n <= 2 ? { status: 200 } : { status: 200, delayMs: 2_500 }))
+      await backlog(20)
+      const raw = openDatabase(server.config.databaseUrl)
+      const leased = async () =>
+        Number((await raw.db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll().as('n')).where('endpoint_id', '=', id).where('lease_until', 'is not', null).executeTakeFirstOrThrow()).n)
+      const slowing = startDispatcher({ deliveries: server.store.deliveries, secrets: server.secrets, clock, allowed: LOOPBACK, pollMs: 200, schedule: SCHEDULE, listen: false, perEndpoint: 1 })
+      try {
+        for (let i = 0; i < 100 && receiver.received.length < 3; i++) await new Promise((resolve) => setTimeout(resolve, 20))
+        assert.equal(receiver.received.length, 3, 'the third request is under way')
+        assert.ok((await leased()) > 1, 'deliveries claimed ahead while it answered quickly')
+        let left = await leased()
+        for (let i = 0; i < 40 && left > 1; i++) {
+          await new Promise((resolve) => setTimeout(resolve, 50))
+          left = await leased()
+        }
+        assert.equal(left, 1, 'within 2 s, only the request under way keeps its lease')
+        assert.equal(receiver.received.length, 3, 'and nothing more was sent meanwhile')
+      } finally {
+        await slowing.close()
+        await raw.db.destroy()
+      }
+      await server.request(`/v1/webhook-endpoints/${id}`, { method: 'DELETE', key })
+    })
+
     it('sends while it fans out a large backlog: the fan-out never holds the event loop (SQLite statements are synchronous)', async () => {
       const { id } = await endpoint(['pet.created'])
       await backlog(3_000) // six fan-out batches
