@@ -632,6 +632,29 @@ for (const store of STORES) {
       await server.request(`/v1/webhook-endpoints/${id}`, { method: 'DELETE', key })
     })
 
+    it('gives back, rather than sends, a delivery held back until less than an attempt\'s time is left under its lease', async () => {
+      const { id } = await endpoint(['pet.created'])
+      // The third request takes 500 ms; while it is under way, 50 of the leases' 60 s go by (the 15 s an attempt may take no longer fit).
+      receiver.answerWith((n) => (n === 3 ? { status: 200, delayMs: 500 } : { status: 200 }))
+      await backlog(20)
+      let given = 0
+      const real = server.store.deliveries
+      const counted: typeof real = { ...real, release: (deliveryId, leaseUntil) => (given++, real.release(deliveryId, leaseUntil)) }
+      const holding = startDispatcher({ deliveries: counted, secrets: server.secrets, clock, allowed: LOOPBACK, pollMs: 3_600_000, schedule: SCHEDULE, listen: false, perEndpoint: 1 })
+      try {
+        const polled = holding.pollNow()
+        for (let i = 0; i < 100 && receiver.received.length < 3; i++) await new Promise((resolve) => setTimeout(resolve, 10))
+        assert.equal(receiver.received.length, 3, 'the third request is under way')
+        clock.advance(50_000)
+        await polled
+      } finally {
+        await holding.close()
+      }
+      assert.ok(given > 0, 'the deliveries held back behind the third were given back')
+      assert.equal(receiver.received.length, 20, 'and claimed again, with a lease of their own, and sent')
+      await server.request(`/v1/webhook-endpoints/${id}`, { method: 'DELETE', key })
+    })
+
     it('sends while it fans out a large backlog: the fan-out never holds the event loop (SQLite statements are synchronous)', async () => {
       const { id } = await endpoint(['pet.created'])
       await backlog(3_000) // six fan-out batches
