@@ -6,6 +6,7 @@ import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { sql } from 'kysely'
 import type { NewStoredApiKey } from '../src/db/api-keys-store.js'
+import type { ClaimedDelivery } from '../src/db/delivery-queue.js'
 import { ClaimLostError, type ClaimOptions, type IdempotencyScope } from '../src/db/idempotency-store.js'
 import type { NewPet, Pet } from '../src/schemas/pet.js'
 import { DIALECTS, storeForSuite } from './helpers/dialects.js'
@@ -318,6 +319,28 @@ describe(`store contract (${dialect})`, async () => {
         assert.equal(await failingSince(endpoint.id), NOW + 12)
         await suite.store.deliveries.recordAttempts([attempt(d, NOW + 21, false), attempt(e!, NOW + 22, true)])
         assert.equal(await failingSince(endpoint.id), NOW + 12, 'e was recorded already: its lease is gone, and d failed')
+      })
+
+      it('claims ahead only for an endpoint whose every live lease the claimant holds, and a record that claims too counts the leases it gives back as room', async () => {
+        const endpoint = await queued(14)
+        const its = (list: readonly ClaimedDelivery[]) => list.filter((d) => d.endpoint.id === endpoint.id)
+        const ahead = (held: readonly ClaimedDelivery[]) => ({ extra: 6, endpoints: [endpoint.id], held: held.map((d) => d.id) })
+        const first = its(await suite.store.deliveries.claimDue(NOW + 1, 60_000, 50, 2, ahead([])))
+        assert.equal(first.length, 8, 'none under lease: its 2, and 6 ahead')
+        assert.equal(its(await suite.store.deliveries.claimDue(NOW + 1, 60_000, 50, 2, ahead([]))).length, 0, 'another dispatcher (holding none of them) finds no room')
+        assert.equal(its(await suite.store.deliveries.claimDue(NOW + 1, 60_000, 50, 2, ahead(first))).length, 0, 'the claimant has its 2 and 6 ahead already')
+        const done = first.slice(0, 3).map((d) => ({
+          deliveryId: d.id, leaseUntil: d.leaseUntil, trigger: d.trigger, at: NOW + 2, durationMs: 1, responseStatus: 204, error: null, outcome: { status: 'delivered' } as const,
+        }))
+        const { recorded, claimed } = await suite.store.deliveries.recordAndClaim(done, { now: NOW + 2, leaseMs: 60_000, limit: 50, perEndpoint: 2, ahead: ahead(first) })
+        assert.deepEqual(recorded, [true, true, true])
+        assert.equal(its(claimed).length, 3, 'the three recorded leave room for three in the same statement')
+        assert.equal(its(await suite.store.deliveries.claimDue(NOW + 2, 60_000, 50, 2)).length, 0, 'without claiming ahead, 8 under lease leave none')
+        // Another dispatcher holds one of a second endpoint's deliveries: the claimant gets its share of perEndpoint, nothing ahead.
+        const shared = await queued(5)
+        assert.equal((await suite.store.deliveries.claimDue(NOW + 3, 60_000, 50, 1)).filter((d) => d.endpoint.id === shared.id).length, 1)
+        const beside = (await suite.store.deliveries.claimDue(NOW + 3, 60_000, 50, 2, { extra: 6, endpoints: [shared.id], held: [] })).filter((d) => d.endpoint.id === shared.id)
+        assert.equal(beside.length, 1, 'perEndpoint (2) less the other dispatcher\'s one')
       })
     })
 

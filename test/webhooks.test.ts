@@ -560,6 +560,101 @@ for (const store of STORES) {
       await server.request(`/v1/webhook-endpoints/${id}`, { method: 'DELETE', key })
     })
 
+    it("sends an endpoint's next deliveries while the attempts before them are still being recorded, never more than perEndpoint at once", async () => {
+      // A receiver that counts the requests under way at once, answering each after 5 ms.
+      let open = 0
+      let most = 0
+      let answered = 0
+      const counting = createServer((req, res) => {
+        open++
+        most = Math.max(most, open)
+        req.resume()
+        req.on('end', () =>
+          setTimeout(() => {
+            open--
+            answered++
+            res.writeHead(204).end()
+          }, 5),
+        )
+      })
+      await new Promise<void>((resolve) => counting.listen(0, '127.0.0.1', resolve))
+      const { id } = (await post<{ id: number }>('/v1/webhook-endpoints', { url: `http://127.0.0.1:${(counting.address() as AddressInfo).port}/hook`, enabledEvents: ['pet.created'] })).body
+      await backlog(60)
+      // Every write of attempts takes 200 ms: with a claim only as leases come back, 2 at a
+      // time, 60 deliveries would take some 30 writes, one after the other.
+      let writes = 0
+      const real = server.store.deliveries
+      const slowly =
+        <A extends unknown[], R>(write: (...args: A) => Promise<R>) =>
+        async (...args: A): Promise<R> => {
+          await new Promise((resolve) => setTimeout(resolve, 200))
+          writes++
+          return write(...args)
+        }
+      const slowed: typeof real = { ...real, recordAttempts: slowly(real.recordAttempts), recordAndClaim: slowly(real.recordAndClaim) }
+      const ahead = startDispatcher({ deliveries: slowed, secrets: server.secrets, clock, allowed: LOOPBACK, pollMs: 3_600_000, schedule: SCHEDULE, listen: false, perEndpoint: 2 })
+      try {
+        await ahead.pollNow()
+      } finally {
+        await ahead.close()
+        await new Promise((resolve) => counting.close(resolve))
+      }
+      assert.equal(answered, 60)
+      assert.ok(most <= 2, `at most perEndpoint (2) under way at once (${most})`)
+      assert.ok(writes <= 12, `the deliveries claimed ahead went out while the writes before them were under way (${writes} writes)`)
+      await server.request(`/v1/webhook-endpoints/${id}`, { method: 'DELETE', key })
+    })
+
+    it('gives back what it claimed ahead for an endpoint once one of its requests has been open for a second', async () => {
+      const { id } = await endpoint(['pet.created'])
+      // Two quick answers (the endpoint answers quickly: deliveries are claimed ahead), then 2.5 s each.
+      receiver.answerWith((n) => (n <= 2 ? { status: 200 } : { status: 200, delayMs: 2_500 }))
+      await backlog(20)
+      const raw = openDatabase(server.config.databaseUrl)
+      const leased = async () =>
+        Number((await raw.db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll().as('n')).where('endpoint_id', '=', id).where('lease_until', 'is not', null).executeTakeFirstOrThrow()).n)
+      const slowing = startDispatcher({ deliveries: server.store.deliveries, secrets: server.secrets, clock, allowed: LOOPBACK, pollMs: 200, schedule: SCHEDULE, listen: false, perEndpoint: 1 })
+      try {
+        for (let i = 0; i < 100 && receiver.received.length < 3; i++) await new Promise((resolve) => setTimeout(resolve, 20))
+        assert.equal(receiver.received.length, 3, 'the third request is under way')
+        assert.ok((await leased()) > 1, 'deliveries claimed ahead while it answered quickly')
+        let left = await leased()
+        for (let i = 0; i < 40 && left > 1; i++) {
+          await new Promise((resolve) => setTimeout(resolve, 50))
+          left = await leased()
+        }
+        assert.equal(left, 1, 'within 2 s, only the request under way keeps its lease')
+        assert.equal(receiver.received.length, 3, 'and nothing more was sent meanwhile')
+      } finally {
+        await slowing.close()
+        await raw.db.destroy()
+      }
+      await server.request(`/v1/webhook-endpoints/${id}`, { method: 'DELETE', key })
+    })
+
+    it('gives back, rather than sends, a delivery held back until less than an attempt\'s time is left under its lease', async () => {
+      const { id } = await endpoint(['pet.created'])
+      // The third request takes 500 ms; while it is under way, 50 of the leases' 60 s go by (the 15 s an attempt may take no longer fit).
+      receiver.answerWith((n) => (n === 3 ? { status: 200, delayMs: 500 } : { status: 200 }))
+      await backlog(20)
+      let given = 0
+      const real = server.store.deliveries
+      const counted: typeof real = { ...real, release: (deliveryId, leaseUntil) => (given++, real.release(deliveryId, leaseUntil)) }
+      const holding = startDispatcher({ deliveries: counted, secrets: server.secrets, clock, allowed: LOOPBACK, pollMs: 3_600_000, schedule: SCHEDULE, listen: false, perEndpoint: 1 })
+      try {
+        const polled = holding.pollNow()
+        for (let i = 0; i < 100 && receiver.received.length < 3; i++) await new Promise((resolve) => setTimeout(resolve, 10))
+        assert.equal(receiver.received.length, 3, 'the third request is under way')
+        clock.advance(50_000)
+        await polled
+      } finally {
+        await holding.close()
+      }
+      assert.ok(given > 0, 'the deliveries held back behind the third were given back')
+      assert.equal(receiver.received.length, 20, 'and claimed again, with a lease of their own, and sent')
+      await server.request(`/v1/webhook-endpoints/${id}`, { method: 'DELETE', key })
+    })
+
     it('sends while it fans out a large backlog: the fan-out never holds the event loop (SQLite statements are synchronous)', async () => {
       const { id } = await endpoint(['pet.created'])
       await backlog(3_000) // six fan-out batches

@@ -57,6 +57,19 @@ export interface Backlog {
   oldestSince: number | null
 }
 
+/**
+ * Claiming ahead: room for `extra` more deliveries of each of `endpoints` than
+ * `perEndpoint`, as long as every delivery of that endpoint under a live lease is one of
+ * `held` (the claiming dispatcher's own). The dispatcher holds those back and sends one
+ * as each of its requests to the endpoint ends: no more than `perEndpoint` are ever under
+ * way, and the next starts without waiting for a claim.
+ */
+export interface ClaimAhead {
+  extra: number
+  endpoints: readonly number[]
+  held: readonly number[]
+}
+
 export interface DeliveryQueue {
   /**
    * Makes the deliveries of up to `limit` events still to fan out (one per enabled
@@ -68,14 +81,24 @@ export interface DeliveryQueue {
    * Takes up to `limit` due deliveries (pending, next attempt due, no live lease), oldest
    * due first, for `leaseMs`: no other dispatcher gets them meanwhile. With
    * `perEndpoint`, none that would put more than that many of one endpoint's deliveries
-   * under a live lease: an endpoint slow to answer does not fill the claims.
+   * under a live lease: an endpoint slow to answer does not fill the claims. With
+   * `ahead`, more for the endpoints it names whose every live lease the caller holds.
    */
-  claimDue(now: number, leaseMs: number, limit: number, perEndpoint?: number): Promise<ClaimedDelivery[]>
+  claimDue(now: number, leaseMs: number, limit: number, perEndpoint?: number, ahead?: ClaimAhead): Promise<ClaimedDelivery[]>
   /**
    * Records attempts and their outcomes in one transaction, in order; for each, false
    * when its lease was lost (another dispatcher took the delivery over) and nothing of it was written.
    */
   recordAttempts(attempts: readonly AttemptRecord[]): Promise<boolean[]>
+  /**
+   * `recordAttempts`, then `claimDue` as `claim` says, in one transaction (PostgreSQL: one
+   * statement): the leases the record gives back are room for the claim without a
+   * second round trip.
+   */
+  recordAndClaim(
+    attempts: readonly AttemptRecord[],
+    claim: { now: number; leaseMs: number; limit: number; perEndpoint?: number; ahead?: ClaimAhead },
+  ): Promise<{ recorded: boolean[]; claimed: ClaimedDelivery[] }>
   /** Gives a claimed delivery back, due now (a dispatcher stopping). */
   release(deliveryId: number, leaseUntil: number): Promise<void>
   /**

@@ -31,7 +31,7 @@ export async function openPostgresStore(url: string, options: PostgresPoolOption
     accounts: createAccountsStore(db),
     usage: createUsageStore(db),
     webhookEndpoints: createWebhookEndpointsStore(db, 'postgres'),
-    deliveries: createDeliveryQueue(db, 'postgres', listenForDeliveries(url)),
+    deliveries: createDeliveryQueue(db, 'postgres', listenForDeliveries(url), async (name, query) => (await pool.query({ name, text: query.sql, values: [...query.parameters] })).rows),
     idempotency: createIdempotencyClaims(db),
     ping: () => ping(db),
     close: () => db.destroy(),

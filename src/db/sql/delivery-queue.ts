@@ -1,11 +1,12 @@
 // The delivery queue (delivery-queue.ts), written once in Kysely for both databases.
 // The claims and the records of attempts are set-based on both; they differ in how
-// many statements they take: on PostgreSQL one each (data-modifying CTEs), its
-// dispatchers skipping the rows another one has locked (FOR UPDATE SKIP LOCKED); on
-// SQLite, which has one writer (so its write is the claim) and cannot return a join from
-// an UPDATE, a claim and a read, and a record's three statements in one transaction.
-import { sql, type Kysely, type Transaction } from 'kysely'
-import type { AttemptRecord, DeliveryQueue } from '../delivery-queue.js'
+// many statements they take: on PostgreSQL one each, and one for a record that claims
+// too (data-modifying CTEs), named statements on the pool, its dispatchers skipping the
+// rows another one has locked (FOR UPDATE SKIP LOCKED); on SQLite, which has one writer
+// (so its write is the claim) and cannot return a join from an UPDATE, a claim and a
+// read, and a record's three statements, in one transaction.
+import { sql, type CompiledQuery, type Kysely, type RawBuilder, type Transaction } from 'kysely'
+import type { AttemptRecord, ClaimAhead, ClaimedDelivery, DeliveryQueue } from '../delivery-queue.js'
 import type { Dialect } from '../dialect.js'
 import type { Database } from '../schema.js'
 import type { StoredSecrets } from '../webhook-endpoints-store.js'
@@ -19,11 +20,31 @@ import { sends, takes, toEndpoint, toEvent } from './webhook-rows.js'
  */
 const CLAIM_LOOKS_AT = 1024
 
+/** What a claim asks for (DeliveryQueue's `claimDue`). */
+interface ClaimArgs {
+  now: number
+  leaseMs: number
+  limit: number
+  perEndpoint: number
+  ahead?: ClaimAhead | undefined
+}
+
 /** `watch`, for a backend that has a way to be told (postgres/notifications.ts). */
 export type Watch = DeliveryQueue['watch']
 const pollOnly: Watch = async () => async () => {}
 
-export function createDeliveryQueue(db: Kysely<Database>, dialect: Dialect, watch: Watch = pollOnly): DeliveryQueue {
+/**
+ * Runs a compiled statement as the named (prepared) statement `name` (PostgreSQL's pool:
+ * parsed and planned once per connection rather than at every call). Every statement
+ * given one name has one text.
+ */
+export type RunNamed = <R>(name: string, query: CompiledQuery<R>) => Promise<R[]>
+
+export function createDeliveryQueue(db: Kysely<Database>, dialect: Dialect, watch: Watch = pollOnly, named?: RunNamed): DeliveryQueue {
+  /** The hot statements (claims, records): named when the backend has them and no transaction holds a connection. */
+  const run = async <R>(executor: Kysely<Database>, name: string, query: RawBuilder<R>): Promise<R[]> =>
+    named !== undefined && executor === db ? named(name, query.compile(db)) : (await query.execute(executor)).rows
+
   /**
    * The deliveries under a live lease, by their partial index: SQLite's planner, without
    * statistics, would rather scan every delivery by endpoint for the GROUP BY's order
@@ -48,6 +69,183 @@ export function createDeliveryQueue(db: Kysely<Database>, dialect: Dialect, watc
       case when exists (select 1 from accounts a where a.id = e.account_id and a.disabled_at is not null) then 1 else 0 end as account_disabled,
       case when (case when c.trigger = 'manual' then ${sends()} else ${takes(dialect)} end) then 1 else 0 end as taken
     from ${claimed} join events t on t.id = c.event_id join webhook_endpoints e on e.id = c.endpoint_id`
+
+  /**
+   * The claim's CTEs, `held` to `chosen` (after a WITH, or after the CTEs of a record in
+   * the same statement). Candidates, oldest due first, of endpoints with room, among the
+   * CLAIM_LOOKS_AT oldest due (a claim's cost does not grow with the backlog); then at
+   * most each endpoint's room of them (PostgreSQL: skipping the rows another dispatcher is
+   * claiming). A few times `limit` candidates, so that one endpoint's backlog at the head
+   * of the queue does not leave the claim short: the next claim finds that endpoint full,
+   * and skips it.
+   *
+   * An endpoint's room is `perEndpoint` less its deliveries under a live lease, whichever
+   * dispatcher holds them; and `ahead.extra` more for an endpoint in `ahead.endpoints`
+   * whose every live lease is in `ahead.held` (this dispatcher's): deliveries claimed
+   * ahead, which the dispatcher sends as its requests to the endpoint end, never more
+   * than `perEndpoint` at once. No other dispatcher's claim finds room on an endpoint
+   * while one holds `perEndpoint` or more of its deliveries, so the requests under way
+   * to one endpoint stay within `perEndpoint` in every claim's view, as without.
+   *
+   * `released`: a CTE of the deliveries a record in the same statement takes out of
+   * their lease (PostgreSQL's statement reads the rows as they were before it, still
+   * under lease; they are not counted).
+   */
+  const choose = ({ now, limit, perEndpoint, ahead }: ClaimArgs, released?: RawBuilder<unknown>) => {
+    const extra = ahead?.extra ?? 0
+    const ids = (list: readonly number[]) =>
+      dialect === 'postgres'
+        ? sql`select cast(value as bigint) as id from json_array_elements_text(cast(${JSON.stringify(list)} as json))`
+        : sql`select value as id from json_each(${JSON.stringify(list)})`
+    const allowance = (endpoint: RawBuilder<unknown>) => sql`cast(${perEndpoint} as integer) + case when ${endpoint} in (select id from flowing) then cast(${extra} as integer) else 0 end`
+    return sql`held as (${ids(ahead?.held ?? [])}),
+      flowing as (${ids(ahead?.endpoints ?? [])}),
+      busy as (
+        select endpoint_id, count(*) as n, sum(case when id in (select id from held) then 1 else 0 end) as held_n
+        from webhook_deliveries ${leasedIndex}
+        where status = 'pending' and lease_until > ${now} ${released === undefined ? sql`` : sql`and id not in (select id from ${released})`}
+        group by endpoint_id
+      ),
+      room as (
+        select endpoint_id, case when n = held_n then ${allowance(sql`endpoint_id`)} else cast(${perEndpoint} as integer) end - n as n from busy
+      ),
+      candidates as (
+        select id, endpoint_id, next_attempt_at from (
+          select id, endpoint_id, next_attempt_at, lease_until from webhook_deliveries
+          where status = 'pending' and next_attempt_at <= ${now}
+          order by next_attempt_at, id limit ${CLAIM_LOOKS_AT}
+        ) head
+        where (lease_until is null or lease_until <= ${now}) and endpoint_id not in (select endpoint_id from room where n <= 0)
+        order by next_attempt_at, id limit ${limit * Math.min(perEndpoint + extra, 4)}
+      ),
+      picked as (
+        select c.id from (
+          select id, endpoint_id, next_attempt_at, row_number() over (partition by endpoint_id order by next_attempt_at, id) as rank from candidates
+        ) c left join room r on r.endpoint_id = c.endpoint_id
+        where c.rank <= coalesce(r.n, ${allowance(sql`c.endpoint_id`)})
+        order by c.next_attempt_at, c.id limit ${limit}
+      ),
+      chosen as (
+        -- PostgreSQL: only the picked rows are locked, and those another dispatcher is
+        -- claiming skipped (their lease is checked again on the row as it is now).
+        select id from webhook_deliveries where id in (select id from picked)
+        ${dialect === 'postgres' ? sql`and status = 'pending' and (lease_until is null or lease_until <= ${now}) for update skip locked` : sql``}
+      )`
+  }
+  const lease = ({ now, leaseMs }: ClaimArgs) => sql`update webhook_deliveries set lease_until = ${now + leaseMs} where id in (select id from chosen)`
+
+  /** The claimed rows as the dispatcher takes them, oldest first, with what the rule says of each. */
+  const toClaimed = (rows: readonly ClaimRow[], leaseUntil: number): ClaimedDelivery[] =>
+    [...rows]
+      .sort((a, b) => Number(a.id) - Number(b.id))
+      .map((row) => {
+        const endpoint = toEndpoint({ ...row, id: row.endpoint_id, created_at: row.endpoint_created_at })
+        const event = toEvent({ id: row.event_id, type: row.event_type, account_id: row.event_account_id, data: row.event_data, created_at: row.event_created_at, fan_out_pending: 0 })
+        const refusal = Number(row.taken) === 1 ? undefined : endpoint.disabledAt !== null ? 'the endpoint is disabled' : Number(row.account_disabled) === 1 ? 'its account is disabled' : `the endpoint no longer takes ${event.type} events`
+        const secrets: StoredSecrets = { secret: row.secret, previousSecret: row.previous_secret }
+        return { id: row.id, attempts: row.attempts, trigger: row.trigger, leaseUntil, queuedAt: Number(row.created_at), event, endpoint, secrets, ...(refusal === undefined ? {} : { refusal }) }
+      })
+
+  /**
+   * Leases due deliveries and reads what the dispatcher needs of them. PostgreSQL: one
+   * statement (a data-modifying CTE). SQLite cannot return a join from an UPDATE: the
+   * claim, then a read of the rows it leased (in-process, no round trip).
+   */
+  async function claim(executor: Kysely<Database>, args: ClaimArgs): Promise<ClaimedDelivery[]> {
+    let rows: ClaimRow[]
+    if (dialect === 'postgres') {
+      rows = await run(executor, 'petstore_deliveries_claim', sql<ClaimRow>`with ${choose(args)}, claimed as (${lease(args)} returning id, attempts, event_id, endpoint_id, trigger, created_at) ${withTargets(sql`claimed c`)}`)
+    } else {
+      const { rows: ids } = await sql<{ id: number }>`with ${choose(args)} ${lease(args)} returning id`.execute(executor)
+      if (ids.length === 0) return []
+      rows = (await sql<ClaimRow>`${withTargets(sql`webhook_deliveries c`)} where c.id in (${sql.join(ids.map((row) => row.id))})`.execute(executor)).rows
+    }
+    return toClaimed(rows, args.now + args.leaseMs)
+  }
+
+  /**
+   * Records attempts, and with `then`, claims after them. The attempts as rows (`input`);
+   * each delivery updated under its lease, its attempt written, and the endpoints'
+   * failing_since moved, for all of them at once: on PostgreSQL one statement
+   * (data-modifying CTEs), the claim in it too; on SQLite three in one transaction, and
+   * the claim's two in the same. Disabling an endpoint takes a transaction on both.
+   */
+  async function record(attempts: readonly AttemptRecord[], then?: ClaimArgs): Promise<{ recorded: boolean[]; claimed: ClaimedDelivery[] }> {
+    const columns = sql`input (delivery_id, lease, outcome, next_at, trigger, at, duration_ms, response_status, error)`
+    // PostgreSQL: a column of each as an array, so that the statement's text is the same
+    // for any number of attempts (a named statement, planned once per connection).
+    const input =
+      dialect === 'postgres'
+        ? sql`${columns} as (select * from unnest(cast(${attempts.map((a) => a.deliveryId)} as bigint[]), cast(${attempts.map((a) => a.leaseUntil)} as bigint[]),
+            cast(${attempts.map((a) => a.outcome.status)} as text[]), cast(${attempts.map((a) => (a.outcome.status === 'pending' ? a.outcome.nextAttemptAt : null))} as bigint[]),
+            cast(${attempts.map((a) => a.trigger)} as text[]), cast(${attempts.map((a) => a.at)} as bigint[]), cast(${attempts.map((a) => a.durationMs)} as integer[]),
+            cast(${attempts.map((a) => a.responseStatus)} as integer[]), cast(${attempts.map((a) => a.error)} as text[])))`
+        : sql`${columns} as (values ${sql.join(
+            attempts.map(
+              (a) =>
+                sql`(cast(${a.deliveryId} as bigint), cast(${a.leaseUntil} as bigint), cast(${a.outcome.status} as text), cast(${a.outcome.status === 'pending' ? a.outcome.nextAttemptAt : null} as bigint),
+                  cast(${a.trigger} as text), cast(${a.at} as bigint), cast(${a.durationMs} as integer), cast(${a.responseStatus} as integer), cast(${a.error} as text))`,
+            ),
+          )})`
+    const update = sql`update webhook_deliveries as d
+      set status = i.outcome, attempts = d.attempts + 1, lease_until = null, next_attempt_at = coalesce(i.next_at, d.next_attempt_at)
+      from input i where d.id = i.delivery_id and d.lease_until = i.lease
+      returning id`
+    const insertAttempts = sql`insert into webhook_attempts (delivery_id, endpoint_id, event_id, trigger, at, duration_ms, response_status, error)
+      select i.delivery_id, r.endpoint_id, r.event_id, i.trigger, i.at, i.duration_ms, i.response_status, i.error from recorded r join input i on i.delivery_id = r.id`
+    // Written only when it changes: cleared by a success, set by the first failure after
+    // the last success (or, with none in these, by the first failure, unless it was set).
+    const failingSince = sql`update webhook_endpoints set failing_since = f.since from (
+        select g.endpoint_id, case when g.last_ok is null then coalesce(w.failing_since, g.fail_from) else g.fail_from end as since
+        from (
+          select o.endpoint_id, o.last_ok,
+            (select min(x.at) from outcomes x where x.endpoint_id = o.endpoint_id and x.outcome <> 'delivered' and (o.last_ok is null or x.at > o.last_ok)) as fail_from
+          from (select endpoint_id, max(case when outcome = 'delivered' then at end) as last_ok from outcomes group by endpoint_id) o
+        ) g join webhook_endpoints w on w.id = g.endpoint_id
+      ) f where webhook_endpoints.id = f.endpoint_id and webhook_endpoints.failing_since ${distinctFrom} f.since`
+    const outcomes = sql`outcomes as (select r.endpoint_id, i.outcome, i.at from recorded r join input i on i.delivery_id = r.id)`
+    const recordCtes = sql`${input},
+      updated as (${update}, endpoint_id, event_id),
+      recorded as (select id, endpoint_id, event_id from updated),
+      written as (${insertAttempts}),
+      ${outcomes},
+      failing as (${failingSince})`
+    const write = async (executor: Kysely<Database>): Promise<Set<number>> => {
+      if (dialect === 'postgres') {
+        const rows = await run(executor, 'petstore_deliveries_record', sql<{ id: number }>`with ${recordCtes} select id from updated`)
+        return new Set(rows.map((row) => Number(row.id)))
+      }
+      const { rows } = await sql<{ id: number }>`with ${input} ${update}`.execute(executor)
+      if (rows.length === 0) return new Set()
+      const recorded = sql`recorded as (select id, endpoint_id, event_id from webhook_deliveries where id in (${sql.join(rows.map((row) => row.id))}))`
+      await sql`with ${input}, ${recorded} ${insertAttempts}`.execute(executor)
+      await sql`with ${input}, ${recorded}, ${outcomes} ${failingSince}`.execute(executor)
+      return new Set(rows.map((row) => Number(row.id)))
+    }
+    const disabling = attempts.filter((a) => a.disableBecause !== undefined)
+    const answer = (recorded: Set<number>, claimed: ClaimedDelivery[]) => ({ recorded: attempts.map((a) => recorded.has(a.deliveryId)), claimed })
+    if (dialect === 'postgres' && disabling.length === 0) {
+      if (then === undefined) return answer(await write(db), [])
+      // One round trip: the record, then the claim, whose count of leases leaves out the
+      // ones this record gives back (`updated`), so that their room is taken at once.
+      const rows = await run(
+        db,
+        'petstore_deliveries_record_claim',
+        sql<ClaimRow & { recorded: unknown }>`with ${recordCtes},
+          ${choose(then, sql`updated`)},
+          claimed as (${lease(then)} returning id, attempts, event_id, endpoint_id, trigger, created_at)
+          select r.recorded, x.* from (select coalesce(json_agg(id), cast('[]' as json)) as recorded from updated) r
+          left join (${withTargets(sql`claimed c`)}) x on true`,
+      )
+      const recorded = new Set(((rows[0]?.recorded ?? []) as (number | string)[]).map(Number))
+      return answer(recorded, toClaimed(rows.filter((row) => row.id !== null), then.now + then.leaseMs))
+    }
+    return db.transaction().execute(async (trx) => {
+      const ids = await write(trx)
+      for (const attempt of disabling) if (ids.has(attempt.deliveryId)) await disable(trx, attempt)
+      return answer(ids, then === undefined ? [] : await claim(trx, then))
+    })
+  }
 
   return {
     async fanOut(now, limit) {
@@ -74,120 +272,18 @@ export function createDeliveryQueue(db: Kysely<Database>, dialect: Dialect, watc
       })
     },
 
-    async claimDue(now, leaseMs, limit, perEndpoint = limit) {
-      const leaseUntil = now + leaseMs
-      // Candidates, oldest due first, of endpoints with room, among the CLAIM_LOOKS_AT
-      // oldest due (a claim's cost does not grow with the backlog); then at most `room` of
-      // each endpoint's (PostgreSQL: skipping the rows another dispatcher is claiming). A few
-      // times `limit` candidates, so that one endpoint's backlog at the head of the queue
-      // does not leave the claim short: the next claim finds that endpoint full, and skips it.
-      const choose = sql`
-        with busy as (
-          select endpoint_id, count(*) as n from webhook_deliveries ${leasedIndex}
-          where status = 'pending' and lease_until > ${now} group by endpoint_id
-        ),
-        candidates as (
-          select id, endpoint_id, next_attempt_at from (
-            select id, endpoint_id, next_attempt_at, lease_until from webhook_deliveries
-            where status = 'pending' and next_attempt_at <= ${now}
-            order by next_attempt_at, id limit ${CLAIM_LOOKS_AT}
-          ) head
-          where (lease_until is null or lease_until <= ${now}) and endpoint_id not in (select endpoint_id from busy where n >= ${perEndpoint})
-          order by next_attempt_at, id limit ${limit * Math.min(perEndpoint, 4)}
-        ),
-        picked as (
-          select c.id from (
-            select id, endpoint_id, next_attempt_at, row_number() over (partition by endpoint_id order by next_attempt_at, id) as rank from candidates
-          ) c left join busy b on b.endpoint_id = c.endpoint_id
-          where c.rank <= ${perEndpoint} - coalesce(b.n, 0)
-          order by c.next_attempt_at, c.id limit ${limit}
-        ),
-        chosen as (
-          -- PostgreSQL: only the picked rows are locked, and those another dispatcher is
-          -- claiming skipped (their lease is checked again on the row as it is now).
-          select id from webhook_deliveries where id in (select id from picked)
-          ${dialect === 'postgres' ? sql`and status = 'pending' and (lease_until is null or lease_until <= ${now}) for update skip locked` : sql``}
-        )`
-      const lease = sql`update webhook_deliveries set lease_until = ${leaseUntil} where id in (select id from chosen)`
-      // PostgreSQL: one statement, the claim and what the dispatcher needs of it (a
-      // data-modifying CTE). SQLite cannot return a join from an UPDATE: the claim, then a
-      // read of the rows it leased (in-process, no round trip).
-      let rows: ClaimRow[]
-      if (dialect === 'postgres') {
-        rows = (await sql<ClaimRow>`${choose}, claimed as (${lease} returning id, attempts, event_id, endpoint_id, trigger, created_at) ${withTargets(sql`claimed c`)}`.execute(db)).rows
-      } else {
-        const { rows: ids } = await sql<{ id: number }>`${choose} ${lease} returning id`.execute(db)
-        if (ids.length === 0) return []
-        rows = (await sql<ClaimRow>`${withTargets(sql`webhook_deliveries c`)} where c.id in (${sql.join(ids.map((row) => row.id))})`.execute(db)).rows
-      }
-      return rows
-        .sort((a, b) => a.id - b.id)
-        .map((row) => {
-          const endpoint = toEndpoint({ ...row, id: row.endpoint_id, created_at: row.endpoint_created_at })
-          const event = toEvent({ id: row.event_id, type: row.event_type, account_id: row.event_account_id, data: row.event_data, created_at: row.event_created_at, fan_out_pending: 0 })
-          const refusal = Number(row.taken) === 1 ? undefined : endpoint.disabledAt !== null ? 'the endpoint is disabled' : Number(row.account_disabled) === 1 ? 'its account is disabled' : `the endpoint no longer takes ${event.type} events`
-          const secrets: StoredSecrets = { secret: row.secret, previousSecret: row.previous_secret }
-          return { id: row.id, attempts: row.attempts, trigger: row.trigger, leaseUntil, queuedAt: Number(row.created_at), event, endpoint, secrets, ...(refusal === undefined ? {} : { refusal }) }
-        })
+    claimDue(now, leaseMs, limit, perEndpoint = limit, ahead) {
+      return claim(db, { now, leaseMs, limit, perEndpoint, ahead })
     },
 
     async recordAttempts(attempts) {
       if (attempts.length === 0) return []
-      // The attempts as rows (`input`); each delivery updated under its lease, its attempt
-      // written, and the endpoints' failing_since moved, for all of them at once: on
-      // PostgreSQL one statement (data-modifying CTEs), on SQLite three in one transaction.
-      const input = sql`input (delivery_id, lease, outcome, next_at, trigger, at, duration_ms, response_status, error) as (values ${sql.join(
-        attempts.map(
-          (a) =>
-            sql`(cast(${a.deliveryId} as bigint), cast(${a.leaseUntil} as bigint), cast(${a.outcome.status} as text), cast(${a.outcome.status === 'pending' ? a.outcome.nextAttemptAt : null} as bigint),
-              cast(${a.trigger} as text), cast(${a.at} as bigint), cast(${a.durationMs} as integer), cast(${a.responseStatus} as integer), cast(${a.error} as text))`,
-        ),
-      )})`
-      const update = sql`update webhook_deliveries as d
-        set status = i.outcome, attempts = d.attempts + 1, lease_until = null, next_attempt_at = coalesce(i.next_at, d.next_attempt_at)
-        from input i where d.id = i.delivery_id and d.lease_until = i.lease
-        returning id`
-      const insertAttempts = sql`insert into webhook_attempts (delivery_id, endpoint_id, event_id, trigger, at, duration_ms, response_status, error)
-        select i.delivery_id, r.endpoint_id, r.event_id, i.trigger, i.at, i.duration_ms, i.response_status, i.error from recorded r join input i on i.delivery_id = r.id`
-      // Written only when it changes: cleared by a success, set by the first failure after
-      // the last success (or, with none in these, by the first failure, unless it was set).
-      const failingSince = sql`update webhook_endpoints set failing_since = f.since from (
-          select g.endpoint_id, case when g.last_ok is null then coalesce(w.failing_since, g.fail_from) else g.fail_from end as since
-          from (
-            select o.endpoint_id, o.last_ok,
-              (select min(x.at) from outcomes x where x.endpoint_id = o.endpoint_id and x.outcome <> 'delivered' and (o.last_ok is null or x.at > o.last_ok)) as fail_from
-            from (select endpoint_id, max(case when outcome = 'delivered' then at end) as last_ok from outcomes group by endpoint_id) o
-          ) g join webhook_endpoints w on w.id = g.endpoint_id
-        ) f where webhook_endpoints.id = f.endpoint_id and webhook_endpoints.failing_since ${distinctFrom} f.since`
-      const outcomes = sql`outcomes as (select r.endpoint_id, i.outcome, i.at from recorded r join input i on i.delivery_id = r.id)`
-      const write = async (executor: Kysely<Database>): Promise<Set<number>> => {
-        if (dialect === 'postgres') {
-          const { rows } = await sql<{ id: number }>`with ${input},
-            updated as (${update}, endpoint_id, event_id),
-            recorded as (select id, endpoint_id, event_id from updated),
-            written as (${insertAttempts}),
-            ${outcomes},
-            failing as (${failingSince})
-            select id from updated`.execute(executor)
-          return new Set(rows.map((row) => Number(row.id)))
-        }
-        const { rows } = await sql<{ id: number }>`with ${input} ${update}`.execute(executor)
-        if (rows.length === 0) return new Set()
-        const recorded = sql`recorded as (select id, endpoint_id, event_id from webhook_deliveries where id in (${sql.join(rows.map((row) => row.id))}))`
-        await sql`with ${input}, ${recorded} ${insertAttempts}`.execute(executor)
-        await sql`with ${input}, ${recorded}, ${outcomes} ${failingSince}`.execute(executor)
-        return new Set(rows.map((row) => Number(row.id)))
-      }
-      const disabling = attempts.filter((a) => a.disableBecause !== undefined)
-      const recorded =
-        dialect === 'postgres' && disabling.length === 0
-          ? await write(db)
-          : await db.transaction().execute(async (trx) => {
-              const ids = await write(trx)
-              for (const attempt of disabling) if (ids.has(attempt.deliveryId)) await disable(trx, attempt)
-              return ids
-            })
-      return attempts.map((a) => recorded.has(a.deliveryId))
+      return (await record(attempts)).recorded
+    },
+
+    async recordAndClaim(attempts, { now, leaseMs, limit, perEndpoint = limit, ahead }) {
+      if (attempts.length === 0) return { recorded: [], claimed: await claim(db, { now, leaseMs, limit, perEndpoint, ahead }) }
+      return record(attempts, { now, leaseMs, limit, perEndpoint, ahead })
     },
 
     async release(deliveryId, leaseUntil) {
