@@ -53,4 +53,59 @@ describe('read coalescer', () => {
     )
     assert.equal(await read('a', async () => 7), 7)
   })
+
+  describe('one at a time', () => {
+    /** A read that ends when told, numbering its runs; `started` lists the runs begun. */
+    function controlledReads() {
+      const started: number[] = []
+      const finishers: (() => void)[] = []
+      const load = () =>
+        new Promise<number>((resolve) => {
+          const run = started.length + 1
+          started.push(run)
+          finishers.push(() => resolve(run))
+        })
+      return { started, load, finish: (run: number) => finishers[run - 1]!() }
+    }
+
+    it('gathers the callers arriving while a read is on its way into one next read, started when it ends, never before', async () => {
+      const read = createReadCoalescer<number>({ oneAtATime: true })
+      const { started, load, finish } = controlledReads()
+      const first = read('a', load)
+      await nextTurn()
+      assert.deepEqual(started, [1])
+      // Three callers over several turns while the first read is under way: none starts a read.
+      const late = [read('a', load)]
+      await nextTurn()
+      late.push(read('a', load), read('a', load))
+      await nextTurn()
+      assert.deepEqual(started, [1], 'no second read while the first is on its way')
+      finish(1)
+      assert.equal(await first, 1)
+      await nextTurn()
+      assert.deepEqual(started, [1, 2], 'one read for all the late callers, begun after every one of them arrived')
+      finish(2)
+      assert.deepEqual(await Promise.all(late), [2, 2, 2])
+    })
+
+    it('after a read that failed, the next read still runs for its callers', async () => {
+      const read = createReadCoalescer<number>({ oneAtATime: true })
+      let fail = () => {}
+      const first = read('a', () => new Promise<number>((_, reject) => (fail = () => reject(new Error('connection lost')))))
+      await nextTurn()
+      const second = read('a', async () => 8)
+      fail()
+      await assert.rejects(first, /connection lost/)
+      assert.equal(await second, 8)
+    })
+
+    it('keeps keys apart: a read of one key never waits for another', async () => {
+      const read = createReadCoalescer<number>({ oneAtATime: true })
+      const { started, load } = controlledReads()
+      void read('a', load)
+      await nextTurn()
+      assert.equal(await read('b', async () => 5), 5)
+      assert.deepEqual(started, [1])
+    })
+  })
 })
