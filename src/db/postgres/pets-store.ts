@@ -1,10 +1,10 @@
 // The pets store on PostgreSQL: named (prepared) statements on the pool; reads
-// coalesced per event-loop turn (read-coalescer.ts; a list page's one at a time), and
-// the creates of a turn in one multi-row INSERT (turn-batcher.ts), committed before
-// any of them is answered. No cache across turns: other instances write the same
-// database, and nothing here would learn of it in time (bench/results.md, fifth
-// pass). A create with an Idempotency-Key runs the same INSERT for its one pet in a
-// transaction of its own, with the response it stores.
+// coalesced per event-loop turn (read-coalescer.ts), and the creates of a turn in one
+// multi-row INSERT (turn-batcher.ts), committed before any of them is answered. No
+// cache across turns: other instances write the same database, and nothing here
+// would learn of it in time (bench/results.md, fifth pass). A create with an
+// Idempotency-Key runs the same INSERT for its one pet in a transaction of its own,
+// with the response it stores.
 import type pg from 'pg'
 import type { Selectable } from 'kysely'
 import { createReadCoalescer } from '../batching/read-coalescer.js'
@@ -36,8 +36,7 @@ const REMOVE = { name: 'petstore_pets_remove', text: SQL.remove }
 export function createPostgresPetsStore(pool: pg.Pool): PetsStore {
   const rows = async (query: pg.QueryConfig) => (await pool.query<PetRecord>(query)).rows
   // A turn's callers of one list query share one page object, so the route serializes it once (routes/v1/list-page-answer.ts).
-  // One read of a page at a time: the callers arriving while it is on its way share the next.
-  const pageOfTurn = createReadCoalescer<PetsPage>({ oneAtATime: true })
+  const pageOfTurn = createReadCoalescer<PetsPage>()
   const listPage = async (query: pg.QueryConfig): Promise<PetsPage> =>
     Object.freeze({ pets: Object.freeze((await rows(query)).map((row) => Object.freeze(toPet(row)))), shared: true })
   // Named, so that each connection prepares a filtered list's statement once: a handful of texts (sql/pets-sql.ts).
