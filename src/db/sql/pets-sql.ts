@@ -55,8 +55,9 @@ export function filteredListStatement(dialect: Dialect, query: ListPetsQuery): S
     return dialect === 'sqlite' ? '?' : `$${values.length}${cast}`
   }
   // One value is an equality, not a list of one: SQLite then reads the (column, id)
-  // index in id order and stops at the page's end, where with IN (json_each) it put the
-  // value's rows through a sorter (3× the plain list's read at 1,000,000 pets).
+  // index in id order and stops at the page's end, where with IN (json_each) it put
+  // the value's rows through a sorter (at 1,000,000 pets, 2.3–2.8× the plain list's
+  // read; now 1.3×).
   const list = (items: readonly unknown[], cast: string) => {
     if (items.length === 1) return `= ${param(items[0], cast.replace('[]', ''))}`
     return dialect === 'sqlite' ? `IN (SELECT value FROM json_each(${param(JSON.stringify(items))}))` : `= ANY(${param(items, cast)})`
