@@ -9,6 +9,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import SqliteDatabase from 'better-sqlite3'
 import { openStore } from '../../src/db/open-store.js'
+import type { ListPetsQuery } from '../../src/db/pets-store.js'
+import { filteredListStatement } from '../../src/db/sql/pets-sql.js'
 import type { Store } from '../../src/db/store.js'
 import { insertPet } from '../helpers/pets.js'
 
@@ -79,5 +81,28 @@ describe('SQLite pets store', () => {
     const changed = await store.pets.list({ afterId: available.id - 1, limit: 1 })
     assert.notEqual(changed, page)
     assert.equal(changed.pets[0]?.status, 'pending')
+  })
+
+  it("reads one category's page from its (category_id, id) index in id order, never sorting the category's pets", () => {
+    // A page costs its rows, however many pets the category has: at 1,000,000 pets the
+    // cache's read after a commit took 2.3–2.8× the plain list's with a sorter, 1.3× without.
+    const planOf = (query: ListPetsQuery) => {
+      const { text, values } = filteredListStatement('sqlite', query)
+      const db = new SqliteDatabase(file, { readonly: true })
+      try {
+        return (db.prepare(`EXPLAIN QUERY PLAN ${text}`).all(...values) as { detail: string }[]).map((step) => step.detail).join('; ')
+      } finally {
+        db.close()
+      }
+    }
+    for (const query of [
+      { categoryIds: [3], afterId: 0, limit: 21 },
+      { categoryIds: [3], afterId: 500, limit: 21, sort: '-id' as const },
+      { categoryIds: [3], statuses: ['sold' as const], afterId: 0, limit: 21 },
+    ]) {
+      const plan = planOf(query)
+      assert.match(plan, /USING INDEX pets_category_id \(category_id=\?/, JSON.stringify(query))
+      assert.doesNotMatch(plan, /TEMP B-TREE/, `${JSON.stringify(query)}: ${plan}`)
+    }
   })
 })
