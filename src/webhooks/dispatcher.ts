@@ -324,6 +324,12 @@ export function startDispatcher({
     givingBack.add(released)
   }
 
+  /** Gives back every delivery held back for the endpoint. */
+  function giveBackWaiting(work: EndpointWork) {
+    waiting -= work.waiting.length
+    for (const delivery of work.waiting.splice(0)) giveBack(delivery)
+  }
+
   /** A claimed delivery: sent at once if its endpoint has room, else held back until it has. */
   function take(delivery: ClaimedDelivery) {
     const endpointId = delivery.endpoint.id
@@ -403,11 +409,7 @@ export function startDispatcher({
     const ahead: { extra: number; endpoints: number[]; held: number[] } = { extra, endpoints: [], held: [] }
     for (const [endpointId, work] of endpoints) {
       if (flowing(work, at)) ahead.endpoints.push(endpointId)
-      else
-        for (const delivery of work.waiting.splice(0)) {
-          waiting--
-          giveBack(delivery)
-        }
+      else giveBackWaiting(work)
     }
     const flows = new Set(ahead.endpoints)
     for (const [deliveryId, endpointId] of held) if (flows.has(endpointId)) ahead.held.push(deliveryId)
@@ -542,11 +544,7 @@ export function startDispatcher({
       closed = true
       clearInterval(timer)
       // What was claimed ahead goes back at once, not after the requests before it.
-      for (const work of endpoints.values())
-        for (const delivery of work.waiting.splice(0)) {
-          waiting--
-          giveBack(delivery)
-        }
+      for (const work of endpoints.values()) giveBackWaiting(work)
       await (await stopWatching.catch(() => async () => {}))()
       await settled()
       agents.destroy()
