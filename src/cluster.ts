@@ -30,9 +30,8 @@ export async function runPrimary(config: Config): Promise<void> {
   let failures = 0
   const listeningAt = new Map<number, number>()
   cluster.on('listening', (worker) => listeningAt.set(worker.id, Date.now()))
-  const fork = () => cluster.fork()
   answerMetricsRequests()
-  for (let i = 0; i < config.workers; i++) fork()
+  for (let i = 0; i < config.workers; i++) cluster.fork()
   cluster.on('exit', (worker, code, signal) => {
     if (stopping) return exitOnceAllGone()
     const listenedAt = listeningAt.get(worker.id)
@@ -50,7 +49,7 @@ export async function runPrimary(config: Config): Promise<void> {
     const delay = failures === 0 ? 0 : Math.min(FIRST_RETRY_MS * 2 ** (failures - 1), MAX_RETRY_MS)
     log(config, 'error', { worker: worker.process.pid, code, signal, delayMs: delay }, `worker ${worker.process.pid} exited (${how}); starting another${delay ? ` in ${delay} ms` : ''}`)
     setTimeout(() => {
-      if (!stopping) fork()
+      if (!stopping) cluster.fork()
     }, delay)
   })
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {

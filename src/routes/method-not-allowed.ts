@@ -29,6 +29,7 @@ export function refuseOtherMethods(app: FastifyInstance, url: string, allowed: H
     // run first) and before a body is read: a body sent with it is never read (the
     // connection is closed instead, plugins/json-body.ts).
     onRequest: (request, _reply, done) => done(refusal(request)),
+    // Not reached (onRequest refuses every request); a route must have one.
     handler: async (request) => {
       throw refusal(request)
     },
