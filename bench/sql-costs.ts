@@ -13,6 +13,7 @@ import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import Database from 'better-sqlite3'
 import { openStore } from '../src/db/open-store.js'
+import { insertPetsText } from '../src/db/sqlite/pets-store.js'
 
 const { values } = parseArgs({
   options: {
@@ -93,7 +94,7 @@ const VARIANTS: Variant[] = [
 ]
 
 const names = ['Luna', 'Rex', 'Bella', 'Max', 'Coco', 'Milo', 'Nala', 'Oscar', 'Kiwi', 'Pepper']
-const insert = `INSERT INTO pets (name, category_id, status, created_at) VALUES ${Array.from({ length: BATCH }, () => '(?, ?, ?, ?)').join(', ')} RETURNING id`
+const insert = insertPetsText(BATCH)
 let n = 0
 const batchValues = () =>
   Array.from({ length: BATCH }, () => {
