@@ -6,6 +6,7 @@
 // waits this way; so does every statement Kysely runs on the writer connection.
 import type SqliteDatabase from 'better-sqlite3'
 import { SqliteDialect, type DatabaseConnection, type Driver } from 'kysely'
+import { withStatementCache } from './statement-cache.js'
 
 /** How long a statement waits for another process's write lock before it fails (as busy_timeout would). */
 export const LOCK_WAIT_MS = 5_000
@@ -27,11 +28,11 @@ export async function withoutBusyWait<T>(writer: SqliteDatabase.Database, attemp
   }
 }
 
-/** Kysely's SQLite dialect, its statements waiting for the write lock as withoutBusyWait does. */
+/** Kysely's SQLite dialect, its statements waiting for the write lock as withoutBusyWait does, and prepared once per text (statement-cache.ts). */
 export class LockWaitingSqliteDialect extends SqliteDialect {
   readonly #writer: SqliteDatabase.Database
   constructor(writer: SqliteDatabase.Database) {
-    super({ database: writer })
+    super({ database: withStatementCache(writer) })
     this.#writer = writer
   }
 
