@@ -19,6 +19,13 @@ export interface TempStore {
    * comes next.
    */
   settle(): Promise<void>
+  /**
+   * PostgreSQL: ANALYZE of the outbox's tables, as autovacuum would do as they grow (this
+   * machine's server runs with autovacuum off). A catching-up dispatcher's tables grow
+   * from a few rows to hundreds of thousands; planned with the statistics of when they
+   * were empty, its statements scanned the whole deliveries table.
+   */
+  analyzeOutbox(): Promise<void>
   /** Drops the database or deletes the file; safe to call twice. */
   remove(): Promise<void>
 }
@@ -32,6 +39,7 @@ export async function createTempStore(kind: StoreKind, dir: string, label: strin
     return {
       databaseUrl: `sqlite:${file}`,
       settle: async () => {},
+      analyzeOutbox: async () => {},
       remove: async () => {
         for (const suffix of ['', '-wal', '-shm']) rmSync(file + suffix, { force: true })
       },
@@ -45,6 +53,7 @@ export async function createTempStore(kind: StoreKind, dir: string, label: strin
   return {
     databaseUrl,
     settle: () => query(databaseUrl, 'vacuum analyze'),
+    analyzeOutbox: () => query(databaseUrl, 'analyze events, webhook_deliveries, webhook_attempts'),
     remove: async () => {
       if (removed) return
       removed = true

@@ -14,6 +14,10 @@ export interface PostgresPoolOptions {
   onIdleError?: (error: Error) => void
   /** pg-pool's idleTimeoutMillis; pg-pool's own default (10 s) when not given. */
   idleTimeoutMs?: number
+  /** Connections at most (POOL_SIZE). */
+  size?: number
+  /** Settings of every connection's session (`-c name=value` at its start). */
+  settings?: Readonly<Record<string, string>>
 }
 
 // int8 (bigint) is returned as a string by default; our ids and times are safe integers.
@@ -29,18 +33,20 @@ const POOL_SIZE = 4
 const CONNECT_TIMEOUT_MS = 2_000
 const STATEMENT_TIMEOUT_MS = 5_000
 
-export function openPostgres(url: string, { onIdleError = () => {}, idleTimeoutMs }: PostgresPoolOptions = {}): PostgresConnection {
+export function openPostgres(url: string, { onIdleError = () => {}, idleTimeoutMs, size = POOL_SIZE, settings = {} }: PostgresPoolOptions = {}): PostgresConnection {
+  const options = Object.entries(settings).map(([name, value]) => `-c ${name}=${value}`)
   const pool = new pg.Pool({
     connectionString: url,
-    max: POOL_SIZE,
+    max: size,
     // Once open, a connection stays open: pg-pool closes a connection idle for
     // idleTimeoutMillis only while the pool holds more than `min`, and the first
     // requests after every quiet spell paid for new connections and cold backends
     // (bench/results.md, seventh pass). TCP keepalive keeps it known to be alive.
-    min: POOL_SIZE,
+    min: size,
     ...(idleTimeoutMs === undefined ? {} : { idleTimeoutMillis: idleTimeoutMs }),
     keepAlive: true,
     keepAliveInitialDelayMillis: 60_000,
+    ...(options.length > 0 ? { options: options.join(' ') } : {}),
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     statement_timeout: STATEMENT_TIMEOUT_MS,
     query_timeout: STATEMENT_TIMEOUT_MS + 1_000,

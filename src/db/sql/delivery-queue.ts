@@ -257,20 +257,13 @@ export function createDeliveryQueue(db: Kysely<Database>, dialect: Dialect, watc
         select e.id, t.id, 'pending', 0, ${now}, ${now} from ${taken} t join webhook_endpoints e on ${takes(dialect)}
         where true on conflict do nothing`
       if (dialect === 'postgres') {
-        return db.transaction().execute(async (trx) => {
-          // The events to fan out are read from their partial index in order, a batch at a
-          // time, whatever the statistics say: with none yet (a new installation under a
-          // burst of writes) or stale ones, the planner guesses a few dozen pending and
-          // would rather read every pending event and sort them (40 ms a batch at 40,000
-          // pending, growing with the backlog), then scan the whole table to clear the
-          // batch's marks (test/webhook-fan-out-plan.test.ts).
-          await sql`select set_config('enable_bitmapscan', 'off', true), set_config('enable_hashjoin', 'off', true)`.execute(trx)
-          const result = await sql`
-            with taken as (select id, type, account_id from events where fan_out_pending = 1 order by id limit ${limit} for update skip locked),
-            made as (${deliveries(sql`taken`)})
-            update events set fan_out_pending = 0 where id in (select id from taken)`.execute(trx)
-          return Number(result.numAffectedRows ?? 0n)
-        })
+        // The batch read from the pending events' partial index in order, whatever the
+        // statistics say (the queue's connections plan so: postgres-store.ts).
+        const result = await sql`
+          with taken as (select id, type, account_id from events where fan_out_pending = 1 order by id limit ${limit} for update skip locked),
+          made as (${deliveries(sql`taken`)})
+          update events set fan_out_pending = 0 where id in (select id from taken)`.execute(db)
+        return Number(result.numAffectedRows ?? 0n)
       }
       // SQLite: the transaction holds the only write lock from its first statement, so both see the same events.
       const taken = sql`(select id, type, account_id from events where fan_out_pending = 1 order by id limit ${limit})`
