@@ -103,4 +103,19 @@ describe("the delivery queue's plans without statistics (postgres)", async () =>
     const claimed = await readOf(claim!, 'webhook_deliveries')
     assert.ok(claimed > 0 && claimed <= 2_048, `a claim read ${claimed} deliveries (every pending one: 20,000)`)
   })
+
+  it("has autovacuum clear the queue's dead rows, and analyze it, once 1 % has changed (migration 2026-11-28-015)", async () => {
+    const { rows } = await database.client.query<{ relname: string; reloptions: string[] }>(
+      "select relname, reloptions from pg_class where relname in ('webhook_deliveries', 'events') order by relname",
+    )
+    const expected = ['autovacuum_vacuum_scale_factor=0.01', 'autovacuum_vacuum_threshold=1000', 'autovacuum_analyze_scale_factor=0.01', 'autovacuum_analyze_threshold=1000']
+    assert.deepEqual(
+      rows.map((row) => [row.relname, expected.every((option) => row.reloptions?.includes(option))]),
+      [
+        ['events', true],
+        ['webhook_deliveries', true],
+      ],
+      JSON.stringify(rows),
+    )
+  })
 })
