@@ -11,14 +11,14 @@
 // a connection set as the queue's are; a test counts the rows its plan read.
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { Kysely, PostgresDialect, type CompiledQuery } from 'kysely'
+import { CompiledQuery, Kysely, PostgresDialect } from 'kysely'
 import pg from 'pg'
 import type { DeliveryQueue } from '../src/db/delivery-queue.js'
 import { DELIVERY_QUEUE_SETTINGS } from '../src/db/postgres/postgres-store.js'
 import type { Database } from '../src/db/schema.js'
 import { createDeliveryQueue } from '../src/db/sql/delivery-queue.js'
-import { migratedDatabaseForSuite } from './helpers/migrated-database.js'
-import { needs } from './helpers/services.js'
+import { storeForSuite } from './helpers/dialects.js'
+import { createTestDatabase, needs } from './helpers/services.js'
 
 interface PlanNode {
   'Node Type': string
@@ -35,7 +35,9 @@ const rowsRead = (node: PlanNode, table: string): number =>
 
 describe("the delivery queue's plans without statistics (postgres)", async () => {
   if (!(await needs('postgres', "the delivery queue's plans"))) return
-  const database = migratedDatabaseForSuite()
+  // The store migrates the database; the test reads and writes it on a connection of its own.
+  const suite = storeForSuite(createTestDatabase)
+  const query = async <R>(text: string, values: readonly unknown[] = []) => (await suite.other.db.executeQuery<R>(CompiledQuery.raw(text, [...values]))).rows
 
   /**
    * The statements `work` has the queue run, captured: run in a transaction rolled back
@@ -44,7 +46,7 @@ describe("the delivery queue's plans without statistics (postgres)", async () =>
   async function statementsOf(work: (queue: DeliveryQueue) => Promise<unknown>): Promise<CompiledQuery[]> {
     const captured: CompiledQuery[] = []
     const db = new Kysely<Database>({
-      dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: database.url, max: 1 }) }),
+      dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: suite.database.url, max: 1 }) }),
       log: (event) => {
         if (event.level === 'query') captured.push(event.query)
       },
@@ -54,7 +56,7 @@ describe("the delivery queue's plans without statistics (postgres)", async () =>
       await db
         .transaction()
         .execute(async (trx) => {
-          await work(createDeliveryQueue(trx, 'postgres', undefined, async (_name, query) => (captured.push(query), [])))
+          await work(createDeliveryQueue(trx, 'postgres', undefined, async (_name, named) => (captured.push(named), [])))
           throw rollBack
         })
         .catch((error: unknown) => {
@@ -63,40 +65,42 @@ describe("the delivery queue's plans without statistics (postgres)", async () =>
     } finally {
       await db.destroy()
     }
-    return captured.filter((query) => !/^(begin|commit|rollback)/i.test(query.sql))
+    return captured.filter((statement) => !/^(begin|commit|rollback)/i.test(statement.sql))
   }
 
   /** The rows of `table` the statement's plan read, run (and rolled back) on a connection set as the queue's are. */
-  async function readOf(query: CompiledQuery, table: string): Promise<number> {
-    await database.client.query('begin')
-    try {
-      for (const [name, value] of Object.entries(DELIVERY_QUEUE_SETTINGS)) await database.client.query('select set_config($1, $2, true)', [name, value])
-      const { rows } = await database.client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`explain (analyze, format json) ${query.sql}`, [...query.parameters])
-      return rowsRead(rows[0]!['QUERY PLAN'][0].Plan, table)
-    } finally {
-      await database.client.query('rollback')
-    }
+  async function readOf(statement: CompiledQuery, table: string): Promise<number> {
+    return suite.other.db.connection().execute(async (connection) => {
+      await connection.executeQuery(CompiledQuery.raw('begin'))
+      try {
+        for (const [name, value] of Object.entries(DELIVERY_QUEUE_SETTINGS)) await connection.executeQuery(CompiledQuery.raw('select set_config($1, $2, true)', [name, value]))
+        const { rows } = await connection.executeQuery<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(CompiledQuery.raw(`explain (analyze, format json) ${statement.sql}`, [...statement.parameters]))
+        return rowsRead(rows[0]!['QUERY PLAN'][0].Plan, table)
+      } finally {
+        await connection.executeQuery(CompiledQuery.raw('rollback'))
+      }
+    })
   }
 
   it('reads one batch of pending events, not all of them, for a batch, and one claim the oldest due deliveries', async () => {
-    const { rows } = await database.client.query<{ id: number }>("insert into accounts (name, plan, created_at) values ('a', 'pro', 0) returning id")
-    const endpoint = await database.client.query<{ id: number }>(
+    const [account] = await query<{ id: number }>("insert into accounts (name, plan, created_at) values ('a', 'pro', 0) returning id")
+    const [endpoint] = await query<{ id: number }>(
       "insert into webhook_endpoints (account_id, url, description, enabled_events, secret, created_at) values ($1, 'https://example.com/', '', '*', 'sealed', 0) returning id",
-      [rows[0]!.id],
+      [account!.id],
     )
     // A burst of 20,000 events, and their deliveries, into tables no ANALYZE has read yet
     // (a new installation; autovacuum kept off, so that none reads them meanwhile).
-    for (const table of ['events', 'webhook_deliveries']) await database.client.query(`alter table ${table} set (autovacuum_enabled = false)`)
-    await database.client.query("insert into events (type, account_id, data, created_at, fan_out_pending) select 'pet.created', null, '{}', 0, 1 from generate_series(1, 20000)")
+    for (const table of ['events', 'webhook_deliveries']) await query(`alter table ${table} set (autovacuum_enabled = false)`)
+    await query("insert into events (type, account_id, data, created_at, fan_out_pending) select 'pet.created', null, '{}', 0, 1 from generate_series(1, 20000)")
 
     const [fanOut] = await statementsOf((queue) => queue.fanOut(1, 500))
     const read = await readOf(fanOut!, 'events')
     // The batch from the index, then each of its 500 marks cleared through the primary key.
     assert.ok(read >= 500 && read <= 1_500, `a fan-out of 500 read ${read} events (every pending one, twice: 40,000)`)
 
-    await database.client.query(
+    await query(
       "insert into webhook_deliveries (endpoint_id, event_id, status, attempts, next_attempt_at, created_at, trigger) select $1, id, 'pending', 0, 0, 0, 'scheduled' from events",
-      [endpoint.rows[0]!.id],
+      [endpoint!.id],
     )
     const [claim] = await statementsOf((queue) => queue.claimDue(1, 60_000, 64, 8))
     // A claim looks at the 1,024 oldest due at most (sql/delivery-queue.ts CLAIM_LOOKS_AT), and at the 8 it takes again.
@@ -105,7 +109,7 @@ describe("the delivery queue's plans without statistics (postgres)", async () =>
   })
 
   it("has autovacuum clear the queue's dead rows, and analyze it, once 1 % has changed (migration 2026-11-28-015)", async () => {
-    const { rows } = await database.client.query<{ relname: string; reloptions: string[] }>(
+    const rows = await query<{ relname: string; reloptions: string[] }>(
       "select relname, reloptions from pg_class where relname in ('webhook_deliveries', 'events') order by relname",
     )
     const expected = ['autovacuum_vacuum_scale_factor=0.01', 'autovacuum_vacuum_threshold=1000', 'autovacuum_analyze_scale_factor=0.01', 'autovacuum_analyze_threshold=1000']
