@@ -54,6 +54,8 @@ const CLAIM_AHEAD = 64
  */
 const RECORD_BATCH = 64
 const RECORD_WAIT_MS = 5
+/** After a claim that found less than it asked for, the room a quick endpoint's ended attempts must give back before the next claim (worthClaiming). */
+const CLAIM_WHEN_FREED = CLAIM_AHEAD / 4
 /** Signing secrets kept open at most (see `opened`). */
 const OPENED_KEPT = 1_024
 /** An endpoint answers quickly when its latest request took less than this, and none under way has been open this long. */
@@ -225,9 +227,9 @@ export function startDispatcher({
     else onAttempt(delivery.refusal !== undefined ? 'not_sent' : record.outcome.status === 'pending' ? 'retrying' : 'failed', undefined)
   }
 
-  // Attempts that ended, waiting to be written, in one statement: those that end in the
-  // same turn of the event loop (answers that arrived together), and every one that ends
-  // while a write is under way, go in the next. None waits for an attempt still under way.
+  // Attempts that ended, waiting to be written, in one statement: those that end within
+  // RECORD_WAIT_MS of the first (or RECORD_BATCH of them), and every one that ends while a
+  // write is under way, go in the next. None waits for an attempt still under way.
   // While there is a backlog, the write claims too (one round trip on PostgreSQL): the
   // leases it gives back are the room of that claim.
   const unrecorded: { record: AttemptRecord; delivery: ClaimedDelivery; written: () => void }[] = []
@@ -240,7 +242,7 @@ export function startDispatcher({
     const records = batch.map(({ record }) => record)
     // Claiming too, unless another claim is under way (one at a time), giving way (then
     // the next poll claims, one batch a poll), or there is too little room to be worth it.
-    const request = backlog && !closed && !busy() && claiming === undefined && worthClaiming() ? claimRequest() : undefined
+    const request = mayClaim() && claiming === undefined && worthClaiming() ? claimRequest() : undefined
     let written: Promise<boolean[]>
     if (request) {
       reserved += request.limit
@@ -266,7 +268,7 @@ export function startDispatcher({
         recording = undefined
         // Their leases are given back: claim more at once while there is a backlog, even
         // while a poll is fanning out, unless giving way or this write claimed already.
-        if (!request && backlog && !closed && !busy() && worthClaiming()) claimOnce().catch((error: unknown) => onError(error, 'could not claim webhook deliveries'))
+        if (!request && mayClaim() && worthClaiming()) claimOnce().catch((error: unknown) => onError(error, 'could not claim webhook deliveries'))
         startRecording()
       })
   }
@@ -318,11 +320,12 @@ export function startDispatcher({
   // held by full endpoints), the next waits until there is room worth a claim: a quarter
   // of CLAIM_AHEAD given back by a quick endpoint's attempts, or any by an endpoint with
   // nothing more held back (a slow one, or a quick one running dry). The poll claims too.
+  /** A claim beyond the poll's may be made now: there is a backlog, and the dispatcher is neither closing nor giving way. */
+  const mayClaim = () => backlog && !closed && !busy()
   /** The last claim took all it asked for: more may be due. */
   let lastClaimFull = true
   /** Room given back (by the attempts to record) since the last claim, in the units of worthClaiming. */
   let freedSinceClaim = 0
-  const CLAIM_WHEN_FREED = CLAIM_AHEAD / 4
   const worthClaiming = () => lastClaimFull || freedSinceClaim >= CLAIM_WHEN_FREED
   /** An attempt ended: its lease is given back when it is recorded (with the next claim, if one goes with the write). */
   function freeing(delivery: ClaimedDelivery) {
@@ -425,7 +428,7 @@ export function startDispatcher({
         inFlight.delete(running)
         letGo(delivery)
         // A write of attempts that failed claims nothing (startRecording): the last delivery under way claims again.
-        if (backlog && !closed && !busy() && inFlight.size === 0) tick()
+        if (mayClaim() && inFlight.size === 0) tick()
       })
     inFlight.add(running)
   }
