@@ -16,6 +16,7 @@ import { parseCidrs } from './webhooks/outbound.js'
 import { secretBoxFromConfig, type SecretBox } from './secrets/secret-box.js'
 import { createIdempotency } from './idempotency/idempotency.js'
 import { createWebhookAdmin } from './webhooks/webhook-admin.js'
+import type { WritePacing } from './webhooks/write-pacing.js'
 import { createOrderService } from './orders/order-service.js'
 import { createCatalogue } from './catalogue/catalogue.js'
 import type { Store } from './db/store.js'
@@ -58,9 +59,11 @@ export interface AppDependencies {
   metrics?: Metrics
   /** The requests under way, when the caller reads their counts too (server.ts: its dispatcher's request pressure); else the app keeps its own. */
   requests?: RequestTracker
+  /** Paces the writes that make events while this process's dispatcher falls behind (server.ts); none by default. */
+  writePacing?: WritePacing
 }
 
-export async function buildApp({ config, store, clock = systemClock, limiter, logger, usage: givenUsage, wakeDispatcher = () => {}, metrics = createMetrics(), secrets = secretBoxFromConfig(config), scrapeMetrics, requests = createRequestTracker() }: AppDependencies): Promise<FastifyInstance> {
+export async function buildApp({ config, store, clock = systemClock, limiter, logger, usage: givenUsage, wakeDispatcher = () => {}, metrics = createMetrics(), secrets = secretBoxFromConfig(config), scrapeMetrics, requests = createRequestTracker(), writePacing }: AppDependencies): Promise<FastifyInstance> {
   const app = Fastify({
     logger: logger ?? loggerOptions(config),
     // request-log writes one line per request instead of Fastify's two.
@@ -149,7 +152,7 @@ export async function buildApp({ config, store, clock = systemClock, limiter, lo
   })
 
   // Operations endpoints, outside /v1: no key, no rate limit.
-  await app.register(metricsPlugin, { metrics, limiter, store, clock, ...(scrapeMetrics ? { scrape: scrapeMetrics } : {}) })
+  await app.register(metricsPlugin, { metrics, limiter, store, clock, ...(scrapeMetrics ? { scrape: scrapeMetrics } : {}), writePacing })
   await app.register(health, { store, limiter })
   // GET /docs: the API reference page, also outside /v1 (no key; limited as keyless requests are).
   await app.register(docs, { limiter })
@@ -157,7 +160,7 @@ export async function buildApp({ config, store, clock = systemClock, limiter, lo
   await app.register(consolePage)
   // Idempotency-Key for every create: the records are the one part of the store the routes hold.
   const idempotency = createIdempotency({ records: store.idempotency, clock, secrets })
-  await app.register(v1Routes, { prefix: '/v1', authenticator, limiter, idempotency, clock, keyAdmin, accountAdmin, usage, metrics, catalogue, orderService, webhookAdmin })
+  await app.register(v1Routes, { prefix: '/v1', authenticator, limiter, idempotency, clock, keyAdmin, accountAdmin, usage, metrics, catalogue, orderService, webhookAdmin, writePacing })
 
   return app
 }

@@ -52,6 +52,8 @@ export interface Config {
   readonly webhookMaxEndpoints: number
   /** Deliveries to one endpoint under way at once (across the dispatchers, as each claim sees them). */
   readonly webhookPerEndpoint: number
+  /** Seconds the oldest webhook waiting may get: writes that make events are paced from a quarter of it (webhooks/write-pacing.ts); 0: never paced. */
+  readonly webhookMaxLag: number
   /** `petstore dispatch` serves GET /metrics on this port (of HOST) when set; it serves nothing by default. */
   readonly dispatchMetricsPort: number | undefined
 }
@@ -106,6 +108,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookLease: integer(env, 'PETSTORE_WEBHOOK_LEASE', 60, 1, 3600),
     webhookMaxEndpoints: integer(env, 'PETSTORE_WEBHOOK_MAX_ENDPOINTS', 16, 1, 10_000),
     webhookPerEndpoint: integer(env, 'PETSTORE_WEBHOOK_PER_ENDPOINT', 8, 1, 64),
+    webhookMaxLag: integer(env, 'PETSTORE_WEBHOOK_MAX_LAG', 60, 0, 86_400),
     dispatchMetricsPort: env.PETSTORE_DISPATCH_METRICS_PORT ? integer(env, 'PETSTORE_DISPATCH_METRICS_PORT', 0, 1, 65535) : undefined,
     secretKey: env.PETSTORE_SECRET_KEY || undefined,
     previousSecretKeys: (env.PETSTORE_SECRET_KEY_PREVIOUS ?? '').split(',').map((key) => key.trim()).filter((key) => key !== ''),

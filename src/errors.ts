@@ -56,17 +56,20 @@ export class ApiError extends Error {
   readonly headers: Readonly<Record<string, string>>
   /** For 503s: which dependency failed, for metrics. */
   readonly dependency: 'store' | 'redis' | undefined
+  /** A 5xx the service chose to answer (writes paced): not an error to log. */
+  readonly expected: boolean
 
   constructor(
     readonly code: ErrorCode,
     message: string,
-    options: { details?: ErrorDetail[]; headers?: Record<string, string>; dependency?: 'store' | 'redis' } = {},
+    options: { details?: ErrorDetail[]; headers?: Record<string, string>; dependency?: 'store' | 'redis'; expected?: boolean } = {},
   ) {
     super(message)
     this.status = ERROR_STATUS[code]
     this.details = options.details
     this.headers = options.headers ?? {}
     this.dependency = options.dependency
+    this.expected = options.expected ?? false
   }
 
   toBody(): ErrorBody {

@@ -17,6 +17,7 @@ import { startDispatcher } from './webhooks/dispatcher.js'
 import { secretBoxFromConfig } from './secrets/secret-box.js'
 import { parseCidrs } from './webhooks/outbound.js'
 import { requestPressure } from './webhooks/request-pressure.js'
+import { writePacing, type WritePacing } from './webhooks/write-pacing.js'
 import { createRequestTracker } from './plugins/in-flight.js'
 
 /** How the store and the limiter report what happens in the background: through a logger of the same options until the app's exists. */
@@ -65,17 +66,34 @@ export async function startServer(config: Config) {
           allowed: parseCidrs(config.webhookAllowCidrs),
           leaseMs: config.webhookLease * 1000,
           perEndpoint: config.webhookPerEndpoint,
-          busy: pressure.busy,
+          // Never while writes are paced: they wait for this dispatcher to catch up.
+          busy: (): boolean => pacing?.rate === undefined && pressure.busy(),
           onError: (error, what) => report('warn', what, error),
           onAttempt: metrics.observeWebhookAttempt,
         })
       : undefined
+  // Writes that make events slow down while this dispatcher falls behind, so that the oldest webhook waiting stays within PETSTORE_WEBHOOK_MAX_LAG.
+  const pacing: WritePacing | undefined =
+    dispatcher && config.webhookMaxLag > 0
+      ? writePacing({
+          lagMs: () => dispatcher.lagMs,
+          maxLagMs: config.webhookMaxLag * 1000,
+          onChange: (rate, waitMs) =>
+            rate === undefined
+              ? report('warn', 'webhook deliveries caught up: writes that make events are no longer paced', undefined, { predictedWaitMs: Math.round(waitMs) })
+              : report('warn', `webhook deliveries fall behind: pacing the writes that make events (PETSTORE_WEBHOOK_MAX_LAG ${config.webhookMaxLag} s)`, undefined, {
+                  predictedWaitMs: Math.round(waitMs),
+                  permitsPerSecond: Math.round(rate),
+                }),
+        })
+      : undefined
   const scrapeMetrics = clusterMetricsOf(metrics.registry)
-  const app = await buildApp({ config, store, limiter, usage, metrics, secrets, requests, ...(scrapeMetrics ? { scrapeMetrics } : {}), wakeDispatcher: dispatcher?.wake ?? (() => {}) })
+  const app = await buildApp({ config, store, limiter, usage, metrics, secrets, requests, ...(scrapeMetrics ? { scrapeMetrics } : {}), wakeDispatcher: dispatcher?.wake ?? (() => {}), ...(pacing ? { writePacing: pacing } : {}) })
   report = (level, message, error, fields) => app.log[level]({ ...fields, err: error }, message)
   // Closed in reverse order of opening, once the app has drained.
   app.addHook('onClose', async () => {
     // Deliveries under way finish (or their leases run out for another instance); nothing is lost.
+    pacing?.stop()
     await dispatcher?.close()
     pressure?.stop()
     await usage.close()

@@ -668,7 +668,7 @@ for (const store of STORES) {
         fanOut: async (now, limit) => {
           answeredAt.push(receiver.received.length)
           const taken = await real.fanOut(now, limit)
-          if (taken < limit) fannedOut()
+          if (taken.events < limit) fannedOut()
           return taken
         },
       }
@@ -704,6 +704,50 @@ for (const store of STORES) {
       } finally {
         await giving.close()
         await server.request(`/v1/webhook-endpoints/${id}`, { method: 'DELETE', key })
+      }
+    })
+
+    it('counts in its lag the events it has yet to fan out, though its claims find nothing due', async () => {
+      // Subscribed to none of the backlog's events: the claims find nothing, but the fan-out still has them all to look at.
+      const { id } = await endpoint(['order.placed'])
+      await backlog(1_200)
+      const writtenAt = clock.now()
+      clock.advance(20_000)
+      // Giving way: one fan-out batch of 500 a poll.
+      const behind = startDispatcher({ deliveries: server.store.deliveries, secrets: server.secrets, clock, allowed: LOOPBACK, pollMs: 3_600_000, schedule: SCHEDULE, listen: false, busy: () => true })
+      try {
+        assert.equal(behind.lagMs, undefined, 'not known before its first poll')
+        await behind.pollNow()
+        assert.equal(behind.lagMs, clock.now() - writtenAt, 'the events behind the fan-out are 20 s old')
+      } finally {
+        await behind.close()
+      }
+      const caughtUp = startDispatcher({ deliveries: server.store.deliveries, secrets: server.secrets, clock, allowed: LOOPBACK, pollMs: 3_600_000, schedule: SCHEDULE, listen: false, perEndpoint: 20 })
+      try {
+        await caughtUp.pollNow()
+        assert.equal(caughtUp.lagMs, 0, 'all fanned out')
+      } finally {
+        await caughtUp.close()
+        await server.request(`/v1/webhook-endpoints/${id}`, { method: 'DELETE', key })
+      }
+    })
+
+    it('leaves out of its lag the endpoints that answer slowly: their backlog is theirs, and paces nobody', async () => {
+      const slow = [await endpoint(['pet.created']), await endpoint(['pet.created']), await endpoint(['pet.created'])]
+      receiver.answerWith(() => ({ status: 204, delayMs: 1_100 }))
+      await backlog(40)
+      clock.advance(30_000)
+      // 16 sockets: each claim takes 16 of the slow endpoints' deliveries (8 each under way at most).
+      const dispatching = startDispatcher({ deliveries: server.store.deliveries, secrets: server.secrets, clock, allowed: LOOPBACK, pollMs: 3_600_000, schedule: SCHEDULE, listen: false, maxInFlight: 16 })
+      try {
+        dispatching.wake()
+        const started = performance.now()
+        while (receiver.received.length < 17 && performance.now() - started < 5_000) await new Promise((resolve) => setTimeout(resolve, 20))
+        assert.ok(receiver.received.length > 16, 'the second claim was sent, after the first answers')
+        assert.equal(dispatching.lagMs, 0, 'a claim of slow endpoints only: no measure of this dispatcher')
+      } finally {
+        await dispatching.close()
+        for (const { id } of slow) await server.request(`/v1/webhook-endpoints/${id}`, { method: 'DELETE', key })
       }
     })
 
@@ -777,7 +821,7 @@ for (const store of STORES) {
       it('fans each event out once while dispatchers fan out at the same moment', async () => {
         const { id } = await endpoint(['pet.created'])
         const pets = await Promise.all(Array.from({ length: 40 }, () => newPet()))
-        const taken = await Promise.all(Array.from({ length: 4 }, () => server.store.deliveries.fanOut(clock.now(), 500)))
+        const taken = (await Promise.all(Array.from({ length: 4 }, () => server.store.deliveries.fanOut(clock.now(), 500)))).map(({ events }) => events)
         assert.equal(taken.reduce((a, b) => a + b, 0), pets.length, `each event taken by one dispatcher: ${taken.join(', ')}`)
         const claimed = await server.store.deliveries.claimDue(clock.now(), 60_000, 1_000)
         const mine = claimed.filter((delivery) => delivery.endpoint.id === id)

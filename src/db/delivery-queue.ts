@@ -74,9 +74,11 @@ export interface DeliveryQueue {
   /**
    * Makes the deliveries of up to `limit` events still to fan out (one per enabled
    * endpoint that takes the event, due at `now`) and clears their mark, in one
-   * transaction; answers how many events it took. Concurrent callers take different events.
+   * transaction; answers how many events it took, and when the youngest of them was
+   * written (how far behind the fan-out is, when it took `limit`). Concurrent callers
+   * take different events.
    */
-  fanOut(now: number, limit: number): Promise<number>
+  fanOut(now: number, limit: number): Promise<{ events: number; newestAt: number | undefined }>
   /**
    * Takes up to `limit` due deliveries (pending, next attempt due, no live lease), oldest
    * due first, for `leaseMs`: no other dispatcher gets them meanwhile. With

@@ -91,7 +91,7 @@ export default fp(
     app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
       const apiError = toApiError(error, request.method)
       if (apiError) {
-        if (apiError.status >= 500) request.log.error({ err: error }, apiError.message)
+        if (apiError.status >= 500 && !apiError.expected) request.log.error({ err: error }, apiError.message)
         return sendError(reply, apiError)
       }
       if (fastifyStatusIsClientError(error)) {

@@ -7,6 +7,7 @@ import type { Clock } from '../clock.js'
 import type { Backlog, DeliveryQueue } from '../db/delivery-queue.js'
 import type { RateLimiter } from '../rate-limit/limiter.js'
 import type { AttemptOutcome } from '../webhooks/dispatcher.js'
+import type { WritePacing } from '../webhooks/write-pacing.js'
 
 export function createMetrics() {
   const registry = new Registry()
@@ -177,10 +178,12 @@ export interface MetricsPluginOptions {
   clock: Clock
   /** With PETSTORE_WORKERS: every worker's metrics, summed by the primary (cluster.ts); by default, this process's. */
   scrape?: () => Promise<string>
+  /** The pace of the writes that make events, when this process paces them. */
+  writePacing?: Pick<WritePacing, 'rate'> | undefined
 }
 
 export default fp(
-  async (app, { metrics, limiter, store, clock, scrape = () => metrics.registry.metrics() }: MetricsPluginOptions) => {
+  async (app, { metrics, limiter, store, clock, scrape = () => metrics.registry.metrics(), writePacing }: MetricsPluginOptions) => {
     webhookBacklogMetrics(metrics.registry, store.deliveries, clock, (error) => app.log.warn({ err: error }, 'could not read the webhook backlog for /metrics'))
     totalCounter(metrics.registry, 'petstore_store_calls_total', 'Calls made to the database store (each one or more statements), petstore_store_background_calls_total included: a refused request should add none.', () => store.calls())
     totalCounter(
@@ -207,6 +210,15 @@ export default fp(
       registers: [metrics.registry],
       collect() {
         this.set(store.circuitOpen ? 1 : 0)
+      },
+    })
+
+    new Gauge({
+      name: 'petstore_write_pacing_permits_per_second',
+      help: 'While webhook deliveries fall behind (PETSTORE_WEBHOOK_MAX_LAG), the writes that make events this instance lets through a second; 0 while they are not paced.',
+      registers: [metrics.registry],
+      collect() {
+        this.set(writePacing?.rate ?? 0)
       },
     })
 

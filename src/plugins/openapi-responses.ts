@@ -99,7 +99,7 @@ const COMMON_RESPONSES: Record<string, [status: string, ResponseObject, appliesT
     '503',
     {
       description:
-        'A dependency (the database, or Redis when the service is set to fail closed) does not answer for a moment, or the request was not answered within its deadline (`PETSTORE_REQUEST_DEADLINE`); retry after `Retry-After` seconds. Codes: `service_unavailable` (nothing was done); `outcome_unknown` (a write whose answer from the database never came: it may have taken effect, and the one safe retry is with the same `Idempotency-Key`).',
+        'A dependency (the database, or Redis when the service is set to fail closed) does not answer for a moment, the request was not answered within its deadline (`PETSTORE_REQUEST_DEADLINE`), or (a write that makes events) webhook deliveries are so far behind that writes are paced and this one would have waited more than 2 s (`PETSTORE_WEBHOOK_MAX_LAG`); retry after `Retry-After` seconds. Codes: `service_unavailable` (nothing was done); `outcome_unknown` (a write whose answer from the database never came: it may have taken effect, and the one safe retry is with the same `Idempotency-Key`).',
       headers: { ...rateLimitIfCounted(), 'Retry-After': { description: 'Seconds to wait before retrying.', required: false, schema: integer } },
       ...error,
     },

@@ -29,6 +29,8 @@ declare module 'fastify' {
     scope?: Scope
     /** A route that does not count against the caller's limits (GET /v1/usage): it is answered from them. */
     uncounted?: boolean
+    /** A write that makes events: paced while the webhooks fall behind (routes/v1/scopes.ts sets it; webhooks/write-pacing.ts). */
+    paced?: boolean
   }
   interface FastifyRequest {
     /** The caller's key, once the guard has accepted it. */

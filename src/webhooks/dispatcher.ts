@@ -60,6 +60,8 @@ const CLAIM_WHEN_FREED = CLAIM_AHEAD / 4
 const OPENED_KEPT = 1_024
 /** An endpoint answers quickly when its latest request took less than this, and none under way has been open this long. */
 const FLOWING_MS = 1_000
+/** How long an endpoint seen to answer slowly stays out of the claims' lag (`slowUntil`). */
+const SLOW_FOR_MS = 60_000
 /** Deliveries one dispatcher sends at once, across every endpoint. */
 export const MAX_IN_FLIGHT = 512
 /** Deliveries in flight to one endpoint, across the dispatchers (each claim's view). */
@@ -150,8 +152,21 @@ export function startDispatcher({
   /** The last claim took something, or found what was due held by its endpoints' limits: a finished delivery claims again at once. */
   let backlog = false
   let polledAt = -Infinity
-  /** How far behind this dispatcher is, as its last claims saw it (request-pressure.ts's lag floor). */
-  let lagMs: number | undefined
+  // How far behind this dispatcher is (`lagMs`: request-pressure.ts's floor, and the write
+  // pacing's measure), as the time of an event it has yet to get to: the fan-out's, and
+  // the claims'. Each undefined once caught up; both, until the first of them has run.
+  /** When the youngest event of the latest fan-out that took a full batch was written: those after it wait. */
+  let fanOutFrom: number | undefined
+  /** When the oldest event of the latest claim for a first attempt was written (endpoints not seen slow): the claims are that far behind. */
+  let claimFrom: number | undefined
+  let lagKnown = false
+  /**
+   * Endpoints seen to answer slowly (an attempt of FLOWING_MS or more), until when: their
+   * deliveries do not count in the claims' lag. An endpoint that is slow or never answers
+   * falls behind alone; that is no measure of this dispatcher, and slows nobody's writes.
+   */
+  const slowUntil = new Map<number, number>()
+  const seenSlow = (endpointId: number, at: number) => (slowUntil.get(endpointId) ?? -Infinity) > at
 
   /** What was sent, or why not: the receiver's answer, a refusal, or the error that stopped the attempt. */
   async function send1(delivery: ClaimedDelivery): Promise<AttemptResult> {
@@ -352,6 +367,11 @@ export function startDispatcher({
     return (work.lastMs !== undefined && work.lastMs >= FLOWING_MS) || work.startedAt.some((at) => now - at >= FLOWING_MS)
   }
 
+  function markSlow(endpointId: number, at: number) {
+    if (slowUntil.size >= OPENED_KEPT) for (const [id, until] of slowUntil) if (until <= at) slowUntil.delete(id)
+    slowUntil.set(endpointId, at + SLOW_FOR_MS)
+  }
+
   /** A delivery this dispatcher no longer holds: recorded, or given back. */
   function letGo(delivery: ClaimedDelivery) {
     if (!held.delete(delivery.id)) return
@@ -417,6 +437,7 @@ export function startDispatcher({
     const running: Promise<void> = attempt(delivery)
       .then((attempted) => {
         if (delivery.refusal === undefined) work.lastMs = attempted.durationMs
+        if (attempted.durationMs >= FLOWING_MS) markSlow(delivery.endpoint.id, attempted.at)
         ended()
         return record(attempted, delivery)
       }, (error: unknown) => {
@@ -483,11 +504,16 @@ export function startDispatcher({
     backlog = claimed.length > 0 || inFlight.size > 0
     lastClaimFull = claimed.length >= asked
     freedSinceClaim = 0
-    // How far behind: the age of the oldest event claimed for its first attempt (the
-    // claims take the oldest due first); none due and none under way, caught up.
-    const firsts = claimed.filter((delivery) => delivery.trigger === 'scheduled' && delivery.attempts === 0)
-    if (firsts.length > 0) lagMs = clock.now() - Math.min(...firsts.map((delivery) => delivery.event.createdAt))
-    else if (!backlog) lagMs = 0
+    // How far behind: the oldest event claimed for its first attempt (the claims take the
+    // oldest due first), of an endpoint not seen slow. None such claimed, and none held
+    // for such an endpoint: caught up (a slow endpoint's backlog is its own).
+    lagKnown = true
+    const at = clock.now()
+    let oldest: number | undefined
+    for (const delivery of claimed)
+      if (delivery.trigger === 'scheduled' && delivery.attempts === 0 && !seenSlow(delivery.endpoint.id, at)) oldest = Math.min(oldest ?? Infinity, delivery.event.createdAt)
+    if (oldest !== undefined) claimFrom = oldest
+    else if (![...endpoints].some(([endpointId, work]) => work.held > 0 && !seenSlow(endpointId, at))) claimFrom = undefined
     for (const delivery of claimed) take(delivery)
     return { claimed: claimed.length, asked }
   }
@@ -507,7 +533,13 @@ export function startDispatcher({
     let fanning = fanOutDue
     fanOutDue = false
     while (!closed) {
-      if (fanning) fanning = (await deliveries.fanOut(clock.now(), FAN_OUT_BATCH)) === FAN_OUT_BATCH
+      if (fanning) {
+        const { events, newestAt } = await deliveries.fanOut(clock.now(), FAN_OUT_BATCH)
+        fanning = events === FAN_OUT_BATCH
+        // A full batch: more wait behind it, written after its youngest.
+        fanOutFrom = fanning ? newestAt : undefined
+        lagKnown = true
+      }
       if (closed) return
       const { claimed, asked } = await claimOnce()
       if (busy()) return
@@ -577,9 +609,11 @@ export function startDispatcher({
       await runPoll()
       await settled()
     },
-    /** The age of the oldest event its latest claim took for a first attempt; 0 once caught up; undefined before it knows. */
+    /** How far behind it is, in ms: the age of the events its fan-out and its claims have yet to get to; 0 once caught up; undefined before it knows. */
     get lagMs() {
-      return lagMs
+      if (!lagKnown) return undefined
+      const from = Math.min(fanOutFrom ?? Infinity, claimFrom ?? Infinity)
+      return from === Infinity ? 0 : Math.max(0, clock.now() - from)
     },
     /** How many deliveries it is sending now. */
     get inFlight() {

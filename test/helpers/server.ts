@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { AddressInfo } from 'node:net'
 import { buildApp } from '../../src/app.js'
+import type { WritePacing } from '../../src/webhooks/write-pacing.js'
 import { secretBoxFromConfig } from '../../src/secrets/secret-box.js'
 import type { Metrics } from '../../src/plugins/metrics.js'
 import { hashApiKey, keyEnvironmentFor } from '../../src/api-keys/key-format.js'
@@ -39,6 +40,8 @@ export interface TestServerOptions {
   env?: Record<string, string>
   /** GET /metrics' metrics, to count a test's own dispatcher into (as server.ts does its own). */
   metrics?: Metrics
+  /** Paces the writes that make events (server.ts makes one beside its dispatcher). */
+  writePacing?: WritePacing
 }
 
 export interface Reply<T = unknown> {
@@ -60,7 +63,7 @@ export async function startTestServer(options: TestServerOptions = {}) {
   const ownLimiter = options.limiter ? undefined : createRateLimiterFromConfig(config, clock, { onRedisTransition: () => {} })
   await ownLimiter?.ready()
   const limiter = options.limiter ?? ownLimiter!
-  const app = await buildApp({ config, store, clock, limiter, secrets, logger: options.logStream ? { level: 'info', stream: options.logStream } : false, ...(options.metrics ? { metrics: options.metrics } : {}) })
+  const app = await buildApp({ config, store, clock, limiter, secrets, logger: options.logStream ? { level: 'info', stream: options.logStream } : false, ...(options.metrics ? { metrics: options.metrics } : {}), ...(options.writePacing ? { writePacing: options.writePacing } : {}) })
   await app.listen({ host: '127.0.0.1', port: 0 })
   const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
 

@@ -5,7 +5,7 @@ import { ConfigError, loadConfig, redactUrl } from '../../src/config.js'
 import { openStoreFromConfig } from '../../src/db/from-config.js'
 
 describe('config', () => {
-  it('reads PETSTORE_WEBHOOK_ALLOW_CIDRS: CIDRs or addresses, each with an optional port; PETSTORE_WEBHOOK_MAX_ENDPOINTS', () => {
+  it('reads PETSTORE_WEBHOOK_ALLOW_CIDRS: CIDRs or addresses, each with an optional port; PETSTORE_WEBHOOK_MAX_ENDPOINTS, _PER_ENDPOINT and _MAX_LAG', () => {
     const entries = ['10.0.0.0/8', '127.0.0.1:4000', '10.0.0.0/8:8443', '[::1]:4000', '[fd00::/8]:443', 'fd00::/8', '::1']
     assert.deepEqual(loadConfig({ PETSTORE_WEBHOOK_ALLOW_CIDRS: entries.join(', ') }).webhookAllowCidrs, entries)
     for (const bad of ['localhost', '127.0.0.1:0', '127.0.0.1:70000', '10.0.0.0/33', '::1:4000x']) {
@@ -16,6 +16,9 @@ describe('config', () => {
     assert.throws(() => loadConfig({ PETSTORE_WEBHOOK_MAX_ENDPOINTS: '0' }), /PETSTORE_WEBHOOK_MAX_ENDPOINTS/)
     assert.equal(loadConfig({}).webhookPerEndpoint, 8)
     assert.throws(() => loadConfig({ PETSTORE_WEBHOOK_PER_ENDPOINT: '65' }), /PETSTORE_WEBHOOK_PER_ENDPOINT/)
+    assert.equal(loadConfig({}).webhookMaxLag, 60)
+    assert.equal(loadConfig({ PETSTORE_WEBHOOK_MAX_LAG: '0' }).webhookMaxLag, 0, 'never paced')
+    assert.throws(() => loadConfig({ PETSTORE_WEBHOOK_MAX_LAG: '-1' }), /PETSTORE_WEBHOOK_MAX_LAG/)
   })
 
   it('defaults to 127.0.0.1:8080, SQLite in the project\'s data/, development, in-memory limits', () => {

@@ -259,18 +259,20 @@ export function createDeliveryQueue(db: Kysely<Database>, dialect: Dialect, watc
       if (dialect === 'postgres') {
         // The batch read from the pending events' partial index in order, whatever the
         // statistics say (the queue's connections plan so: postgres-store.ts).
-        const result = await sql`
-          with taken as (select id, type, account_id from events where fan_out_pending = 1 order by id limit ${limit} for update skip locked),
-          made as (${deliveries(sql`taken`)})
-          update events set fan_out_pending = 0 where id in (select id from taken)`.execute(db)
-        return Number(result.numAffectedRows ?? 0n)
+        const { rows } = await sql<{ events: string; newest_at: string | null }>`
+          with taken as (select id, type, account_id, created_at from events where fan_out_pending = 1 order by id limit ${limit} for update skip locked),
+          made as (${deliveries(sql`taken`)}),
+          marked as (update events set fan_out_pending = 0 where id in (select id from taken))
+          select count(*) as events, max(created_at) as newest_at from taken`.execute(db)
+        return { events: Number(rows[0]!.events), newestAt: rows[0]!.newest_at === null ? undefined : Number(rows[0]!.newest_at) }
       }
-      // SQLite: the transaction holds the only write lock from its first statement, so both see the same events.
-      const taken = sql`(select id, type, account_id from events where fan_out_pending = 1 order by id limit ${limit})`
+      // SQLite: the transaction holds the only write lock from its first statement, so all three see the same events.
+      const taken = sql`(select id, type, account_id, created_at from events where fan_out_pending = 1 order by id limit ${limit})`
       return db.transaction().execute(async (trx) => {
+        const { rows } = await sql<{ newest_at: number | null }>`select max(created_at) as newest_at from ${taken}`.execute(trx)
         await deliveries(taken).execute(trx)
         const result = await sql`update events set fan_out_pending = 0 where id in (select id from ${taken})`.execute(trx)
-        return Number(result.numAffectedRows ?? 0n)
+        return { events: Number(result.numAffectedRows ?? 0n), newestAt: rows[0]?.newest_at ?? undefined }
       })
     },
 

@@ -25,6 +25,7 @@ import type { UsageRecorder } from '../../usage/recorder.js'
 import type { UsageOutcome } from '../../vocabulary/usage.js'
 import type { Metrics } from '../../plugins/metrics.js'
 import type { WebhookAdmin } from '../../webhooks/webhook-admin.js'
+import type { WritePacing } from '../../webhooks/write-pacing.js'
 
 export interface V1Options {
   authenticator: Authenticator
@@ -39,11 +40,21 @@ export interface V1Options {
   catalogue: Catalogue
   orderService: OrderService
   webhookAdmin: WebhookAdmin
+  /** Paces the writes that make events while the webhooks fall behind (server.ts, with a dispatcher in the process). */
+  writePacing?: WritePacing | undefined
 }
 
-export async function v1Routes(app: FastifyInstance, { authenticator, limiter, idempotency, clock, keyAdmin, accountAdmin, usage, metrics, catalogue, orderService, webhookAdmin }: V1Options) {
+export async function v1Routes(app: FastifyInstance, { authenticator, limiter, idempotency, clock, keyAdmin, accountAdmin, usage, metrics, catalogue, orderService, webhookAdmin, writePacing }: V1Options) {
   await app.register(v1Guard, { authenticator, limiter })
   applyOperationScopes(app)
+  // After the guard: a write refused for its key, its limits or its scope never waits for a permit.
+  if (writePacing) {
+    app.addHook('onRequest', (request, _reply, done) => {
+      const waiting = request.routeOptions.config.paced ? writePacing.admit() : undefined
+      if (waiting === undefined) return done()
+      waiting.then(() => done(), done)
+    })
+  }
   // Every answer to a valid key is counted for its usage history and /metrics, refusals included.
   app.addHook('onResponse', (request, reply, done) => {
     const key = request.apiKey

@@ -1,7 +1,8 @@
 // The scope each /v1 operation needs, in one table: a new operation must be given
 // one (or null: any valid key) before the service starts. From it, each route gets
 // its config.scope (checked by plugins/v1-guard.ts), its `security` requirement in
-// the OpenAPI document, and its documented 403.
+// the OpenAPI document, and its documented 403; and a write that makes events, its
+// config.paced.
 import type { FastifyInstance, RouteOptions } from 'fastify'
 import type { Scope } from '../../vocabulary/scopes.js'
 import { INSUFFICIENT_SCOPE } from '../../schemas/responses.js'
@@ -46,6 +47,9 @@ export const OPERATION_SCOPES: Readonly<Record<string, Scope | null>> = {
   listWebhookDeliveries: 'webhooks:read',
 }
 
+/** The writes that make events for the outbox: paced while the webhooks fall behind (webhooks/write-pacing.ts). */
+const EVENT_WRITES: ReadonlySet<Scope> = new Set(['pets:write', 'categories:write', 'orders:write'])
+
 /** Registers the hook that applies the table to every route registered after it in `app`'s scope. */
 export function applyOperationScopes(app: FastifyInstance) {
   app.addHook('onRoute', (route: RouteOptions) => {
@@ -55,7 +59,7 @@ export function applyOperationScopes(app: FastifyInstance) {
     if (!Object.hasOwn(OPERATION_SCOPES, operationId)) throw new Error(`operation ${operationId} has no scope in routes/v1/scopes.ts`)
     const scope = OPERATION_SCOPES[operationId]
     if (scope === null || scope === undefined) return
-    route.config = { ...route.config, scope }
+    route.config = { ...route.config, scope, ...(EVENT_WRITES.has(scope) ? { paced: true } : {}) }
     schema.security = [{ apiKey: [scope] }]
     schema.response = { ...schema.response, 403: INSUFFICIENT_SCOPE }
   })
