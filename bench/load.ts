@@ -20,6 +20,8 @@ export interface LoadSpec {
   durationS: number
   /** Requests that differ from one to the next (bench/scenarios.ts), instead of one repeated. */
   scenario?: Scenario
+  /** Count the 503s apart (wrk only): writes paced while webhooks fall behind (--webhook; src/webhooks/write-pacing.ts). */
+  countPaced?: boolean
 }
 
 export interface LoadResult {
@@ -30,6 +32,8 @@ export interface LoadResult {
   non2xx: number
   /** Connection errors and timeouts. */
   errors: number
+  /** Of `non2xx`, the 503s, when the spec asked (`countPaced`). */
+  paced?: number
   /** A scenario's pets reserved (sent, whatever the answer): the order pool they used up. */
   petsReserved?: number
   /** A mixed scenario's 2xx list answers per second, over the same duration as requestsPerS. */
@@ -58,11 +62,34 @@ export async function runLoad(generator: Generator, spec: LoadSpec, core: number
 const WRK_DONE = `
 done = function(summary, latency, requests)
   local e = summary.errors
-  local reserved, listed = 0, 0
+  local reserved, listed, paced = 0, 0, 0
   if scenario_counts then reserved, listed = scenario_counts() end
-  io.write(string.format('WRK_RESULT {"requests":%d,"durationUs":%d,"non2xx":%d,"errors":%d,"p50Us":%d,"p99Us":%d,"reserved":%d,"listed":%d}\\n',
+  if paced_count then paced = paced_count() end
+  io.write(string.format('WRK_RESULT {"requests":%d,"durationUs":%d,"non2xx":%d,"errors":%d,"p50Us":%d,"p99Us":%d,"reserved":%d,"listed":%d,"paced":%d}\\n',
     summary.requests, summary.duration, e.status, e.connect + e.read + e.write + e.timeout,
-    latency:percentile(50), latency:percentile(99), reserved, listed))
+    latency:percentile(50), latency:percentile(99), reserved, listed, paced))
+end
+`
+
+// Counts the 503s, beside a scenario's own hooks: defining \`response\` makes wrk hand
+// every answer to Lua, so only runs that ask for it pay for it.
+const WRK_PACED = `
+paced = 0
+local paced_threads = {}
+local scenario_setup = setup
+setup = function(thread)
+  table.insert(paced_threads, thread)
+  if scenario_setup then scenario_setup(thread) end
+end
+local scenario_response = response
+response = function(status, headers, body)
+  if status == 503 then paced = paced + 1 end
+  if scenario_response then scenario_response(status, headers, body) end
+end
+function paced_count()
+  local n = 0
+  for _, thread in ipairs(paced_threads) do n = n + thread:get('paced') end
+  return n
 end
 `
 
@@ -75,6 +102,7 @@ async function runWrk(spec: LoadSpec, core: number, dir: string, timeoutMs: numb
     for (const [name, value] of Object.entries(spec.headers)) lua.push(`wrk.headers[${luaString(name)}] = ${luaString(value)}`)
   }
   const script = join(dir, `load-${spec.scenario?.kind ?? spec.method.toLowerCase()}.lua`)
+  if (spec.countPaced) lua.push(WRK_PACED)
   writeFileSync(script, lua.join('\n') + WRK_DONE)
   const args = ['-t1', `-c${spec.connections}`, `-d${spec.durationS}s`, '--timeout', '10s', '-s', script, spec.url]
   const out = await runToEnd(spawnPinned(core, 'wrk', args), timeoutMs)
@@ -89,6 +117,7 @@ async function runWrk(spec: LoadSpec, core: number, dir: string, timeoutMs: numb
     p99Us: number
     reserved: number
     listed: number
+    paced: number
   }
   const seconds = r.durationUs / 1e6
   return {
@@ -97,6 +126,7 @@ async function runWrk(spec: LoadSpec, core: number, dir: string, timeoutMs: numb
     p99Ms: r.p99Us / 1000,
     non2xx: r.non2xx,
     errors: r.errors,
+    ...(spec.countPaced ? { paced: r.paced } : {}),
     ...scenarioFigures(spec.scenario, r.reserved, r.listed, seconds),
   }
 }

@@ -707,6 +707,39 @@ for (const store of STORES) {
       }
     })
 
+    it('remembers an endpoint that answered quickly after its last delivery here ended: the next claim takes ahead for it at once', async () => {
+      const { id } = await endpoint(['pet.created'])
+      const real = server.store.deliveries
+      const sizes: number[] = []
+      const counted: typeof real = {
+        ...real,
+        claimDue: async (...args) => {
+          const claimed = await real.claimDue(...args)
+          sizes.push(claimed.length)
+          return claimed
+        },
+        recordAndClaim: async (...args) => {
+          const answer = await real.recordAndClaim(...args)
+          sizes.push(answer.claimed.length)
+          return answer
+        },
+      }
+      const quick = startDispatcher({ deliveries: counted, secrets: server.secrets, clock, allowed: LOOPBACK, pollMs: 3_600_000, schedule: SCHEDULE, listen: false, perEndpoint: 1 })
+      try {
+        await newPet()
+        await quick.pollNow()
+        assert.equal(receiver.received.length, 1, 'answered quickly; nothing of it is held here any more')
+        sizes.length = 0
+        await backlog(100)
+        await quick.pollNow()
+        assert.equal(receiver.received.length, 101)
+        assert.equal(sizes[0], 64, `its first claim: a whole batch (1 under way, the rest held ahead), not 1 as for an endpoint never heard from (${sizes.join(', ')})`)
+      } finally {
+        await quick.close()
+        await server.request(`/v1/webhook-endpoints/${id}`, { method: 'DELETE', key })
+      }
+    })
+
     it('counts in its lag the events it has yet to fan out, though its claims find nothing due', async () => {
       // Subscribed to none of the backlog's events: the claims find nothing, but the fan-out still has them all to look at.
       const { id } = await endpoint(['order.placed'])

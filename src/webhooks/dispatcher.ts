@@ -60,7 +60,7 @@ const CLAIM_WHEN_FREED = CLAIM_AHEAD / 4
 const OPENED_KEPT = 1_024
 /** An endpoint answers quickly when its latest request took less than this, and none under way has been open this long. */
 const FLOWING_MS = 1_000
-/** How long an endpoint seen to answer slowly stays out of the claims' lag (`slowUntil`). */
+/** How long an endpoint seen to answer slowly stays out of the claims' lag (`answered`). */
 const SLOW_FOR_MS = 60_000
 /** Deliveries one dispatcher sends at once, across every endpoint. */
 export const MAX_IN_FLIGHT = 512
@@ -161,12 +161,20 @@ export function startDispatcher({
   let claimFrom: number | undefined
   let lagKnown = false
   /**
-   * Endpoints seen to answer slowly (an attempt of FLOWING_MS or more), until when: their
-   * deliveries do not count in the claims' lag. An endpoint that is slow or never answers
-   * falls behind alone; that is no measure of this dispatcher, and slows nobody's writes.
+   * How long each endpoint's latest request took, and when it ended (clock time), kept
+   * after the endpoint's last delivery here is recorded: the next claim for it gets the
+   * room of an endpoint that answers quickly at once. (Forgotten with its last delivery,
+   * a quick endpoint whose deliveries all ended between two claims was claimed for as a
+   * new one, `perEndpoint` at a time: on PostgreSQL under load, 8 per round trip.)
+   * And an endpoint seen to answer slowly (FLOWING_MS or more) stays out of the claims'
+   * lag for SLOW_FOR_MS: one that is slow or never answers falls behind alone, which is no
+   * measure of this dispatcher, and slows nobody's writes.
    */
-  const slowUntil = new Map<number, number>()
-  const seenSlow = (endpointId: number, at: number) => (slowUntil.get(endpointId) ?? -Infinity) > at
+  const answered = new Map<number, { ms: number; at: number }>()
+  const seenSlow = (endpointId: number, at: number) => {
+    const latest = answered.get(endpointId)
+    return latest !== undefined && latest.ms >= FLOWING_MS && at - latest.at < SLOW_FOR_MS
+  }
 
   /** What was sent, or why not: the receiver's answer, a refusal, or the error that stopped the attempt. */
   async function send1(delivery: ClaimedDelivery): Promise<AttemptResult> {
@@ -367,9 +375,9 @@ export function startDispatcher({
     return (work.lastMs !== undefined && work.lastMs >= FLOWING_MS) || work.startedAt.some((at) => now - at >= FLOWING_MS)
   }
 
-  function markSlow(endpointId: number, at: number) {
-    if (slowUntil.size >= OPENED_KEPT) for (const [id, until] of slowUntil) if (until <= at) slowUntil.delete(id)
-    slowUntil.set(endpointId, at + SLOW_FOR_MS)
+  function noteAnswer(endpointId: number, ms: number, at: number) {
+    if (answered.size >= OPENED_KEPT) answered.clear()
+    answered.set(endpointId, { ms, at })
   }
 
   /** A delivery this dispatcher no longer holds: recorded, or given back. */
@@ -399,7 +407,7 @@ export function startDispatcher({
     const endpointId = delivery.endpoint.id
     held.set(delivery.id, endpointId)
     let work = endpoints.get(endpointId)
-    if (!work) endpoints.set(endpointId, (work = { sending: 0, startedAt: [], waiting: [], lastMs: undefined, held: 0 }))
+    if (!work) endpoints.set(endpointId, (work = { sending: 0, startedAt: [], waiting: [], lastMs: answered.get(endpointId)?.ms, held: 0 }))
     work.held++
     if (work.waiting.length === 0 && work.sending < perEndpoint) start(delivery, work)
     else {
@@ -436,8 +444,10 @@ export function startDispatcher({
     }
     const running: Promise<void> = attempt(delivery)
       .then((attempted) => {
-        if (delivery.refusal === undefined) work.lastMs = attempted.durationMs
-        if (attempted.durationMs >= FLOWING_MS) markSlow(delivery.endpoint.id, attempted.at)
+        if (delivery.refusal === undefined) {
+          work.lastMs = attempted.durationMs
+          noteAnswer(delivery.endpoint.id, attempted.durationMs, attempted.at)
+        }
         ended()
         return record(attempted, delivery)
       }, (error: unknown) => {
@@ -476,10 +486,13 @@ export function startDispatcher({
       if (flowing(work, at)) ahead.endpoints.push(endpointId)
       else if (slow(work, at)) giveBackWaiting(work)
     }
+    // And those with nothing here now whose latest request, lately, was quick.
+    const now = clock.now()
+    for (const [endpointId, latest] of answered) if (!endpoints.has(endpointId) && latest.ms < FLOWING_MS && now - latest.at < SLOW_FOR_MS) ahead.endpoints.push(endpointId)
     const flows = new Set(ahead.endpoints)
     for (const [deliveryId, endpointId] of held) if (flows.has(endpointId)) ahead.held.push(deliveryId)
     const limit = Math.min(BATCH, maxInFlight - sending - waiting - reserved)
-    return limit > 0 ? { now: clock.now(), leaseMs, limit, perEndpoint, ahead } : undefined
+    return limit > 0 ? { now, leaseMs, limit, perEndpoint, ahead } : undefined
   }
 
   /** Claims what there is room for and starts sending it; answers how many it claimed, and how many it asked for. */

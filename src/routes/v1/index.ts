@@ -1,7 +1,7 @@
 // The /v1 scope: every operation here needs an API key; the guard (identify, rate
 // limit, require a key) runs before each of them.
 import { staticJson } from '../../plugins/static-json.js'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, onRequestHookHandler } from 'fastify'
 import type { Authenticator } from '../../api-keys/authenticator.js'
 import type { Clock } from '../../clock.js'
 import type { Idempotency } from '../../idempotency/idempotency.js'
@@ -47,12 +47,16 @@ export interface V1Options {
 export async function v1Routes(app: FastifyInstance, { authenticator, limiter, idempotency, clock, keyAdmin, accountAdmin, usage, metrics, catalogue, orderService, webhookAdmin, writePacing }: V1Options) {
   await app.register(v1Guard, { authenticator, limiter })
   applyOperationScopes(app)
-  // After the guard: a write refused for its key, its limits or its scope never waits for a permit.
+  // On the paced routes alone (no cost to the others), after the guard: a write refused
+  // for its key, its limits or its scope never waits for a permit.
   if (writePacing) {
-    app.addHook('onRequest', (request, _reply, done) => {
-      const waiting = request.routeOptions.config.paced ? writePacing.admit() : undefined
+    const pace: onRequestHookHandler = (_request, _reply, done) => {
+      const waiting = writePacing.admit()
       if (waiting === undefined) return done()
       waiting.then(() => done(), done)
+    }
+    app.addHook('onRoute', (route) => {
+      if (route.config?.paced) route.onRequest = [...[route.onRequest ?? []].flat(), pace]
     })
   }
   // Every answer to a valid key is counted for its usage history and /metrics, refusals included.
