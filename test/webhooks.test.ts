@@ -8,6 +8,7 @@ import { after, before, beforeEach, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { performance } from 'node:perf_hooks'
 import pg from 'pg'
 import { Webhook } from 'standardwebhooks'
 import { createManualClock } from '../src/clock.js'
@@ -737,6 +738,33 @@ for (const store of STORES) {
       } finally {
         await quick.close()
         await server.request(`/v1/webhook-endpoints/${id}`, { method: 'DELETE', key })
+      }
+    })
+
+    it("measures its lag by the best-served endpoint: one too slow for what it is sent (under a second an answer) lags alone", async () => {
+      // 500 ms an answer, 8 at a time: 16 a second, for 120 events 30 s old; the other endpoint takes them at once.
+      const slowServer = createServer((req, res) => {
+        req.resume()
+        req.on('end', () => setTimeout(() => res.writeHead(204).end(), 500))
+      })
+      await new Promise<void>((resolve) => slowServer.listen(0, '127.0.0.1', resolve))
+      const quickEndpoint = await endpoint(['pet.created'])
+      const slowEndpoint = (await post<{ id: number }>('/v1/webhook-endpoints', { url: `http://127.0.0.1:${(slowServer.address() as AddressInfo).port}/`, enabledEvents: ['pet.created'] })).body
+      await backlog(120)
+      clock.advance(30_000)
+      const dispatching = startDispatcher({ deliveries: server.store.deliveries, secrets: server.secrets, clock, allowed: LOOPBACK, pollMs: 3_600_000, schedule: SCHEDULE, listen: false })
+      try {
+        dispatching.wake()
+        const started = performance.now()
+        while (receiver.received.length < 120 && performance.now() - started < 5_000) await new Promise((resolve) => setTimeout(resolve, 20))
+        assert.equal(receiver.received.length, 120, 'the quick endpoint has all of its events')
+        // The slow one's next claims come as its answers do, each short of its limit.
+        await new Promise((resolve) => setTimeout(resolve, 1_200))
+        assert.equal(dispatching.lagMs, 0, 'caught up for the endpoint that keeps up; the slow one is 30 s behind on its own')
+      } finally {
+        await dispatching.close()
+        await new Promise<void>((resolve) => slowServer.close(() => resolve()))
+        for (const { id } of [quickEndpoint, slowEndpoint]) await server.request(`/v1/webhook-endpoints/${id}`, { method: 'DELETE', key })
       }
     })
 

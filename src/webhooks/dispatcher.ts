@@ -62,6 +62,8 @@ const OPENED_KEPT = 1_024
 const FLOWING_MS = 1_000
 /** How long an endpoint seen to answer slowly stays out of the claims' lag (`answered`). */
 const SLOW_FOR_MS = 60_000
+/** How long after its latest claim an endpoint still counts in the claims' lag (`frontiers`). */
+const ACTIVE_MS = 10_000
 /** Deliveries one dispatcher sends at once, across every endpoint. */
 export const MAX_IN_FLIGHT = 512
 /** Deliveries in flight to one endpoint, across the dispatchers (each claim's view). */
@@ -157,8 +159,18 @@ export function startDispatcher({
   // the claims'. Each undefined once caught up; both, until the first of them has run.
   /** When the youngest event of the latest fan-out that took a full batch was written: those after it wait. */
   let fanOutFrom: number | undefined
-  /** When the oldest event of the latest claim for a first attempt was written (endpoints not seen slow): the claims are that far behind. */
-  let claimFrom: number | undefined
+  /**
+   * Where the claims are, endpoint by endpoint (those not seen slow): when the oldest
+   * event of its latest claim for a first attempt was written (`from`), and when that
+   * was (`at`). The claims' lag is the least of the endpoints active within ACTIVE_MS:
+   * the best served. The claims take the oldest due first, so when this dispatcher is
+   * behind, every endpoint is; when one endpoint is behind alone (too slow for what it
+   * is sent, for its PETSTORE_WEBHOOK_PER_ENDPOINT), that is its own backlog, and it
+   * paces nobody's writes as long as another endpoint keeps up. An endpoint with nothing
+   * held here that a claim short of its limit found nothing for is caught up (`from` =
+   * now).
+   */
+  const frontiers = new Map<number, { from: number; at: number }>()
   let lagKnown = false
   /**
    * How long each endpoint's latest request took, and when it ended (clock time), kept
@@ -517,16 +529,16 @@ export function startDispatcher({
     backlog = claimed.length > 0 || inFlight.size > 0
     lastClaimFull = claimed.length >= asked
     freedSinceClaim = 0
-    // How far behind: the oldest event claimed for its first attempt (the claims take the
-    // oldest due first), of an endpoint not seen slow. None such claimed, and none held
-    // for such an endpoint: caught up (a slow endpoint's backlog is its own).
     lagKnown = true
     const at = clock.now()
-    let oldest: number | undefined
-    for (const delivery of claimed)
-      if (delivery.trigger === 'scheduled' && delivery.attempts === 0 && !seenSlow(delivery.endpoint.id, at)) oldest = Math.min(oldest ?? Infinity, delivery.event.createdAt)
-    if (oldest !== undefined) claimFrom = oldest
-    else if (![...endpoints].some(([endpointId, work]) => work.held > 0 && !seenSlow(endpointId, at))) claimFrom = undefined
+    const oldest = new Map<number, number>()
+    for (const { trigger, attempts, endpoint, event } of claimed)
+      if (trigger === 'scheduled' && attempts === 0 && !seenSlow(endpoint.id, at)) oldest.set(endpoint.id, Math.min(oldest.get(endpoint.id) ?? Infinity, event.createdAt))
+    for (const [endpointId, from] of oldest) frontiers.set(endpointId, { from, at })
+    for (const [endpointId, frontier] of frontiers) {
+      if (at - frontier.at >= ACTIVE_MS || seenSlow(endpointId, at)) frontiers.delete(endpointId)
+      else if (!lastClaimFull && !oldest.has(endpointId) && !endpoints.has(endpointId)) frontiers.set(endpointId, { from: at, at })
+    }
     for (const delivery of claimed) take(delivery)
     return { claimed: claimed.length, asked }
   }
@@ -625,8 +637,11 @@ export function startDispatcher({
     /** How far behind it is, in ms: the age of the events its fan-out and its claims have yet to get to; 0 once caught up; undefined before it knows. */
     get lagMs() {
       if (!lagKnown) return undefined
-      const from = Math.min(fanOutFrom ?? Infinity, claimFrom ?? Infinity)
-      return from === Infinity ? 0 : Math.max(0, clock.now() - from)
+      const now = clock.now()
+      let claims = -Infinity
+      for (const [endpointId, { from, at }] of frontiers) if (now - at < ACTIVE_MS && !seenSlow(endpointId, now)) claims = Math.max(claims, from)
+      const from = Math.min(fanOutFrom ?? Infinity, claims === -Infinity ? Infinity : claims)
+      return from === Infinity ? 0 : Math.max(0, now - from)
     },
     /** How many deliveries it is sending now. */
     get inFlight() {
