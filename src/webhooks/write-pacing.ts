@@ -19,8 +19,8 @@
 // `maxWaitMs` is answered 503 at once, before its body is read, with a Retry-After.
 //
 // The lag is the dispatcher's own (dispatcher.ts `lagMs`): how far behind it is at
-// fanning out and at claiming for endpoints not seen to answer slowly. A receiver that
-// is slow or never answers falls behind alone, and slows nobody's writes.
+// fanning out, and at claiming for its best-served endpoint. A receiver that is slow or
+// never answers falls behind alone, and slows nobody's writes.
 import { performance } from 'node:perf_hooks'
 import { ApiError } from '../errors.js'
 
