@@ -78,6 +78,8 @@ export async function startServer(config: Config) {
       ? writePacing({
           lagMs: () => dispatcher.lagMs,
           maxLagMs: config.webhookMaxLag * 1000,
+          // Refused well before the request's deadline would answer it 503 outcome_unknown, which says less.
+          maxWaitMs: Math.min(2_000, (config.requestDeadline * 1000) / 2),
           onChange: (rate, waitMs) =>
             rate === undefined
               ? report('warn', 'webhook deliveries caught up: writes that make events are no longer paced', undefined, { predictedWaitMs: Math.round(waitMs) })

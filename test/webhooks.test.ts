@@ -758,8 +758,11 @@ for (const store of STORES) {
         const started = performance.now()
         while (receiver.received.length < 120 && performance.now() - started < 5_000) await new Promise((resolve) => setTimeout(resolve, 20))
         assert.equal(receiver.received.length, 120, 'the quick endpoint has all of its events')
-        // The slow one's next claims come as its answers do, each short of its limit.
-        await new Promise((resolve) => setTimeout(resolve, 1_200))
+        // New events: the quick endpoint is claimed for them as they come, the slow one is still 30 s behind.
+        await backlog(5)
+        dispatching.wake()
+        while (receiver.received.length < 125 && performance.now() - started < 8_000) await new Promise((resolve) => setTimeout(resolve, 20))
+        assert.equal(receiver.received.length, 125)
         assert.equal(dispatching.lagMs, 0, 'caught up for the endpoint that keeps up; the slow one is 30 s behind on its own')
       } finally {
         await dispatching.close()

@@ -166,9 +166,9 @@ export function startDispatcher({
    * the best served. The claims take the oldest due first, so when this dispatcher is
    * behind, every endpoint is; when one endpoint is behind alone (too slow for what it
    * is sent, for its PETSTORE_WEBHOOK_PER_ENDPOINT), that is its own backlog, and it
-   * paces nobody's writes as long as another endpoint keeps up. An endpoint with nothing
-   * held here that a claim short of its limit found nothing for is caught up (`from` =
-   * now).
+   * paces nobody's writes as long as another endpoint keeps up. (An endpoint caught up
+   * shows it by its next claim, of events just written; one sent nothing for ACTIVE_MS
+   * no longer counts.)
    */
   const frontiers = new Map<number, { from: number; at: number }>()
   let lagKnown = false
@@ -387,6 +387,12 @@ export function startDispatcher({
     return (work.lastMs !== undefined && work.lastMs >= FLOWING_MS) || work.startedAt.some((at) => now - at >= FLOWING_MS)
   }
 
+  /** How long the endpoint's latest request took, if it ended within SLOW_FOR_MS. */
+  function recentAnswer(endpointId: number): number | undefined {
+    const latest = answered.get(endpointId)
+    return latest !== undefined && clock.now() - latest.at < SLOW_FOR_MS ? latest.ms : undefined
+  }
+
   function noteAnswer(endpointId: number, ms: number, at: number) {
     if (answered.size >= OPENED_KEPT) answered.clear()
     answered.set(endpointId, { ms, at })
@@ -419,7 +425,7 @@ export function startDispatcher({
     const endpointId = delivery.endpoint.id
     held.set(delivery.id, endpointId)
     let work = endpoints.get(endpointId)
-    if (!work) endpoints.set(endpointId, (work = { sending: 0, startedAt: [], waiting: [], lastMs: answered.get(endpointId)?.ms, held: 0 }))
+    if (!work) endpoints.set(endpointId, (work = { sending: 0, startedAt: [], waiting: [], lastMs: recentAnswer(endpointId), held: 0 }))
     work.held++
     if (work.waiting.length === 0 && work.sending < perEndpoint) start(delivery, work)
     else {
@@ -535,10 +541,7 @@ export function startDispatcher({
     for (const { trigger, attempts, endpoint, event } of claimed)
       if (trigger === 'scheduled' && attempts === 0 && !seenSlow(endpoint.id, at)) oldest.set(endpoint.id, Math.min(oldest.get(endpoint.id) ?? Infinity, event.createdAt))
     for (const [endpointId, from] of oldest) frontiers.set(endpointId, { from, at })
-    for (const [endpointId, frontier] of frontiers) {
-      if (at - frontier.at >= ACTIVE_MS || seenSlow(endpointId, at)) frontiers.delete(endpointId)
-      else if (!lastClaimFull && !oldest.has(endpointId) && !endpoints.has(endpointId)) frontiers.set(endpointId, { from: at, at })
-    }
+    for (const [endpointId, frontier] of frontiers) if (at - frontier.at >= ACTIVE_MS || seenSlow(endpointId, at)) frontiers.delete(endpointId)
     for (const delivery of claimed) take(delivery)
     return { claimed: claimed.length, asked }
   }

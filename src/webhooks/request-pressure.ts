@@ -59,7 +59,8 @@ export interface RequestPressureOptions {
   breakMs?: number
   /**
    * How far behind the dispatcher is, as it last measured (dispatcher.ts `lagMs`: the age
-   * of the oldest event it has yet to fan out or to claim); undefined when not known. Never busy from the moment
+   * of the events its fan-out, and its claims for its best-served endpoint, have yet to
+   * get to); undefined when not known. Never busy from the moment
    * this reaches `maxLagMs` until it is back under half of it: the floor that keeps the
    * lag bounded however long the requests keep coming.
    */

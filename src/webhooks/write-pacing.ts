@@ -10,13 +10,13 @@
 // frontier moves through the events' times. Events written 3 times as fast as they are
 // delivered move it at a third of real time, so a lag of 5 s means 15 s for an event
 // written now; the lag alone would see the trouble far too late. A control loop judged
-// once a second, as TCP paces a sender (AIMD): from a predicted wait of a quarter of the
-// bound (15 s of 60), the writes that make events (creates, changes and removals of pets,
-// categories and orders) get permits at half the rate they were let through in the second
-// before; the rate falls by a quarter each second the predicted wait still grows, rises
-// by a twentieth each second it does not, and pacing ends once it is back under an eighth
-// of the bound. A write waits for its permit in turn; one that would wait past
-// `maxWaitMs` is answered 503 at once, before its body is read, with a Retry-After.
+// once a second: from a predicted wait of a quarter of the bound (15 s of 60), the writes
+// that make events (creates, changes and removals of pets, categories and orders) get
+// permits at half the rate they were let through in the second before; the rate falls
+// by a quarter each second the predicted wait still grows, rises by a twentieth each
+// second it does not, and pacing ends once it is back under an eighth of the bound. A
+// write waits for its permit in turn; one that would wait past `maxWaitMs` is answered
+// 503 at once, before its body is read, with a Retry-After.
 //
 // The lag is the dispatcher's own (dispatcher.ts `lagMs`): how far behind it is at
 // fanning out, and at claiming for its best-served endpoint. A receiver that is slow or
@@ -25,8 +25,12 @@ import { performance } from 'node:perf_hooks'
 import { ApiError } from '../errors.js'
 
 export interface WritePacing {
-  /** Undefined: the write goes now. Else it goes when the promise resolves; it rejects (503) when the wait would be too long. */
-  admit(): Promise<void> | undefined
+  /**
+   * Undefined: the write goes now. Else it goes when the promise resolves; it rejects
+   * (503) when the wait would be too long. `gone`: the request was answered meanwhile
+   * (its deadline) or its client left: it is let go without a permit.
+   */
+  admit(gone?: () => boolean): Promise<void> | undefined
   /** The permits a second while writes are paced; undefined while they are not. */
   readonly rate: number | undefined
   /** Judges the second just ended (the timer does; tests on a manual clock call it). */
@@ -67,10 +71,12 @@ export function writePacing({ lagMs, maxLagMs, maxWaitMs = 2_000, windowMs = 1_0
   /** Writes let through in the window so far: where the first rate comes from. */
   let admitted = 0
   let lastWait: number | undefined
-  /** The oldest event not yet delivered, as a time on `now`'s scale, at the last judgement; and how fast it moves (smoothed). */
+  /** Where the dispatcher is (now less its lag), on `now`'s scale, at the last judgement; and how fast that moves (smoothed). */
   let frontier: { at: number; from: number } | undefined
   let speed = 1
-  const waiting: { go: () => void }[] = []
+  const waiting: { go: () => void; gone: () => boolean }[] = []
+  /** The lag at the last judgement, for a refusal's message. */
+  let judgedLag = 0
   let releaseTimer: NodeJS.Timeout | undefined
 
   /**
@@ -88,10 +94,13 @@ export function writePacing({ lagMs, maxLagMs, maxWaitMs = 2_000, windowMs = 1_0
   function release() {
     releaseTimer = undefined
     fill(now())
-    while (waiting.length > 0 && tokens >= 1) {
-      tokens--
-      admitted++
-      waiting.shift()!.go()
+    while (waiting.length > 0 && (tokens >= 1 || waiting[0]!.gone())) {
+      const next = waiting.shift()!
+      if (!next.gone()) {
+        tokens--
+        admitted++
+      }
+      next.go()
     }
     if (waiting.length > 0 && rate !== undefined) releaseTimer = setTimeout(release, Math.max(1, ((1 - tokens) * 1000) / rate))
   }
@@ -103,7 +112,7 @@ export function writePacing({ lagMs, maxLagMs, maxWaitMs = 2_000, windowMs = 1_0
     for (const write of waiting.splice(0)) write.go()
   }
 
-  function admit(): Promise<void> | undefined {
+  function admit(gone: () => boolean = () => false): Promise<void> | undefined {
     if (rate === undefined) {
       admitted++
       return undefined
@@ -116,7 +125,7 @@ export function writePacing({ lagMs, maxLagMs, maxWaitMs = 2_000, windowMs = 1_0
     }
     const waitMs = ((waiting.length + 1 - tokens) * 1000) / rate
     if (waitMs > maxWaitMs) {
-      const lag = Math.round((lagMs() ?? 0) / 1000)
+      const lag = Math.round(judgedLag / 1000)
       return Promise.reject(
         new ApiError(
           'service_unavailable',
@@ -127,7 +136,7 @@ export function writePacing({ lagMs, maxLagMs, maxWaitMs = 2_000, windowMs = 1_0
       )
     }
     return new Promise<void>((go) => {
-      waiting.push({ go })
+      waiting.push({ go, gone })
       releaseTimer ??= setTimeout(release, Math.max(1, ((1 - tokens) * 1000) / rate!))
     })
   }
@@ -136,15 +145,17 @@ export function writePacing({ lagMs, maxLagMs, maxWaitMs = 2_000, windowMs = 1_0
   function predictedWait(): number | undefined {
     const lag = lagMs()
     const at = now()
+    judgedLag = lag ?? 0
     if (lag === undefined) {
       frontier = undefined
       return undefined
     }
     const from = at - lag
-    if (frontier !== undefined && at > frontier.at) speed = 0.7 * speed + 0.3 * Math.max(0, (from - frontier.from) / (at - frontier.at))
+    // Each sample within [0, 1]: one jump of the lag (the fan-out caught up, another endpoint best served) must not hide a stall for seconds after.
+    if (frontier !== undefined && at > frontier.at) speed = 0.7 * speed + 0.3 * Math.min(1, Math.max(0, (from - frontier.from) / (at - frontier.at)))
     frontier = { at, from }
     // Under a quarter of the start, a lag is the noise of one poll (a dispatcher giving way claims once a second): no prediction from it.
-    return lag < start / 4 ? lag : lag / Math.max(MIN_SPEED, Math.min(1, speed))
+    return lag < start / 4 ? lag : lag / Math.max(MIN_SPEED, speed)
   }
 
   function judge() {

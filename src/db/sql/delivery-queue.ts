@@ -271,11 +271,13 @@ export function createDeliveryQueue(db: Kysely<Database>, dialect: Dialect, watc
           select count(*) as events, max(created_at) as newest_at from taken`.execute(db)
         return { events: Number(rows[0]!.events), newestAt: rows[0]!.newest_at === null ? undefined : Number(rows[0]!.newest_at) }
       }
-      // SQLite: the transaction holds the only write lock from its first statement, so all three see the same events.
+      // SQLite: the transaction holds the only write lock from its first statement (a
+      // write: a read first would take a snapshot that a commit of the API's could leave
+      // stale, SQLITE_BUSY_SNAPSHOT), so all three see the same events.
       const taken = sql`(select id, type, account_id, created_at from events where fan_out_pending = 1 order by id limit ${limit})`
       return db.transaction().execute(async (trx) => {
-        const { rows } = await sql<{ newest_at: number | null }>`select max(created_at) as newest_at from ${taken}`.execute(trx)
         await deliveries(taken).execute(trx)
+        const { rows } = await sql<{ newest_at: number | null }>`select max(created_at) as newest_at from ${taken}`.execute(trx)
         const result = await sql`update events set fan_out_pending = 0 where id in (select id from ${taken})`.execute(trx)
         return { events: Number(result.numAffectedRows ?? 0n), newestAt: rows[0]?.newest_at ?? undefined }
       })

@@ -50,8 +50,8 @@ export async function v1Routes(app: FastifyInstance, { authenticator, limiter, i
   // On the paced routes alone (no cost to the others), after the guard: a write refused
   // for its key, its limits or its scope never waits for a permit.
   if (writePacing) {
-    const pace: onRequestHookHandler = (_request, _reply, done) => {
-      const waiting = writePacing.admit()
+    const pace: onRequestHookHandler = (request, reply, done) => {
+      const waiting = writePacing.admit(() => reply.sent || request.raw.destroyed)
       if (waiting === undefined) return done()
       waiting.then(() => done(), done)
     }
