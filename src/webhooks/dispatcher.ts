@@ -183,10 +183,12 @@ export function startDispatcher({
    * measure of this dispatcher, and slows nobody's writes.
    */
   const answered = new Map<number, { ms: number; at: number }>()
-  const seenSlow = (endpointId: number, at: number) => {
+  /** How long the endpoint's latest request took, if it ended within SLOW_FOR_MS of `at`. */
+  function recentAnswer(endpointId: number, at: number): number | undefined {
     const latest = answered.get(endpointId)
-    return latest !== undefined && latest.ms >= FLOWING_MS && at - latest.at < SLOW_FOR_MS
+    return latest !== undefined && at - latest.at < SLOW_FOR_MS ? latest.ms : undefined
   }
+  const seenSlow = (endpointId: number, at: number) => (recentAnswer(endpointId, at) ?? 0) >= FLOWING_MS
 
   /** What was sent, or why not: the receiver's answer, a refusal, or the error that stopped the attempt. */
   async function send1(delivery: ClaimedDelivery): Promise<AttemptResult> {
@@ -387,15 +389,11 @@ export function startDispatcher({
     return (work.lastMs !== undefined && work.lastMs >= FLOWING_MS) || work.startedAt.some((at) => now - at >= FLOWING_MS)
   }
 
-  /** How long the endpoint's latest request took, if it ended within SLOW_FOR_MS. */
-  function recentAnswer(endpointId: number): number | undefined {
-    const latest = answered.get(endpointId)
-    return latest !== undefined && clock.now() - latest.at < SLOW_FOR_MS ? latest.ms : undefined
-  }
-
   function noteAnswer(endpointId: number, ms: number, at: number) {
     if (answered.size >= OPENED_KEPT) answered.clear()
     answered.set(endpointId, { ms, at })
+    // Seen slow: out of the claims' lag at once.
+    if (ms >= FLOWING_MS) frontiers.delete(endpointId)
   }
 
   /** A delivery this dispatcher no longer holds: recorded, or given back. */
@@ -425,7 +423,7 @@ export function startDispatcher({
     const endpointId = delivery.endpoint.id
     held.set(delivery.id, endpointId)
     let work = endpoints.get(endpointId)
-    if (!work) endpoints.set(endpointId, (work = { sending: 0, startedAt: [], waiting: [], lastMs: recentAnswer(endpointId), held: 0 }))
+    if (!work) endpoints.set(endpointId, (work = { sending: 0, startedAt: [], waiting: [], lastMs: recentAnswer(endpointId, clock.now()), held: 0 }))
     work.held++
     if (work.waiting.length === 0 && work.sending < perEndpoint) start(delivery, work)
     else {
@@ -506,7 +504,7 @@ export function startDispatcher({
     }
     // And those with nothing here now whose latest request, lately, was quick.
     const now = clock.now()
-    for (const [endpointId, latest] of answered) if (!endpoints.has(endpointId) && latest.ms < FLOWING_MS && now - latest.at < SLOW_FOR_MS) ahead.endpoints.push(endpointId)
+    for (const endpointId of answered.keys()) if (!endpoints.has(endpointId) && (recentAnswer(endpointId, now) ?? FLOWING_MS) < FLOWING_MS) ahead.endpoints.push(endpointId)
     const flows = new Set(ahead.endpoints)
     for (const [deliveryId, endpointId] of held) if (flows.has(endpointId)) ahead.held.push(deliveryId)
     const limit = Math.min(BATCH, maxInFlight - sending - waiting - reserved)
@@ -541,7 +539,7 @@ export function startDispatcher({
     for (const { trigger, attempts, endpoint, event } of claimed)
       if (trigger === 'scheduled' && attempts === 0 && !seenSlow(endpoint.id, at)) oldest.set(endpoint.id, Math.min(oldest.get(endpoint.id) ?? Infinity, event.createdAt))
     for (const [endpointId, from] of oldest) frontiers.set(endpointId, { from, at })
-    for (const [endpointId, frontier] of frontiers) if (at - frontier.at >= ACTIVE_MS || seenSlow(endpointId, at)) frontiers.delete(endpointId)
+    for (const [endpointId, frontier] of frontiers) if (at - frontier.at >= ACTIVE_MS) frontiers.delete(endpointId)
     for (const delivery of claimed) take(delivery)
     return { claimed: claimed.length, asked }
   }
@@ -642,7 +640,7 @@ export function startDispatcher({
       if (!lagKnown) return undefined
       const now = clock.now()
       let claims = -Infinity
-      for (const [endpointId, { from, at }] of frontiers) if (now - at < ACTIVE_MS && !seenSlow(endpointId, now)) claims = Math.max(claims, from)
+      for (const { from, at } of frontiers.values()) if (now - at < ACTIVE_MS) claims = Math.max(claims, from)
       const from = Math.min(fanOutFrom ?? Infinity, claims === -Infinity ? Infinity : claims)
       return from === Infinity ? 0 : Math.max(0, now - from)
     },
