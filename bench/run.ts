@@ -293,7 +293,7 @@ async function startTarget(options: Options, dir: string, pets: number, against:
   if (receiver && options.dispatch !== 'in-process') env.PETSTORE_DISPATCH = 'off'
   if (receiver && options.dispatch === 'process') {
     // Background work: it takes what CPU the load generator leaves, never the service's core.
-    const dispatcher = spawnPinned(GENERATOR_CORE, 'nice', ['-n', '19', process.execPath, join(checkout, 'dist/dispatch.js')], { ...env, PETSTORE_DISPATCH: 'on' })
+    const dispatcher = spawnPinned(GENERATOR_CORE, 'nice', ['-n', '19', process.execPath, '--max-semi-space-size=16', join(checkout, 'dist/dispatch.js')], { ...env, PETSTORE_DISPATCH: 'on' })
     dispatcher.child.stdout!.resume() // its log is not read; a full pipe would stall it
     void dispatcher.exited.then((code) => log(`petstore dispatch ended (${String(code)}): ${dispatcher.stderr().trim()}`))
     cleanups.push(() => stop(dispatcher))
