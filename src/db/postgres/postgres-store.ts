@@ -22,10 +22,13 @@ import { listenForDeliveries } from './notifications.js'
  * would rather read and sort every pending one, or scan every event, for a batch (a
  * claim took 25 ms instead of 4 with 30,000 pending; a fan-out's batch of 500, 40 ms
  * instead of 7 with 40,000, growing with the backlog). Every statement of the queue has
- * an index to go by (test/webhook-queue-plans.test.ts).
+ * an index to go by (test/webhook-queue-plans.test.ts). Their commits do not wait for
+ * the WAL's flush: a crash of the database may undo the last moments of claims, records
+ * and fan-outs, which are then made again (an attempt sent again: delivery is at least
+ * once), and never an event, which the API's own connections write.
  */
 const QUEUE_POOL_SIZE = 3
-export const DELIVERY_QUEUE_SETTINGS = { enable_seqscan: 'off', enable_bitmapscan: 'off' }
+export const DELIVERY_QUEUE_SETTINGS = { enable_seqscan: 'off', enable_bitmapscan: 'off', synchronous_commit: 'off' }
 
 /** Opens the pools on the database at `url` and applies pending migrations. */
 export async function openPostgresStore(url: string, options: PostgresPoolOptions = {}): Promise<BackendStore> {
