@@ -1,4 +1,4 @@
-// npm run bench:sql [-- --pets N --rounds R --batches B --rows varied|same]: what each part of a create's
+// npm run bench:sql [-- --pets N --rounds R --batches B --rows varied|same --only WORD,…]: what each part of a create's
 // SQL costs on SQLite, as the group commit runs it (one multi-row INSERT of 50 pets
 // in a transaction, migration 010's statement and triggers). One database per variant,
 // each migrated as the service migrates it and seeded with N pets, then without one
@@ -21,11 +21,13 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '15' },
     batches: { type: 'string', default: '40' },
     rows: { type: 'string', default: 'varied' },
+    only: { type: 'string' },
     help: { type: 'boolean', default: false },
   },
 })
 if (values.help) {
-  console.log('npm run bench:sql -- [--pets N (default 10000)] [--rounds R (default 15)] [--batches B a round (default 40)] [--rows varied|same]')
+  console.log('npm run bench:sql -- [--pets N (default 10000)] [--rounds R (default 15)] [--batches B a round (default 40)] [--rows varied|same] [--only WORD,…]')
+  console.log('  --only: the variants whose names contain one of these words, beside the service as it runs')
   console.log('  --rows varied (default): names, categories and statuses vary, so each index takes rows all over it, as real data does')
   console.log("  --rows same: every row is npm run bench's POST body ({name: 'Bench', categoryId: 7, status: 'pending'}): each index appends in one place")
   process.exit(0)
@@ -82,6 +84,10 @@ const VARIANTS: Variant[] = [
   { name: 'events and counts written by the batch, not by triggers', drop: ['trigger pets_count_insert', 'trigger pets_event_insert'], afterBatch: [EVENTS_OF_BATCH, COUNTS_OF_BATCH] },
   { name: 'without the count trigger', drop: ['trigger pets_count_insert'] },
   { name: 'without the event trigger', drop: ['trigger pets_event_insert'] },
+  { name: "without the events' created_at index", drop: ['index events_created_at'] },
+  { name: "without the events' account index", drop: ['index events_account_id'] },
+  { name: "the events' account index only where an account is named", drop: ['index events_account_id'], then: ['create index events_account_id on events (account_id, id) where account_id is not null'] },
+  { name: "without the events' two indexes", drop: ['index events_created_at', 'index events_account_id'] },
   { name: 'without the search index trigger', drop: ['trigger pets_search_insert'] },
   { name: 'without the category check trigger', drop: ['trigger pets_category_exists_insert'] },
   { name: 'without the name index', drop: ['index pets_name'] },
@@ -92,6 +98,9 @@ const VARIANTS: Variant[] = [
     drop: ['trigger pets_count_insert', 'trigger pets_event_insert', 'trigger pets_search_insert', 'trigger pets_category_exists_insert', 'index pets_name', 'index pets_category_id', 'index pets_status_id'],
   },
 ]
+
+/** With --only: the variants whose names contain one of its comma-separated words, after the first (as the service runs). */
+const CHOSEN = values.only === undefined ? VARIANTS : VARIANTS.filter((variant, i) => i === 0 || values.only!.split(',').some((word) => variant.name.includes(word)))
 
 const names = ['Luna', 'Rex', 'Bella', 'Max', 'Coco', 'Milo', 'Nala', 'Oscar', 'Kiwi', 'Pepper']
 const insert = insertPetsText(BATCH)
@@ -105,7 +114,7 @@ const batchValues = () =>
 const dir = mkdtempSync(join(tmpdir(), 'petstore-sql-costs-'))
 try {
   const databases = []
-  for (const [i, variant] of VARIANTS.entries()) {
+  for (const [i, variant] of CHOSEN.entries()) {
     const file = join(dir, `v${i}.db`)
     if (variant.pageSize) {
       const empty = new Database(file)
@@ -155,7 +164,7 @@ try {
   console.log('|---|---:|---:|---:|')
   for (const { variant, rounds, system } of databases) {
     const us = median(rounds)
-    console.log(`| ${variant.name} | ${us.toFixed(2)} | ${median(system).toFixed(2)} | ${variant === VARIANTS[0] ? '–' : (all - us).toFixed(2)} |`)
+    console.log(`| ${variant.name} | ${us.toFixed(2)} | ${median(system).toFixed(2)} | ${variant === CHOSEN[0] ? '–' : (all - us).toFixed(2)} |`)
   }
   for (const { db } of databases) db.close()
 } finally {
