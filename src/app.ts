@@ -24,6 +24,7 @@ import type { RateLimiter } from './rate-limit/limiter.js'
 import errorHandler, { answerFrameworkError } from './plugins/error-handler.js'
 import inFlight, { createRequestTracker, type RequestTracker } from './plugins/in-flight.js'
 import jsonBody, { BODY_LIMIT } from './plugins/json-body.js'
+import { BROTLI_QUALITY, COMPRESSION_THRESHOLD, GZIP_LEVEL } from './plugins/compression.js'
 import openapi from './plugins/openapi.js'
 import docs from './plugins/docs.js'
 import consolePage from './plugins/console.js'
@@ -115,20 +116,20 @@ export async function buildApp({ config, store, clock = systemClock, limiter, lo
   await app.register(inFlight, { deadlineMs: config.requestDeadline * 1000, tracker: requests })
   await app.register(requestLog)
   await app.register(jsonBody)
-  // Responses above 1 KiB (list pages, openapi.json, the docs) in br or gzip for clients
-  // that accept it, at the fastest levels: this service is CPU-bound, and a page of 20
-  // pets costs 8 µs in brotli 1 (1.5 KB to 220 B) against 18 µs in brotli 4 (170 B).
-  // Request bodies are not decompressed: a compressed upload is a 415, not a zip bomb.
-  // Only a list can pass the threshold: every other operation answers one small object
-  // (or an error), and skips the plugin's two hooks, 1.5 µs a request (docs/benchmarks.md).
+  // Responses above 1 KiB (lists, /metrics) in br or gzip for clients that accept it, at
+  // the fastest levels (plugins/compression.ts). Request bodies are not decompressed: a
+  // compressed upload is a 415, not a zip bomb. Only a list can pass the threshold: every
+  // other operation answers one small object (or an error), and skips the plugin's two
+  // hooks, 1.5 µs a request (docs/benchmarks.md). GET /v1/pets compresses its cached pages
+  // itself, once each; openapi.json, the docs and the console, their files once each.
   app.addHook('onRoute', (route) => {
     if (route.compress === undefined && answersOneObject(route)) route.compress = false
   })
   await app.register(compress, {
-    threshold: 1024,
+    threshold: COMPRESSION_THRESHOLD,
     encodings: ['br', 'gzip'],
-    brotliOptions: { params: { [zlib.BROTLI_PARAM_QUALITY]: 1 } },
-    zlibOptions: { level: 1 },
+    brotliOptions: { params: { [zlib.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY } },
+    zlibOptions: { level: GZIP_LEVEL },
     globalDecompression: false,
   })
   await app.register(openapi, { config })

@@ -59,6 +59,31 @@ describe('response compression', () => {
     for (const name of ['ratelimit', 'x-request-id', 'link']) assert.ok(br.headers[name], name)
   })
 
+  it('sends a page of pets gzipped to a gzip-only client, with Vary on every variant', async () => {
+    const plain = await raw('/v1/pets?limit=15', {})
+    assert.match(String(plain.headers.vary), /accept-encoding/i, 'the identity answer varies by Accept-Encoding too')
+    const gzipped = await raw('/v1/pets?limit=15', { 'accept-encoding': 'gzip' })
+    assert.equal(gzipped.headers['content-encoding'], 'gzip')
+    assert.match(String(gzipped.headers.vary), /accept-encoding/i)
+    assert.equal(Number(gzipped.headers['content-length']), gzipped.body.length)
+    assert.deepEqual(JSON.parse(gunzipSync(gzipped.body).toString('utf8')), JSON.parse(plain.body.toString('utf8')))
+    const refused = await raw('/v1/pets?limit=15', { 'accept-encoding': 'br;q=0, gzip;q=0' })
+    assert.equal(refused.headers['content-encoding'], undefined)
+    assert.deepEqual(refused.body, plain.body)
+  })
+
+  it('never sends a compressed page older than the pets: a change shows in the next compressed answer', async () => {
+    const before = await raw('/v1/pets?limit=15', { 'accept-encoding': 'br' })
+    const pets = JSON.parse(brotliDecompressSync(before.body).toString('utf8')) as { id: number; name: string }[]
+    const changed = await server.request(`/v1/pets/${pets[3]!.id}`, { method: 'PATCH', key, json: { name: 'Renamed while compressed' } })
+    assert.equal(changed.status, 200)
+    const after = await raw('/v1/pets?limit=15', { 'accept-encoding': 'br' })
+    assert.equal(after.headers['content-encoding'], 'br')
+    const now = JSON.parse(brotliDecompressSync(after.body).toString('utf8')) as { id: number; name: string }[]
+    assert.equal(now[3]!.name, 'Renamed while compressed')
+    assert.deepEqual(now, JSON.parse((await raw('/v1/pets?limit=15', {})).body.toString('utf8')))
+  })
+
   it('leaves responses under 1 KiB alone, and errors too', async () => {
     const small = await raw('/v1/pets?limit=1', { 'accept-encoding': 'gzip' })
     assert.equal(small.headers['content-encoding'], undefined)

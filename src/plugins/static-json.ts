@@ -31,8 +31,9 @@ export function compressOnce(bytes: Buffer, encoding: 'br' | 'gzip'): Buffer {
 
 /** The encodings a client accepts, br before gzip, none when it says q=0 (RFC 9110 §12.5.3, simplified: no wildcards). */
 export function encodingFor(header: string | undefined): 'br' | 'gzip' | undefined {
+  if (!header) return undefined
   const accepted = new Set(
-    (header ?? '')
+    header
       .split(',')
       .map((part) => part.trim().toLowerCase())
       .filter((part) => !/;\s*q=0(\.0*)?$/.test(part))

@@ -6,8 +6,12 @@
 // callers) cannot change while it lives, so its answer is worked out once, the body already serialized, and kept in a WeakMap keyed by the page: it
 // goes when the store drops the page, never later. The body is made by the route's
 // own response serializer, so the bytes are the ones Fastify would send for the
-// same pets, and the response schema's guarantee holds.
+// same pets, and the response schema's guarantee holds. Its br and gzip bytes are kept
+// with it too, made the first time a client asks for them: a shared page is
+// compressed once, not once a request.
 import type { PetsPage } from '../../db/pets-store.js'
+import { COMPRESSION_THRESHOLD, compressFast } from '../../plugins/compression.js'
+import { encodingFor } from '../../plugins/static-json.js'
 import type { Pet } from '../../schemas/pet.js'
 import { etagOf } from './etag.js'
 import { encodePetsCursor, type PetsListFilters } from './pets-list-query.js'
@@ -19,7 +23,10 @@ interface Headers {
 }
 
 /** The answer to send: the pets, or their JSON already serialized (then sent as application/json as it is). */
-export type ListPageAnswer = ({ pets: readonly Pet[]; json?: undefined } | { pets?: undefined; json: string }) & Headers
+export type ListPageAnswer = ({ pets: readonly Pet[]; json?: undefined } | { pets?: undefined; json: string }) & Headers & {
+  /** The body's encodings made so far (encodedBody), kept with a shared page's answer. */
+  encoded?: { large: boolean; br?: Buffer; gzip?: Buffer }
+}
 
 export interface ListPageRequest {
   filters: PetsListFilters
@@ -59,4 +66,18 @@ export function createListPageAnswers() {
       return answer
     },
   }
+}
+
+/**
+ * What to send of `json`, the body of `answer`, to a client whose Accept-Encoding is
+ * `accepted`: the JSON as it is, or its bytes in br or gzip (compressed once, then
+ * kept with the answer). Bodies under the threshold go as they are, as
+ * @fastify/compress sends them; `varies` says the body depended on Accept-Encoding.
+ */
+export function encodedBody(answer: ListPageAnswer, json: string, accepted: string | undefined): { body: string | Buffer; encoding: 'br' | 'gzip' | undefined; varies: boolean } {
+  const encoded = (answer.encoded ??= { large: Buffer.byteLength(json) >= COMPRESSION_THRESHOLD })
+  if (!encoded.large) return { body: json, encoding: undefined, varies: false }
+  const encoding = encodingFor(accepted)
+  if (encoding === undefined) return { body: json, encoding, varies: true }
+  return { body: (encoded[encoding] ??= compressFast(Buffer.from(json), encoding)), encoding, varies: true }
 }

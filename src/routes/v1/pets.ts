@@ -12,7 +12,7 @@ import { errorResponse, header, optionalHeader, response, TOO_MANY_REQUESTS, UNA
 import { ref } from '../../schemas/shared.js'
 import { decodePetsCursor, parsePetsListFilters, PetsListQuery } from './pets-list-query.js'
 import { etagOf, ifMatch } from './etag.js'
-import { createListPageAnswers } from './list-page-answer.js'
+import { createListPageAnswers, encodedBody } from './list-page-answer.js'
 import { idempotencyKeyHeaders } from './parameters.js'
 
 export interface PetRoutesOptions {
@@ -103,6 +103,8 @@ export async function petRoutes(app: FastifyInstance, { pets, idempotency, clock
   v1.get(
     '/pets',
     {
+      // Compressed by the route, once per cached page (list-page-answer.ts): not by @fastify/compress once a request.
+      compress: false,
       schema: {
         operationId: 'listPets',
         tags: ['pets'],
@@ -130,11 +132,12 @@ export async function petRoutes(app: FastifyInstance, { pets, idempotency, clock
       const answer = listPageAnswers.answer(page, { filters, limit }, (pets) => serializePage(reply, pets))
       if (answer.link !== undefined) reply.header('link', answer.link)
       if (answer.etags !== undefined) reply.header('pet-etags', answer.etags)
-      // The cast drops readonly: serializing only reads the pets.
-      if (answer.json === undefined) return answer.pets as Pet[]
-      // Already JSON: with a JSON content type Fastify sends a string as it is, without
-      // serializing it again. (The cast: the schema-typed reply only knows the pets.)
-      return reply.header('content-type', JSON_CONTENT_TYPE).send(answer.json as unknown as Pet[])
+      const { body, encoding, varies } = encodedBody(answer, answer.json ?? serializePage(reply, answer.pets), request.headers['accept-encoding'])
+      if (varies) reply.header('vary', 'accept-encoding')
+      if (encoding !== undefined) reply.header('content-encoding', encoding)
+      // Already JSON (or its compressed bytes): with a JSON content type Fastify sends it
+      // as it is, without serializing it again. (The cast: the schema-typed reply only knows the pets.)
+      return reply.header('content-type', JSON_CONTENT_TYPE).send(body as unknown as Pet[])
     },
   )
 
