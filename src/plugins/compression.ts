@@ -1,6 +1,7 @@
-// How answers made per request are compressed: by @fastify/compress (registered in
-// app.ts with these settings) or, for GET /v1/pets, by the route itself, from bytes it
-// keeps with each cached page (list-page-answer.ts). One set of numbers for both.
+// How answers are compressed. Those made per request: by @fastify/compress (registered
+// in app.ts with these settings) or, for GET /v1/pets, by the route itself, from bytes
+// it keeps with each cached page (list-page-answer.ts), at the fastest levels. Files
+// that never change (openapi.json, the docs, the console): once per process, at the best.
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib'
 
 /** Smaller answers go as they are: compressing them saves fewer bytes than its headers cost. */
@@ -14,4 +15,24 @@ export const GZIP_LEVEL = 1
 /** `bytes` in `encoding`, at the levels above. */
 export function compressFast(bytes: Buffer, encoding: 'br' | 'gzip'): Buffer {
   return encoding === 'br' ? brotliCompressSync(bytes, { params: { [constants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY } }) : gzipSync(bytes, { level: GZIP_LEVEL })
+}
+
+/** Bytes sent many times, compressed once per process: the best ratio is worth its one-time cost. */
+export function compressOnce(bytes: Buffer, encoding: 'br' | 'gzip'): Buffer {
+  return encoding === 'br' ? brotliCompressSync(bytes, { params: { [constants.BROTLI_PARAM_QUALITY]: 11, [constants.BROTLI_PARAM_SIZE_HINT]: bytes.length } }) : gzipSync(bytes, { level: 9 })
+}
+
+/** The encodings a client accepts, br before gzip, none when it says q=0 (RFC 9110 §12.5.3, simplified: no wildcards). */
+export function encodingFor(header: string | undefined): 'br' | 'gzip' | undefined {
+  if (!header) return undefined
+  const accepted = new Set(
+    header
+      .split(',')
+      .map((part) => part.trim().toLowerCase())
+      .filter((part) => !/;\s*q=0(\.0*)?$/.test(part))
+      .map((part) => part.split(';')[0]!.trim()),
+  )
+  if (accepted.has('br')) return 'br'
+  if (accepted.has('gzip')) return 'gzip'
+  return undefined
 }

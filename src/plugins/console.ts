@@ -14,7 +14,7 @@ import fp from 'fastify-plugin'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { ApiError } from '../errors.js'
 import { SAME_ORIGIN_CSP } from './docs.js'
-import { compressOnce, encodingFor } from './static-json.js'
+import { compressOnce, encodingFor } from './compression.js'
 
 const CONSOLE_PREFIX = '/console'
 

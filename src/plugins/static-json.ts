@@ -4,8 +4,8 @@
 // JSON.stringify and a compression each (20 clients of /docs/json took the API's
 // latency from 3 ms to 200 ms). Conditional requests get 304 (RFC 9110 §13.1.2).
 import { createHash } from 'node:crypto'
-import { brotliCompressSync, constants, gzipSync } from 'node:zlib'
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import { compressOnce, encodingFor } from './compression.js'
 
 interface Representation {
   etag: string
@@ -22,26 +22,6 @@ function represent(document: unknown): Representation {
     br: compressOnce(identity, 'br'),
     gzip: compressOnce(identity, 'gzip'),
   }
-}
-
-/** Bytes sent many times, compressed once per process: the best ratio is worth its one-time cost. */
-export function compressOnce(bytes: Buffer, encoding: 'br' | 'gzip'): Buffer {
-  return encoding === 'br' ? brotliCompressSync(bytes, { params: { [constants.BROTLI_PARAM_QUALITY]: 11, [constants.BROTLI_PARAM_SIZE_HINT]: bytes.length } }) : gzipSync(bytes, { level: 9 })
-}
-
-/** The encodings a client accepts, br before gzip, none when it says q=0 (RFC 9110 §12.5.3, simplified: no wildcards). */
-export function encodingFor(header: string | undefined): 'br' | 'gzip' | undefined {
-  if (!header) return undefined
-  const accepted = new Set(
-    header
-      .split(',')
-      .map((part) => part.trim().toLowerCase())
-      .filter((part) => !/;\s*q=0(\.0*)?$/.test(part))
-      .map((part) => part.split(';')[0]!.trim()),
-  )
-  if (accepted.has('br')) return 'br'
-  if (accepted.has('gzip')) return 'gzip'
-  return undefined
 }
 
 /** A reply function for `build()`'s document, built on the first request and kept. */

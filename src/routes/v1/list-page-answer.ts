@@ -10,8 +10,7 @@
 // with it too, made the first time a client asks for them: a shared page is
 // compressed once, not once a request.
 import type { PetsPage } from '../../db/pets-store.js'
-import { COMPRESSION_THRESHOLD, compressFast } from '../../plugins/compression.js'
-import { encodingFor } from '../../plugins/static-json.js'
+import { COMPRESSION_THRESHOLD, compressFast, encodingFor } from '../../plugins/compression.js'
 import type { Pet } from '../../schemas/pet.js'
 import { etagOf } from './etag.js'
 import { encodePetsCursor, type PetsListFilters } from './pets-list-query.js'
