@@ -94,13 +94,15 @@ export function writePacing({ lagMs, maxLagMs, maxWaitMs = 2_000, windowMs = 1_0
   function release() {
     releaseTimer = undefined
     fill(now())
-    while (waiting.length > 0 && (tokens >= 1 || waiting[0]!.gone())) {
-      const next = waiting.shift()!
-      if (!next.gone()) {
+    while (waiting.length > 0) {
+      // One answered or abandoned meanwhile goes without a permit.
+      const free = waiting[0]!.gone()
+      if (!free && tokens < 1) break
+      if (!free) {
         tokens--
         admitted++
       }
-      next.go()
+      waiting.shift()!.go()
     }
     if (waiting.length > 0 && rate !== undefined) releaseTimer = setTimeout(release, Math.max(1, ((1 - tokens) * 1000) / rate))
   }
