@@ -72,6 +72,24 @@ describe('write pacing', () => {
     assert.equal(count('waiting'), 0)
   })
 
+  it('lets a waiting write that was answered or abandoned meanwhile go without a permit', async () => {
+    const { pacing, setLag, write, pass } = setup()
+    write(200)
+    setLag(MAX_LAG / 4)
+    pacing.judge()
+    assert.equal(pacing.rate, 100)
+    // Ten requests whose clients left while they waited, then one still waiting for its answer.
+    let left = false
+    const abandoned = Array.from({ length: 10 }, () => pacing.admit(() => left))
+    let wanted = false
+    void pacing.admit()!.then(() => (wanted = true))
+    left = true
+    await pass(15)
+    assert.equal(wanted, true, 'the one still wanted took the first permit, 10 ms in, not the eleventh')
+    await pass(200)
+    await Promise.all(abandoned)
+  })
+
   it('refuses at once, 503 with Retry-After, a write that would wait past 2 s', async () => {
     const { pacing, setLag, write, pass, count, refusals } = setup()
     write(200)
