@@ -1,7 +1,7 @@
 // buildApp: all the wiring, top to bottom, in registration order. It never listens
 // and never reads the environment: server.ts and tests hand it its dependencies.
 import { constants as zlib } from 'node:zlib'
-import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions, type RouteOptions } from 'fastify'
+import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import compress from '@fastify/compress'
 import { createAuthenticator } from './api-keys/authenticator.js'
@@ -24,7 +24,7 @@ import type { RateLimiter } from './rate-limit/limiter.js'
 import errorHandler, { answerFrameworkError } from './plugins/error-handler.js'
 import inFlight, { createRequestTracker, type RequestTracker } from './plugins/in-flight.js'
 import jsonBody, { BODY_LIMIT } from './plugins/json-body.js'
-import { BROTLI_QUALITY, COMPRESSION_THRESHOLD, GZIP_LEVEL } from './plugins/compression.js'
+import { BROTLI_QUALITY, COMPRESSION_THRESHOLD, GZIP_LEVEL, compressListsOnly } from './plugins/compression.js'
 import openapi from './plugins/openapi.js'
 import docs from './plugins/docs.js'
 import consolePage from './plugins/console.js'
@@ -117,14 +117,9 @@ export async function buildApp({ config, store, clock = systemClock, limiter, lo
   await app.register(requestLog)
   await app.register(jsonBody)
   // Responses above 1 KiB (lists, /metrics) in br or gzip for clients that accept it, at
-  // the fastest levels (plugins/compression.ts). Request bodies are not decompressed: a
-  // compressed upload is a 415, not a zip bomb. Only a list can pass the threshold: every
-  // other operation answers one small object (or an error), and skips the plugin's two
-  // hooks, 1.5 µs a request (docs/benchmarks.md). GET /v1/pets compresses its cached pages
-  // itself, once each; openapi.json, the docs and the console, their files once each.
-  app.addHook('onRoute', (route) => {
-    if (route.compress === undefined && answersOneObject(route)) route.compress = false
-  })
+  // the fastest levels; the operations that answer one object skip it (plugins/compression.ts).
+  // Request bodies are not decompressed: a compressed upload is a 415, not a zip bomb.
+  app.addHook('onRoute', compressListsOnly)
   await app.register(compress, {
     threshold: COMPRESSION_THRESHOLD,
     encodings: ['br', 'gzip'],
@@ -169,11 +164,4 @@ export async function buildApp({ config, store, clock = systemClock, limiter, lo
   await app.register(v1Routes, { prefix: '/v1', authenticator, limiter, idempotency, clock, keyAdmin, accountAdmin, usage, metrics, catalogue, orderService, webhookAdmin, writePacing })
 
   return app
-}
-
-/** Whether every success answer a route describes is one object, not a list (routes without a described answer may be anything). */
-function answersOneObject(route: RouteOptions): boolean {
-  const responses = Object.entries((route.schema?.response ?? {}) as Record<string, { type?: unknown }>)
-  const successes = responses.filter(([status]) => status.startsWith('2'))
-  return successes.length > 0 && successes.every(([, schema]) => schema.type !== 'array')
 }
