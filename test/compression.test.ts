@@ -84,6 +84,18 @@ describe('response compression', () => {
     assert.deepEqual(now, JSON.parse((await raw('/v1/pets?limit=15', {})).body.toString('utf8')))
   })
 
+  it('compresses the other lists too (a page of orders), and never one object (the inventory)', async () => {
+    const pets = JSON.parse((await raw('/v1/pets?limit=20', {})).body.toString('utf8')) as { id: number }[]
+    for (const { id } of pets) assert.equal((await server.request('/v1/store/orders', { method: 'POST', key, json: { petId: id } })).status, 201)
+    const plain = await raw('/v1/store/orders?limit=20', {})
+    assert.ok(plain.body.length > 1024, `a page of 20 orders is ${plain.body.length} bytes`)
+    const gzipped = await raw('/v1/store/orders?limit=20', { 'accept-encoding': 'gzip' })
+    assert.equal(gzipped.headers['content-encoding'], 'gzip')
+    assert.deepEqual(JSON.parse(gunzipSync(gzipped.body).toString('utf8')), JSON.parse(plain.body.toString('utf8')))
+    const inventory = await raw('/v1/store/inventory', { 'accept-encoding': 'gzip' })
+    assert.equal(inventory.headers['content-encoding'], undefined)
+  })
+
   it('leaves responses under 1 KiB alone, and errors too', async () => {
     const small = await raw('/v1/pets?limit=1', { 'accept-encoding': 'gzip' })
     assert.equal(small.headers['content-encoding'], undefined)
