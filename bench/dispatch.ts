@@ -15,6 +15,7 @@ import { openDatabase } from '../test/helpers/database.js'
 import { createSecretBox, parseMainKey } from '../src/secrets/secret-box.js'
 import { checkOut, type Checkout } from './against.js'
 import { startReceiver } from './receiver.js'
+import { SERVICE_NODE_FLAGS } from './processes.js'
 import { createEnterpriseKey, createTempStore, type StoreKind } from './store.js'
 
 const USAGE = `npm run bench:dispatch -- [options]
@@ -101,8 +102,7 @@ async function measure(kind: StoreKind, checkout: string, label: string): Promis
       ...(values['per-endpoint'] ? { PETSTORE_WEBHOOK_PER_ENDPOINT: values['per-endpoint'] } : {}),
     }
     const started = performance.now()
-    // As the documented command runs it (docs/operations.md): V8's young generation capped at 2 × 16 MB.
-    const child = spawn(process.execPath, ['--max-semi-space-size=16', join(checkout, 'dist/dispatch.js')], { env, stdio: ['ignore', 'ignore', 'pipe'] })
+    const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, join(checkout, 'dist/dispatch.js')], { env, stdio: ['ignore', 'ignore', 'pipe'] })
     let stderr = ''
     child.stderr.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)))
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))

@@ -12,7 +12,7 @@ import { checkOut, type Checkout } from './against.js'
 import { BASELINE_PATH, captureResponse, startBaseline } from './baseline.js'
 import { detectGenerator, runLoad, type Generator, type LoadSpec } from './load.js'
 import { describeStatement, hasPgbench, percentile, PGBENCH_MISSING, runPgbench, type PgbenchStatement } from './pgbench.js'
-import { cpuSeconds, freePort, killAll, peakRss, pinSelf, resetPeakRss, spawnPinned, stop, waitForPort, type Pinned } from './processes.js'
+import { cpuSeconds, freePort, killAll, peakRss, pinSelf, resetPeakRss, SERVICE_NODE_FLAGS, spawnPinned, stop, waitForPort, type Pinned } from './processes.js'
 import { ALL_ENDPOINTS, render, writeResults, type EndpointId, type Measured, type PgbenchMeasured, type Report, type SuiteResult } from './report.js'
 import { ORDERS_PATH, type Scenario } from './scenarios.js'
 import { startReceiver, subscribe, type Receiver } from './receiver.js'
@@ -255,8 +255,7 @@ interface Target {
 
 async function startService(options: Options, env: NodeJS.ProcessEnv, checkout: string): Promise<{ process: Pinned; url: string }> {
   const port = await freePort()
-  // As `npm start` runs it (package.json): V8's young generation capped at 2 × 16 MB.
-  const nodeArgs = ['--max-semi-space-size=16', ...(options.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', options.cpuProfDir] : [])]
+  const nodeArgs = [...SERVICE_NODE_FLAGS, ...(options.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', options.cpuProfDir] : [])]
   const service = spawnPinned(SERVICE_CORE, process.execPath, [...nodeArgs, join(checkout, 'dist/server.js')], { ...env, PORT: String(port) })
   cleanups.push(() => stop(service))
   await waitForPort(port, service)
@@ -293,7 +292,7 @@ async function startTarget(options: Options, dir: string, pets: number, against:
   if (receiver && options.dispatch !== 'in-process') env.PETSTORE_DISPATCH = 'off'
   if (receiver && options.dispatch === 'process') {
     // Background work: it takes what CPU the load generator leaves, never the service's core.
-    const dispatcher = spawnPinned(GENERATOR_CORE, 'nice', ['-n', '19', process.execPath, '--max-semi-space-size=16', join(checkout, 'dist/dispatch.js')], { ...env, PETSTORE_DISPATCH: 'on' })
+    const dispatcher = spawnPinned(GENERATOR_CORE, 'nice', ['-n', '19', process.execPath, ...SERVICE_NODE_FLAGS, join(checkout, 'dist/dispatch.js')], { ...env, PETSTORE_DISPATCH: 'on' })
     dispatcher.child.stdout!.resume() // its log is not read; a full pipe would stall it
     void dispatcher.exited.then((code) => log(`petstore dispatch ended (${String(code)}): ${dispatcher.stderr().trim()}`))
     cleanups.push(() => stop(dispatcher))
