@@ -71,6 +71,13 @@ export const PER_ENDPOINT_IN_FLIGHT = 8
 /** Events fanned out per transaction. */
 const FAN_OUT_BATCH = 500
 
+/** What a claim took: how many it claimed of how many it asked for, and whether a write of attempts ended while it ran. */
+interface Claimed {
+  claimed: number
+  asked: number
+  overtaken: boolean
+}
+
 /** What became of an attempt, as /metrics counts it. */
 export type AttemptOutcome = 'delivered' | 'retrying' | 'failed' | 'not_sent'
 
@@ -271,8 +278,10 @@ export function startDispatcher({
   // leases it gives back are the room of that claim.
   const unrecorded: { record: AttemptRecord; delivery: ClaimedDelivery; written: () => void }[] = []
   /** The claim under way (a poll's, or a write's that claims too): one at a time. */
-  let claiming: Promise<{ claimed: number; asked: number }> | undefined
+  let claiming: Promise<Claimed> | undefined
   let recording: Promise<void> | undefined
+  /** Writes of attempts ended so far: a claim made while one ended may not have seen the leases it gave back. */
+  let writesEnded = 0
   function startRecording() {
     if (recording || unrecorded.length === 0) return
     const batch = unrecorded.splice(0, RECORD_BATCH)
@@ -280,6 +289,7 @@ export function startDispatcher({
     // Claiming too, unless another claim is under way (one at a time), giving way (then
     // the next poll claims, one batch a poll), or there is too little room to be worth it.
     const request = mayClaim() && claiming === undefined && worthClaiming() ? claimRequest() : undefined
+    const since = writesEnded
     let written: Promise<boolean[]>
     if (request) {
       reserved += request.limit
@@ -287,8 +297,8 @@ export function startDispatcher({
       // The claim under way until it answers; its failure is the write's, told once (below).
       claiming = both
         .then(
-          ({ claimed }) => took(claimed, request.limit),
-          () => ({ claimed: 0, asked: request.limit }),
+          ({ claimed }) => took(claimed, request.limit, since),
+          () => ({ claimed: 0, asked: request.limit, overtaken: false }),
         )
         .finally(() => (claiming = undefined))
       written = both.then(({ recorded }) => recorded)
@@ -301,6 +311,7 @@ export function startDispatcher({
         (error: unknown) => onError(error, 'could not record webhook attempts; they are sent again when their leases end'),
       )
       .finally(() => {
+        writesEnded++
         for (const { written } of batch) written()
         recording = undefined
         // Their leases are given back: claim more at once while there is a backlog, even
@@ -511,26 +522,35 @@ export function startDispatcher({
     return limit > 0 ? { now, leaseMs, limit, perEndpoint, ahead } : undefined
   }
 
-  /** Claims what there is room for and starts sending it; answers how many it claimed, and how many it asked for. */
-  async function claim(): Promise<{ claimed: number; asked: number }> {
+  /** Claims what there is room for and starts sending it. */
+  async function claim(): Promise<Claimed> {
     const request = claimRequest()
-    if (!request) return { claimed: 0, asked: 0 }
+    if (!request) return { claimed: 0, asked: 0, overtaken: false }
+    const since = writesEnded
     reserved += request.limit
     try {
-      return took(await deliveries.claimDue(request.now, request.leaseMs, request.limit, request.perEndpoint, request.ahead), request.limit)
+      return took(await deliveries.claimDue(request.now, request.leaseMs, request.limit, request.perEndpoint, request.ahead), request.limit, since)
     } finally {
       reserved -= request.limit
     }
   }
 
-  /** Takes what a claim answered: each sent, or held back behind its endpoint's requests; a closing dispatcher gives them back. */
-  function took(claimed: ClaimedDelivery[], asked: number): { claimed: number; asked: number } {
+  /**
+   * Takes what a claim answered: each sent, or held back behind its endpoint's requests; a
+   * closing dispatcher gives them back. `since`: writesEnded when the claim was asked.
+   */
+  function took(claimed: ClaimedDelivery[], asked: number, since: number): Claimed {
+    // A write of attempts that ended while the claim ran gave back leases it may not have
+    // seen: its deliveries' endpoints may have room now. (Without this, a claim that found
+    // every endpoint full, answering after the last attempt was recorded, ended the
+    // backlog with deliveries due, until the next poll.)
+    const overtaken = writesEnded !== since
     if (closed) {
       for (const delivery of claimed) giveBack(delivery)
-      return { claimed: 0, asked }
+      return { claimed: 0, asked, overtaken }
     }
     // Nothing claimed, yet deliveries in flight: their endpoints may have had no room, so claim again as each ends.
-    backlog = claimed.length > 0 || inFlight.size > 0
+    backlog = claimed.length > 0 || inFlight.size > 0 || overtaken
     lastClaimFull = claimed.length >= asked
     freedSinceClaim = 0
     lagKnown = true
@@ -541,7 +561,7 @@ export function startDispatcher({
     for (const [endpointId, from] of oldest) frontiers.set(endpointId, { from, at })
     for (const [endpointId, frontier] of frontiers) if (at - frontier.at >= ACTIVE_MS) frontiers.delete(endpointId)
     for (const delivery of claimed) take(delivery)
-    return { claimed: claimed.length, asked }
+    return { claimed: claimed.length, asked, overtaken }
   }
 
   /**
@@ -567,10 +587,10 @@ export function startDispatcher({
         lagKnown = true
       }
       if (closed) return
-      const { claimed, asked } = await claimOnce()
+      const { claimed, asked, overtaken } = await claimOnce()
       if (busy()) return
       const full = asked > 0 && claimed === asked
-      if (!fanning && !full && asked > 0) return
+      if (!fanning && !full && asked > 0 && !overtaken) return
       if (inFlight.size > 0 && (asked <= 0 || (full && sending + waiting >= maxInFlight))) await Promise.race(inFlight)
       // SQLite's statements are synchronous (their promises settle as microtasks): without
       // this, fanning out a large backlog would hold the event loop until it is done, and
