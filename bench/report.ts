@@ -203,6 +203,16 @@ export function checks(report: Report): Check[] {
           measured: `${r.toFixed(2)} (${rps(m).toFixed(0)} vs ${rps(theirs).toFixed(0)})`,
           pass: floor === undefined ? undefined : r >= floor,
         })
+        // Each build's best run against the other's: on a shared machine a run is now and
+        // then slowed by other load (twice the CPU a request, seen on either build), which
+        // moves a ratio of means over 2 rounds by a quarter; the best runs are the least
+        // disturbed. Shown, not judged: the floor above stays on the means.
+        const best = (x: Measured) => Math.max(...x.runs.map((run) => run.requestsPerS))
+        out.push({
+          target: `${m.title}: best run over ${rev}'s best run (${at})`,
+          measured: `${(best(m) / best(theirs)).toFixed(2)} (${best(m).toFixed(0)} vs ${best(theirs).toFixed(0)})`,
+          pass: undefined,
+        })
         // The same comparison by the work each request costs, which a busy machine spoils least: theirs over ours, above 1 when this checkout does less.
         const [ours, their] = [cpuPerRequest(m), cpuPerRequest(theirs)]
         if (ours !== undefined && their !== undefined) {

@@ -16,6 +16,7 @@ import * as webhookQueue from './2026-11-25-012-webhook-queue.js'
 import * as idempotencySealedSecret from './2026-11-26-013-idempotency-sealed-secret.js'
 import * as petsNameStatistics from './2026-11-28-014-pets-name-statistics.js'
 import * as queueAutovacuum from './2026-11-28-015-queue-autovacuum.js'
+import * as eventsByType from './2026-11-28-016-events-by-type.js'
 
 const MIGRATIONS = {
   '2026-11-22-001-pets-and-api-keys': petsAndApiKeys,
@@ -32,6 +33,7 @@ const MIGRATIONS = {
   '2026-11-26-013-idempotency-sealed-secret': idempotencySealedSecret,
   '2026-11-28-014-pets-name-statistics': petsNameStatistics,
   '2026-11-28-015-queue-autovacuum': queueAutovacuum,
+  '2026-11-28-016-events-by-type': eventsByType,
 }
 
 // PostgreSQL runs every migration in a transaction (Kysely's adapter reports

@@ -6,17 +6,36 @@ import type { Database, WebhookAttemptsTable } from '../schema.js'
 import type { StoredAttempt, WebhookEndpointsStore } from '../webhook-endpoints-store.js'
 import { completeClaimIn } from './idempotency-claims.js'
 import { ENDPOINT_COLUMNS, redeliveredTo, toEndpoint, toEvent } from './webhook-rows.js'
+import { EVENT_TYPES, TEST_EVENT } from '../../vocabulary/event-types.js'
+
+/** Every type an event may have: the list without a type reads each. */
+const LISTED_TYPES = [...EVENT_TYPES, TEST_EVENT]
 
 export function createWebhookEndpointsStore(db: Kysely<Database>, dialect: Dialect): WebhookEndpointsStore {
   return {
     async events({ accountId, type, beforeId, limit }) {
-      let query = db
-        .selectFrom('events')
-        .selectAll()
-        .where((eb) => eb.or([eb('account_id', '=', accountId), eb('account_id', 'is', null)]))
-      if (type !== undefined) query = query.where('type', '=', type)
-      if (beforeId !== undefined) query = query.where('id', '<', beforeId)
-      return (await query.orderBy('id', 'desc').limit(limit).execute()).map(toEvent)
+      // The newest `limit` of the account's events and the public ones (no account): each
+      // (owner, type) read apart, from its newest end, at most `limit` ids from each
+      // (migration 016's indexes), and the newest `limit` of those. A page reads at most
+      // 2 × types × limit index entries however many events there are, where one
+      // condition `account_id = ? or account_id is null` read every public event.
+      const newest = (owner: 'account' | 'public', eventType: string) =>
+        db
+          .selectFrom('events')
+          .select('id')
+          .where(owner === 'public' ? (eb) => eb('account_id', 'is', null) : (eb) => eb('account_id', '=', accountId))
+          .where('type', '=', eventType)
+          .$if(beforeId !== undefined, (query) => query.where('id', '<', beforeId!))
+          .orderBy('id', 'desc')
+          .limit(limit)
+      // Wrapped each, as SQLite takes ORDER BY and LIMIT only at the end of a compound select.
+      const ranges = (type === undefined ? LISTED_TYPES : [type]).flatMap((eventType) => [
+        db.selectFrom(newest('account', eventType).as('newest')).select('id'),
+        db.selectFrom(newest('public', eventType).as('newest')).select('id'),
+      ])
+      const ids = ranges.slice(1).reduce((all, range) => all.unionAll(range), ranges[0]!)
+      const page = db.selectFrom(ids.as('ranges')).select('id').orderBy('id', 'desc').limit(limit)
+      return (await db.selectFrom('events').selectAll().where('id', 'in', page).orderBy('id', 'desc').execute()).map(toEvent)
     },
 
     async insertEndpoint(endpoint, now, limit = Infinity, completion) {
