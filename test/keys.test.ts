@@ -148,6 +148,29 @@ for (const store of STORES) {
       assert.equal(patch.status, 403)
     })
 
+    it('never lets a key that expires roll one that outlives it: the new secret would be its own (403 forbidden)', async () => {
+      const shortLived = (await create({ scopes: ['pets:read', 'keys:write'], expiresIn: '10m' })).body.key!
+      const forever = (await create({ scopes: ['pets:read'] })).body.apiKey
+      const later = (await create({ scopes: ['pets:read'], expiresIn: '1h' })).body.apiKey
+      for (const { id } of [forever, later]) {
+        const res = await server.request(`/v1/keys/${id}/roll`, { method: 'POST', key: shortLived, json: { grace: 0 } })
+        assert.equal(res.status, 403, res.text)
+        assert.match((res.body as { message: string }).message, /cannot roll a key that outlives it/)
+        assert.equal((await server.request<ApiKey>(`/v1/keys/${id}`, { key: admin })).body.replacedBy, null, 'nothing rolled')
+      }
+      const sooner = (await create({ scopes: ['pets:read'], expiresIn: '5m' })).body.apiKey
+      assert.equal((await server.request(`/v1/keys/${sooner.id}/roll`, { method: 'POST', key: shortLived, json: {} })).status, 201, 'one that ends first')
+      assert.equal((await server.request('/v1/keys/' + (await server.keyId(shortLived)) + '/roll', { method: 'POST', key: shortLived, json: {} })).status, 201, 'itself')
+    })
+
+    it('makes a key with no scope from scopes: [] (as PATCH does): it reads its account, and nothing else', async () => {
+      const res = await create({ scopes: [] })
+      assert.equal(res.status, 201, res.text)
+      assert.deepEqual(res.body.apiKey.scopes, [])
+      assert.equal((await server.request('/v1/account', { key: res.body.key! })).status, 200)
+      assert.equal((await server.request('/v1/pets', { key: res.body.key! })).status, 403)
+    })
+
     it('expires a key: 401 with error_description, at the second it expires, on every instance', async () => {
       const { key, apiKey } = (await create({ expiresIn: 60 })).body
       assert.equal(apiKey.expiresAt, new Date(clock.now() + 60_000).toISOString())

@@ -232,6 +232,10 @@ export function createKeyAdmin({ apiKeys, limiter, clock, environment }: KeyAdmi
       if (graceMs < 0 || graceMs > MAX_GRACE_MS) throw new KeyAdminError('The grace period is from 0 (the old key stops now) to 7 days.', 'grace')
       const current = await target(id, actor)
       if (!current || current.revokedAt !== null) return undefined
+      // The roll's secret goes to the actor: a key that expires would get one that outlives it.
+      if (actor?.expiresAt != null && (current.expiresAt === null || Date.parse(current.expiresAt) > Date.parse(actor.expiresAt))) {
+        throw new KeyAdminError(`A key cannot roll a key that outlives it (its new secret would): this key expires at ${actor.expiresAt}, key ${id} ${current.expiresAt === null ? 'never does' : `at ${current.expiresAt}`}.`, 'keyId', true)
+      }
       const { secret, row } = newKeyRow({
         name: current.name,
         account: current.accountId,

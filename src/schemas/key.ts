@@ -21,7 +21,7 @@ const PRESETS = Object.keys(SCOPE_PRESETS) as (keyof typeof SCOPE_PRESETS)[]
 const ScopeOrPresetList = Type.Array(Type.Unsafe<(typeof SCOPES)[number] | keyof typeof SCOPE_PRESETS>({ type: 'string', enum: [...SCOPES, ...PRESETS] }), {
   uniqueItems: true,
   maxItems: SCOPES.length + PRESETS.length,
-  description: `What the key may do (a \`write\` scope implies its \`read\`): ${SCOPES.map((s) => `\`${s}\``).join(', ')}, or the presets \`all\` (${SCOPE_PRESETS.all.join(', ')}) and \`read_only\` (${SCOPE_PRESETS.read_only.join(', ')}). Default: \`all\`. No scope the calling key lacks.`,
+  description: `What the key may do (a \`write\` scope implies its \`read\`): ${SCOPES.map((s) => `\`${s}\``).join(', ')}, or the presets \`all\` (${SCOPE_PRESETS.all.join(', ')}) and \`read_only\` (${SCOPE_PRESETS.read_only.join(', ')}). Default: \`all\`. \`[]\`: a key with no scope, which can read its account and its usage alone. No scope the calling key lacks.`,
 })
 const AccountLimits = Type.Object({ perMinute: Type.Integer(), perDay: Type.Integer() }, { additionalProperties: false, description: 'The rate limits the account\'s keys share.' })
 const Name = Type.String({ minLength: 1, maxLength: 100, ...STORABLE_TEXT, description: `A label for people: ${STORABLE_TEXT_NOTE}.` })

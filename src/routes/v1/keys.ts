@@ -46,7 +46,7 @@ const KeyListQuery = listQuery('keys')
 
 const NO_SUCH_KEY = errorResponse('There is no key with this id in the caller\'s account (another account\'s key is answered the same way).', ['not_found'])
 const BAD_KEY_ID = errorResponse('keyId is not a positive integer, or a query parameter is invalid.', ['invalid_parameter'])
-const BEYOND = errorResponse('The calling key may not do this: the key acted on holds a scope the caller lacks, or the caller asks to give a scope it lacks or an expiry later than its own.', ['forbidden'])
+const BEYOND = errorResponse('The calling key may not do this: the key acted on holds a scope the caller lacks (or, for a roll, outlives the caller), or the caller asks to give a scope it lacks or an expiry later than its own.', ['forbidden'])
 const BEYOND_TARGET = errorResponse('The key acted on holds a scope the calling key lacks, or is the calling key\'s own or its maker\'s ban.', ['forbidden'])
 const BAD_BODY = errorResponse('The body is not a JSON object of the documented fields, or a value is out of range.', ['invalid_body', 'invalid_field'])
 
@@ -111,8 +111,8 @@ export async function keyRoutes(app: FastifyInstance, { keyAdmin, usage, idempot
       }
       const input = {
         ...(body.name === undefined ? {} : { name: body.name }),
-        // Presets (all, read_only) expand as on the command line.
-        ...(body.scopes === undefined ? {} : { scopes: parseScopes(body.scopes.join(' ')) }),
+        // Presets (all, read_only) expand as on the command line; [] is a key with no scope, as PATCH makes one.
+        ...(body.scopes === undefined ? {} : { scopes: body.scopes.length === 0 ? [] : parseScopes(body.scopes.join(' ')) }),
         ...(expiresInMs === undefined ? {} : { expiresInMs }),
       }
       const answer = await idempotency
