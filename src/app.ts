@@ -138,7 +138,7 @@ export async function buildApp({ config, store, clock = systemClock, limiter, lo
   })
   const usage = givenUsage ?? createUsageRecorder({ usage: store.usage, writes: store.background.usage, clock, onError: (error) => app.log.warn({ err: error }, 'could not write usage counts; kept for the next try') })
   if (!givenUsage) app.addHook('onClose', () => usage.close())
-  const keyAdmin = createKeyAdmin({ apiKeys: store.apiKeys, limiter, clock, environment: keyEnvironmentFor(config.environment) })
+  const keyAdmin = createKeyAdmin({ apiKeys: store.apiKeys, limiter, clock, environment: keyEnvironmentFor(config.environment), onChanged: (ids) => authenticator.forget(ids) })
   const accountAdmin = createAccountAdmin({ accounts: store.accounts, keyAdmin, clock })
   const catalogue = createCatalogue({ pets: store.pets, categories: store.categories, clock })
   const orderService = createOrderService({ orders: store.orders, pets: store.pets, clock })

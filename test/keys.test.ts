@@ -163,6 +163,26 @@ for (const store of STORES) {
       assert.equal((await server.request('/v1/keys/' + (await server.keyId(shortLived)) + '/roll', { method: 'POST', key: shortLived, json: {} })).status, 201, 'itself')
     })
 
+    it('refuses a key rolled with grace 0, revoked, disabled or narrowed at its next request on the instance that made the change', async () => {
+      const used = async () => {
+        const { key, apiKey } = (await create({ scopes: ['pets:read'] })).body
+        assert.equal((await server.request('/v1/pets', { key: key! })).status, 200, 'cached by this instance')
+        return { key: key!, id: apiKey.id }
+      }
+      const rolled = await used()
+      assert.equal((await server.request(`/v1/keys/${rolled.id}/roll`, { method: 'POST', key: admin, json: { grace: 0 } })).status, 201)
+      assert.equal((await server.request('/v1/pets', { key: rolled.key })).status, 401, 'grace 0 stops it now')
+      const revoked = await used()
+      assert.equal((await server.request(`/v1/keys/${revoked.id}/revoke`, { method: 'POST', key: admin })).status, 200)
+      assert.equal((await server.request('/v1/pets', { key: revoked.key })).status, 401, 'revoked')
+      const disabled = await used()
+      assert.equal((await server.request(`/v1/keys/${disabled.id}`, { method: 'PATCH', key: admin, json: { enabled: false } })).status, 200)
+      assert.equal((await server.request('/v1/pets', { key: disabled.key })).status, 401, 'disabled')
+      const narrowed = await used()
+      assert.equal((await server.request(`/v1/keys/${narrowed.id}`, { method: 'PATCH', key: admin, json: { scopes: ['orders:read'] } })).status, 200)
+      assert.equal((await server.request('/v1/pets', { key: narrowed.key })).status, 403, 'its scope taken away')
+    })
+
     it('makes a key with no scope from scopes: [] (as PATCH does): it reads its account, and nothing else', async () => {
       const res = await create({ scopes: [] })
       assert.equal(res.status, 201, res.text)

@@ -195,6 +195,16 @@ export function createAuthenticator({
       if (typeof token !== 'string' || looking.has(token)) return
       lookup(token, clock.now(), background).catch((error: unknown) => onError(error, 'could not refresh a cached API key'))
     },
+    /**
+     * Drops the records of keys changed through this instance (a roll, a revocation, a
+     * change of scopes or of enabled), so that their next request here sees the change
+     * ("grace 0 stops it now"); other instances see it within the cache's lifetime. A scan:
+     * key changes are rare, and the cache is keyed by token, not id.
+     */
+    forget(keyIds: readonly number[]): void {
+      const ids = new Set(keyIds)
+      for (const [token, entry] of cache) if (ids.has(entry.key.id)) cache.delete(token)
+    },
     /** The answer, looking the key up in the store when it is not cached. */
     async authenticate(header: string | undefined): Promise<AuthResult> {
       if (!header) return MISSING

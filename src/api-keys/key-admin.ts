@@ -83,9 +83,11 @@ export interface KeyAdminOptions {
   limiter: Pick<RateLimiter, 'peek' | 'unban'>
   clock: Clock
   environment: KeyEnvironment
+  /** Told the keys whose records a change made here altered: this instance's authenticator forgets them. */
+  onChanged?: (keyIds: readonly number[]) => void
 }
 
-export function createKeyAdmin({ apiKeys, limiter, clock, environment }: KeyAdminOptions) {
+export function createKeyAdmin({ apiKeys, limiter, clock, environment, onChanged = () => {} }: KeyAdminOptions) {
   async function view(key: ApiKeyRecord): Promise<KeyView> {
     const state = keyState(key, clock.now())
     if (state !== 'active') return viewAs(key, state, null)
@@ -224,6 +226,7 @@ export function createKeyAdmin({ apiKeys, limiter, clock, environment }: KeyAdmi
       }
       if (input.enabled !== undefined) changes.disabledAt = input.enabled ? null : (current.disabledAt === null ? clock.now() : Date.parse(current.disabledAt))
       const stored = await apiKeys.update(id, changes)
+      onChanged([id])
       return stored && view(toApiKeyRecord(stored))
     },
 
@@ -248,6 +251,7 @@ export function createKeyAdmin({ apiKeys, limiter, clock, environment }: KeyAdmi
       const now = clock.now()
       const rolled = await apiKeys.roll(id, row, now + graceMs, now)
       if (!rolled) return undefined
+      onChanged([id])
       return { secret, key: await view(toApiKeyRecord(rolled.next)), old: await view(toApiKeyRecord(rolled.old)) }
     },
 
@@ -255,6 +259,7 @@ export function createKeyAdmin({ apiKeys, limiter, clock, environment }: KeyAdmi
     async revoke(id: number, actor?: ApiKeyRecord, cascade = false): Promise<{ key: KeyView; revoked: number[] } | undefined> {
       if (!(await target(id, actor))) return undefined
       const revoked = await apiKeys.revoke(id, clock.now(), cascade)
+      onChanged([id, ...(revoked ?? [])])
       const key = revoked && (await this.get(id))
       return key && { key, revoked }
     },
