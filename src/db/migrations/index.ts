@@ -17,6 +17,7 @@ import * as idempotencySealedSecret from './2026-11-26-013-idempotency-sealed-se
 import * as petsNameStatistics from './2026-11-28-014-pets-name-statistics.js'
 import * as queueAutovacuum from './2026-11-28-015-queue-autovacuum.js'
 import * as eventsByType from './2026-11-28-016-events-by-type.js'
+import * as keysReplacedBy from './2026-11-28-017-keys-replaced-by.js'
 
 const MIGRATIONS = {
   '2026-11-22-001-pets-and-api-keys': petsAndApiKeys,
@@ -34,6 +35,7 @@ const MIGRATIONS = {
   '2026-11-28-014-pets-name-statistics': petsNameStatistics,
   '2026-11-28-015-queue-autovacuum': queueAutovacuum,
   '2026-11-28-016-events-by-type': eventsByType,
+  '2026-11-28-017-keys-replaced-by': keysReplacedBy,
 }
 
 // PostgreSQL runs every migration in a transaction (Kysely's adapter reports

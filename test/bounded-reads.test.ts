@@ -1,0 +1,159 @@
+// Reads a caller can ask for cost what the caller's page (or its own data) holds, not
+// what the tables hold. The statement the store runs is captured and explained: on
+// PostgreSQL run, counting the rows its plan read; on SQLite (which cannot count them)
+// its plan.
+//
+// GET /v1/events (migration 2026-11-28-016): its condition `account_id = ? or
+// account_id is null` made SQLite take both ranges of the account index and sort all
+// they held (every public event, 19 ms a page at 300,000 events, on the connection that
+// also writes, which holds the event loop), and PostgreSQL read the whole table for a
+// type few events have. A cascading revoke (migration 2026-11-28-017) read every key of
+// every account at each step of its recursion.
+import { describe, it } from 'node:test'
+import assert from 'node:assert/strict'
+import Database from 'better-sqlite3'
+import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect } from 'kysely'
+import pg from 'pg'
+import type { Database as Schema } from '../src/db/schema.js'
+import { createApiKeysStore } from '../src/db/sql/api-keys.js'
+import { createWebhookEndpointsStore } from '../src/db/sql/webhook-endpoints.js'
+import { EVENT_TYPES, TEST_EVENT } from '../src/vocabulary/event-types.js'
+import { DIALECTS, storeForSuite } from './helpers/dialects.js'
+import { needs } from './helpers/services.js'
+
+interface PlanNode {
+  'Node Type': string
+  'Relation Name'?: string
+  'Actual Rows': number
+  'Actual Loops': number
+  'Rows Removed by Filter'?: number
+  Plans?: PlanNode[]
+}
+
+/** The rows of `table` the nodes of a plan that scan it read: those they gave, and those their filters threw away. */
+const rowsRead = (node: PlanNode, table: string): number =>
+  (node['Relation Name'] === table && /Scan/.test(node['Node Type']) ? (node['Actual Rows'] + (node['Rows Removed by Filter'] ?? 0)) * node['Actual Loops'] : 0) +
+  (node.Plans ?? []).reduce((sum, child) => sum + rowsRead(child, table), 0)
+
+const PUBLIC_EVENTS = 20_000
+const LIMIT = 20
+const TYPES = EVENT_TYPES.length + 1 // and the test event
+const KEYS = 5_000
+
+for (const { dialect, create } of DIALECTS) {
+  describe(`reads bounded by the caller's page (${dialect})`, async () => {
+    if (dialect === 'postgres' && !(await needs('postgres', 'reads bounded by the page'))) return
+    const suite = storeForSuite(create)
+    const query = async <R>(text: string) => (await suite.other.db.executeQuery<R>(CompiledQuery.raw(text))).rows
+
+    /** What `work` answers on a Kysely of the test's own over the database, and the last statement it ran there (not a transaction's begin or commit). */
+    async function captured<T>(work: (db: Kysely<Schema>) => Promise<T>): Promise<{ answer: T; statement: CompiledQuery }> {
+      const statements: CompiledQuery[] = []
+      const log = (event: { level: string; query: CompiledQuery }) => {
+        if (event.level === 'query' && !/^(begin|commit|rollback)/i.test(event.query.sql)) statements.push(event.query)
+      }
+      const db =
+        dialect === 'sqlite'
+          ? new Kysely<Schema>({ dialect: new SqliteDialect({ database: new Database(suite.database.url.slice('sqlite:'.length)) }), log })
+          : new Kysely<Schema>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: suite.database.url, max: 1 }) }), log })
+      try {
+        const answer = await work(db)
+        return { answer, statement: statements.at(-1)! }
+      } finally {
+        await db.destroy()
+      }
+    }
+
+    /** PostgreSQL: the rows of `table` the statement's plan read, run; with `within`, in the part of the plan under the first node of that type. */
+    async function rowsReadBy(statement: CompiledQuery, table: string, within?: string): Promise<number> {
+      const [plan] = (await query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`explain (analyze, format json) ${interpolate(statement)}`))[0]!['QUERY PLAN']
+      const under = (node: PlanNode): PlanNode | undefined => (node['Node Type'] === within ? node : (node.Plans ?? []).map(under).find((found) => found !== undefined))
+      const part = within === undefined ? plan.Plan : under(plan.Plan)
+      assert.ok(part, `no ${within} in the plan`)
+      return rowsRead(part, table)
+    }
+
+    /** SQLite: the steps of the statement's plan. */
+    function planOf(statement: CompiledQuery): string[] {
+      const raw = new Database(suite.database.url.slice('sqlite:'.length), { readonly: true })
+      try {
+        return (raw.prepare(`explain query plan ${statement.sql}`).all(...statement.parameters) as { detail: string }[]).map((step) => step.detail)
+      } finally {
+        raw.close()
+      }
+    }
+
+    /** The events the store lists for `args`, and the statement it ran. */
+    async function listed(args: { accountId: number; type?: string; beforeId?: number }) {
+      const { answer, statement } = await captured((db) => createWebhookEndpointsStore(db, dialect).events({ ...args, limit: LIMIT }))
+      return { ids: answer.map((event) => Number(event.id)), statement }
+    }
+
+    it('lists the newest of the account\'s events and the public ones, reading a page from each type, not every public event', async () => {
+      const [mine] = await query<{ id: number }>("insert into accounts (name, plan, created_at) values ('mine', 'pro', 0) returning id")
+      const [theirs] = await query<{ id: number }>("insert into accounts (name, plan, created_at) values ('theirs', 'pro', 0) returning id")
+      // Many public pet events, between them a few orders of each account, and one
+      // webhook_endpoint.disabled of the other account (a type no public event has).
+      const count = dialect === 'sqlite' ? `with recursive n (i) as (select 1 union all select i + 1 from n where i < ${PUBLIC_EVENTS})` : ''
+      const series = dialect === 'sqlite' ? 'n' : `generate_series(1, ${PUBLIC_EVENTS}) n (i)`
+      await query(`${count} insert into events (type, account_id, data, created_at, fan_out_pending)
+        select case when i % 100 = 0 then 'order.placed' when i = 7 then 'webhook_endpoint.disabled' else 'pet.created' end,
+          case when i % 200 = 0 then ${mine!.id} when i % 100 = 0 or i = 7 then ${theirs!.id} else null end, '{}', i, 0 from ${series}`)
+      if (dialect === 'postgres') await query('analyze events')
+      const all = await query<{ id: number | string; type: string; account_id: number | string | null }>('select id, type, account_id from events order by id desc')
+
+      const cases = [{}, { type: 'order.placed' }, { type: 'webhook_endpoint.disabled' }, { type: TEST_EVENT }, { beforeId: Number(all[PUBLIC_EVENTS / 2]!.id) }]
+      for (const args of cases) {
+        const { ids, statement } = await listed({ accountId: mine!.id, ...args })
+        const expected = all
+          .filter((row) => (row.account_id === null || Number(row.account_id) === mine!.id) && (!('type' in args) || row.type === args.type) && (!('beforeId' in args) || Number(row.id) < args.beforeId!))
+          .slice(0, LIMIT)
+          .map((row) => Number(row.id))
+        assert.deepEqual(ids, expected, JSON.stringify(args))
+
+        const arms = 'type' in args ? 1 : TYPES
+        if (dialect === 'postgres') {
+          const read = await rowsReadBy(statement, 'events')
+          // A page from each owner and type, then the page's rows by id.
+          assert.ok(read <= 2 * arms * LIMIT + LIMIT, `${JSON.stringify(args)} read ${read} events (a page from each of ${2 * arms} ranges is ${2 * arms * LIMIT})`)
+        } else {
+          const plan = planOf(statement)
+          const reads = plan.filter((detail) => /\bevents\b/.test(detail))
+          assert.equal(reads.length, 2 * arms + 1, plan.join('\n'))
+          for (const read of reads) assert.match(read, /^SEARCH events USING .*\((rowid=\?|.*type=\?.*)\)$/, `every read of events is keyed by a type or an id:\n${plan.join('\n')}`)
+        }
+      }
+    })
+
+    it("revokes a key and every key it made or replaced, reading those keys, not every account's", async () => {
+      const [account] = await query<{ id: number }>("insert into accounts (name, plan, created_at) values ('keys', 'pro', 0) returning id")
+      // 5,000 keys in chains of 10, each made by the one before (the first of each by the operator).
+      const count = dialect === 'sqlite' ? `with recursive n (i) as (select 1 union all select i + 1 from n where i < ${KEYS})` : ''
+      const series = dialect === 'sqlite' ? 'n' : `generate_series(1, ${KEYS}) n (i)`
+      await query(`${count} insert into api_keys (account_id, name, prefix, key_hash, scopes, created_at) select ${account!.id}, 'k', 'ps_test_k', 'hash ' || i, 'pets:read', 0 from ${series}`)
+      const [{ first }] = (await query<{ first: number | string }>('select min(id) as first from api_keys')) as [{ first: number | string }]
+      await query(`update api_keys set created_by = id - 1 where mod(id - ${first}, 10) <> 0`)
+      if (dialect === 'postgres') await query('analyze api_keys')
+
+      const head = Number(first) + KEYS / 2
+      const { answer: revoked, statement } = await captured((db) => createApiKeysStore(db).revoke(head, 1, true))
+      assert.deepEqual(revoked, Array.from({ length: 10 }, (_, i) => head + i), 'the chain, and no other key')
+      if (dialect === 'postgres') {
+        // The recursion's reads (the update after it takes the 10 as the planner sees fit: at this size, a scan).
+        const read = await rowsReadBy(statement, 'api_keys', 'Recursive Union')
+        assert.ok(read <= 100, `read ${read} keys for a chain of 10 (every key at each step: ${10 * KEYS})`)
+      } else {
+        const plan = planOf(statement)
+        assert.ok(!plan.some((step) => /^SCAN (k|api_keys)\b/.test(step)), `no step reads every key:\n${plan.join('\n')}`)
+      }
+    })
+  })
+}
+
+/** The statement with its values written in (EXPLAIN ANALYZE over a raw query takes none). */
+function interpolate({ sql, parameters }: CompiledQuery): string {
+  return sql.replace(/\$(\d+)/g, (_, n: string) => {
+    const value = parameters[Number(n) - 1]
+    return typeof value === 'number' ? String(value) : `'${String(value).replaceAll("'", "''")}'`
+  })
+}
