@@ -57,7 +57,7 @@ for (const store of STORES) describe(`categories (${store})`, () => {
   it('refuses a name another category has, in any case: 409 category_name_taken naming it', async () => {
     const taken = await create({ name: 'cATS' })
     assert.deepEqual([taken.status, taken.body.code], [409, 'category_name_taken'])
-    assert.match(taken.body.message ?? '', /Category 2/)
+    assert.match(taken.body.message ?? '', /^The name "cATS" is taken by category 2 /, 'the name sent, and the category that has it')
     assert.equal((await patch(1, { name: 'CATS' })).body.code, 'category_name_taken')
     assert.equal((await patch(2, { name: 'CATS' })).status, 200, 'its own name in another case is no clash')
     await patch(2, { name: 'Cats' })

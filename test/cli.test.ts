@@ -206,6 +206,13 @@ describe('petstore command line', () => {
     assert.equal(expiry.code, 2)
     assert.match(expiry.err[0]!, /--expires-in must be a number and a unit/)
     assert.equal((await cli('keys', 'create', '--plan', 'free', '--expires-in', '400d')).code, 2, 'at most a year')
+    // Names as the API's schema takes them, or GET /v1/account serves what its document refuses.
+    for (const argv of [['accounts', 'create', '--plan', 'free', '--name', ''], ['keys', 'create', '--plan', 'free', '--name', 'n'.repeat(101)], ['accounts', 'create', '--plan', 'free', '--name', 'a\u0000b']]) {
+      const named = await cli(...argv)
+      assert.equal(named.code, 2, argv.join(' '))
+      assert.match(named.err[0]!, /A name is 1 to 100 characters of valid Unicode without U\+0000/)
+    }
+    assert.equal((await cli('keys', 'create', '--plan', 'free', '--name', '🐕'.repeat(100))).code, 0, '100 characters, however many UTF-16 units')
     const unban = await cli('keys', 'unban', '1')
     assert.equal(unban.code, 1)
     assert.match(unban.err[0]!, /without REDIS_URL a ban lives in the running server's memory: lift it with POST \/v1\/keys\/1\/unban/)
@@ -217,7 +224,7 @@ describe('petstore command line', () => {
       assert.equal(res.code, 1, argv.join(' '))
       assert.deepEqual(res.err, [`petstore: there is no key with id 999 in ${env.DATABASE_URL}`])
     }
-    for (const argv of [['accounts', 'show', '999'], ['accounts', 'set-plan', '999', 'pro'], ['accounts', 'disable', '999'], ['accounts', 'enable', '999'], ['keys', 'create', '--account', '999']]) {
+    for (const argv of [['accounts', 'show', '999'], ['accounts', 'set-plan', '999', 'pro'], ['accounts', 'disable', '999'], ['accounts', 'enable', '999'], ['keys', 'create', '--account', '999'], ['keys', 'list', '--account', '999']]) {
       const res = await cli(...argv)
       assert.equal(res.code, 1, argv.join(' '))
       assert.deepEqual(res.err, [`petstore: there is no account with id 999 in ${env.DATABASE_URL} ("petstore accounts list" shows them)`])

@@ -19,6 +19,8 @@ import { formatScopes, scopesBeyond, SCOPE_PRESETS, type Scope } from '../vocabu
 
 export const MAX_EXPIRY_MS = 366 * 86_400_000
 export const MAX_GRACE_MS = 7 * 86_400_000
+/** The longest name of a key or an account, as the API's schema has it (schemas/key.ts `Name`). */
+export const MAX_NAME_LENGTH = 100
 export const DEFAULT_GRACE_MS = 86_400_000
 
 export type KeyStatus = 'active' | 'disabled' | 'expired' | 'revoked' | 'banned'
@@ -153,6 +155,18 @@ export function createKeyAdmin({ apiKeys, limiter, clock, environment, onChanged
     return { name: input.name ?? `${plan} account`, plan, custom }
   }
 
+  /**
+   * Refuses a name the API's schema refuses (schemas/key.ts `Name`): the command line
+   * comes here without it, and what it stored was then served against the document.
+   */
+  function nameWithin(name: string | undefined) {
+    if (name === undefined) return
+    const length = [...name].length
+    if (length < 1 || length > MAX_NAME_LENGTH || /[\u0000\uD800-\uDFFF]/u.test(name)) {
+      throw new KeyAdminError(`A name is 1 to ${MAX_NAME_LENGTH} characters of valid Unicode without U+0000 (this one has ${length}).`, 'name')
+    }
+  }
+
   /** Refuses scopes that `actor` (a key acting through the API) does not have itself. */
   function scopesWithin(actor: ApiKeyRecord | undefined, scopes: readonly Scope[]) {
     const extra = actor ? scopesBeyond(scopes, actor.scopes) : []
@@ -184,6 +198,7 @@ export function createKeyAdmin({ apiKeys, limiter, clock, environment, onChanged
      */
     async create(input: NewKeyInput, actor?: ApiKeyRecord, completion?: SealingCompletion): Promise<{ secret: string; key: KeyView }> {
       const scopes = input.scopes ?? SCOPE_PRESETS.all
+      nameWithin(input.name)
       scopesWithin(actor, scopes)
       const now = clock.now()
       const expiresAt = expiryWithin(actor, input.expiresInMs, now)
@@ -219,6 +234,7 @@ export function createKeyAdmin({ apiKeys, limiter, clock, environment, onChanged
       const current = await target(id, actor)
       if (!current) return undefined
       const changes: ApiKeyChanges = {}
+      nameWithin(input.name)
       if (input.name !== undefined) changes.name = input.name
       if (input.scopes !== undefined) {
         scopesWithin(actor, input.scopes)

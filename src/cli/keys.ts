@@ -47,8 +47,9 @@ export const keysCommands = [
     summary: 'List the keys with their account, status, scopes, expiry and maker (never their secrets)',
     flags: { account: { value: 'ID', description: 'only this account\'s keys' }, json },
     run: ({ values }, context) =>
-      withAdmin(context, async ({ admin }) => {
+      withAdmin(context, async ({ admin, accounts, where }) => {
         const account = values.account === undefined ? undefined : accountId(values.account)
+        if (account !== undefined && !(await accounts.get(account))) throw noSuchAccount(values.account!, where)
         const keys = await allKeys(admin, account)
         if (values.json) context.io.out(JSON.stringify(keys, null, 2))
         else if (keys.length === 0) context.io.out('No keys yet: create one with "petstore keys create --plan free".')

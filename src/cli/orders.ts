@@ -39,7 +39,7 @@ export const ordersCommands = [
 
   defineCommand({
     name: 'orders list',
-    summary: "List this key's orders as JSON, a page at a time",
+    summary: "List the key's account's orders as JSON, a page at a time",
     flags: listFlags(ORDER_STATUSES.join(', ')),
     run: (input, context) =>
       withClient(context, (client) =>
@@ -55,7 +55,7 @@ export const ordersCommands = [
       ),
   }),
 
-  orderCommand('get', 'Print one of this key\'s orders', (client, id) => client.getOrder(id)),
+  orderCommand('get', 'Print one of the key\'s account\'s orders', (client, id) => client.getOrder(id)),
   orderCommand('complete', 'Complete an order: its pet is sold', (client, id) => client.completeOrder(id)),
   orderCommand('cancel', 'Cancel an order: its pet is available again', (client, id) => client.cancelOrder(id)),
 

@@ -94,7 +94,21 @@ export function refusal(address: string, allowed: readonly Cidr[], port?: number
   const range = parsed.range()
   if (range === 'unicast') return undefined
   const elsewhere = allowed.some((cidr) => cidr.port !== undefined && cidr.range.kind() === parsed.kind() && parsed.match(cidr.range, cidr.bits))
-  return `${address} is a ${range} address${elsewhere ? ` (allowed on another port than ${port ?? 'this one'})` : ''}`
+  return `${address} is ${RANGE_NAMES[range] ?? `a ${range}`} address${elsewhere ? ` (allowed on another port than ${port ?? 'this one'})` : ''}`
+}
+
+/** ipaddr.js's names of the ranges refused most, as a message says them. */
+const RANGE_NAMES: Partial<Record<string, string>> = {
+  unspecified: 'an unspecified',
+  broadcast: 'a broadcast',
+  multicast: 'a multicast',
+  linkLocal: 'a link-local',
+  loopback: 'a loopback',
+  carrierGradeNat: 'a carrier-grade NAT',
+  private: 'a private',
+  reserved: 'a reserved',
+  uniqueLocal: 'a unique local',
+  benchmarking: 'a benchmarking',
 }
 
 /**

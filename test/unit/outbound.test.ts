@@ -32,7 +32,9 @@ describe('the outbound address guard', () => {
   it('still refuses the IPv6 addresses of their own ranges, and lets public ones through', () => {
     assert.match(refusal('::1', []) ?? '', /loopback/)
     assert.match(refusal('::', []) ?? '', /unspecified/)
-    assert.match(refusal('fd00::1', []) ?? '', /uniqueLocal/)
+    assert.match(refusal('fd00::1', []) ?? '', /is a unique local address/)
+    assert.match(refusal('0.0.0.0', []) ?? '', /is an unspecified address/, 'said as a person would')
+    assert.match(refusal('169.254.169.254', []) ?? '', /is a link-local address/)
     assert.equal(refusal('2606:4700:4700::1111', []), undefined)
   })
 

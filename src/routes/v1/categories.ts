@@ -36,7 +36,7 @@ const noSuchCategory = (id: number) => new ApiError('not_found', `There is no ca
 function written(name: string | undefined, result: CategoryWriteResult, id?: number): Category {
   if (result.outcome === 'no_such_category') throw noSuchCategory(id!)
   if (result.outcome === 'name_taken') {
-    throw new ApiError('category_name_taken', `Category ${result.categoryId} is already named "${name}" (names are compared case-insensitively).`, {
+    throw new ApiError('category_name_taken', `The name "${name}" is taken by category ${result.categoryId} (names are compared case-insensitively).`, {
       details: [{ field: 'name', message: `taken by category ${result.categoryId}` }],
     })
   }
