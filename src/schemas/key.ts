@@ -139,7 +139,7 @@ export const Usage = Type.Object(
   {
     minute: Window('UTC minute'),
     day: Window('UTC day'),
-    bannedUntil: nullableTimestamp('When the key\'s ban ends; null when not banned.'),
+    bannedUntil: nullableTimestamp('When the key\'s ban ends; null when not banned. (A banned key is answered 429 `key_banned` instead: this is set only when the ban began while the request was answered.)'),
   },
   { $id: 'Usage', additionalProperties: false, description: 'The rate-limit windows of the caller\'s account (all its keys together) as they stand, and the calling key\'s ban (as GitHub\'s GET /rate_limit).' },
 )

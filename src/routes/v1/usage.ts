@@ -66,7 +66,7 @@ export async function usageRoutes(app: FastifyInstance, { keyAdmin, limiter, usa
         tags: ['usage'],
         summary: 'Your rate-limit windows',
         description:
-          'The windows of the caller\'s account as they stand (all its keys count in them together), and the calling key\'s ban, shaped as GitHub\'s `GET /rate_limit`. Any valid key may ask, and asking is not counted against the limits (nor refused by them); a request without a valid key is counted and refused as anywhere.',
+          'The windows of the caller\'s account as they stand (all its keys count in them together), and the calling key\'s ban, shaped as GitHub\'s `GET /rate_limit`. Any valid key may ask, and asking is not counted against the limits (nor refused by them), except by a ban: a banned key is answered 429 `key_banned` here too, its `Retry-After` saying when the ban ends, so that its flood costs no look at the windows. A request without a valid key is counted and refused as anywhere.',
         response: { 200: response('The windows.', ref(Usage)), 401: UNAUTHORIZED, 429: TOO_MANY_REQUESTS },
       },
     },
