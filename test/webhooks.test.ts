@@ -771,6 +771,23 @@ for (const store of STORES) {
       }
     })
 
+    it('is 0 behind once what it claimed is delivered, however long the service then stays idle', async () => {
+      const { id } = await endpoint(['pet.created'])
+      await backlog(5)
+      clock.advance(2_000)
+      const idle = startDispatcher({ deliveries: server.store.deliveries, secrets: server.secrets, clock, allowed: LOOPBACK, pollMs: 3_600_000, schedule: SCHEDULE, listen: false })
+      try {
+        await idle.pollNow()
+        assert.equal(receiver.received.length, 5)
+        // Nothing is waiting: an idle service is not behind (it read 2 s, then 10, and its writes were paced).
+        clock.advance(8_000)
+        assert.equal(idle.lagMs, 0, 'caught up, seconds after its last delivery')
+      } finally {
+        await idle.close()
+        await server.request(`/v1/webhook-endpoints/${id}`, { method: 'DELETE', key })
+      }
+    })
+
     it('counts in its lag the events it has yet to fan out, though its claims find nothing due', async () => {
       // Subscribed to none of the backlog's events: the claims find nothing, but the fan-out still has them all to look at.
       const { id } = await endpoint(['order.placed'])

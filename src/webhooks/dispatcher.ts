@@ -560,6 +560,14 @@ export function startDispatcher({
       if (trigger === 'scheduled' && attempts === 0 && !seenSlow(endpoint.id, at)) oldest.set(endpoint.id, Math.min(oldest.get(endpoint.id) ?? Infinity, event.createdAt))
     for (const [endpointId, from] of oldest) frontiers.set(endpointId, { from, at })
     for (const [endpointId, frontier] of frontiers) if (at - frontier.at >= ACTIVE_MS) frontiers.delete(endpointId)
+    // A claim that took less than it asked for took all that was due: an endpoint it took
+    // nothing for, of which this dispatcher holds nothing, is caught up. (Its frontier
+    // stood still for ACTIVE_MS instead: an idle service seemed seconds behind, and its
+    // writes were paced.)
+    if (claimed.length < asked) {
+      const taken = new Set(claimed.map((delivery) => delivery.endpoint.id))
+      for (const endpointId of frontiers.keys()) if (!taken.has(endpointId) && !endpoints.has(endpointId)) frontiers.delete(endpointId)
+    }
     for (const delivery of claimed) take(delivery)
     return { claimed: claimed.length, asked, overtaken }
   }
