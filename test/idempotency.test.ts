@@ -79,7 +79,7 @@ for (const store of STORES) describe(`Idempotency-Key on POST /v1/pets (${store}
     const res = await create(idem, { name: 'Second body', categoryId: 1 })
     assert.equal(res.status, 422)
     assert.equal(res.body.code, 'idempotency_key_reused')
-    assert.match(res.body.message ?? '', /Idempotency-Key/)
+    assert.match(res.body.message ?? '', /Idempotency-Key was already used with a different request \(another body or operation\)/)
     assert.deepEqual(await named('Second body'), [])
   })
 

@@ -60,7 +60,7 @@ export function createIdempotency({ records, clock, secrets }: { records: Idempo
       const claim = await records.claim(scope, { fingerprint: fingerprint(), now: clock.now(), ttlMs: IDEMPOTENCY_TTL_MS, leaseMs: IDEMPOTENCY_LEASE_MS })
       switch (claim.outcome) {
         case 'mismatch':
-          throw new ApiError('idempotency_key_reused', 'This Idempotency-Key was already used with a different body; send a new key to make another request.')
+          throw new ApiError('idempotency_key_reused', 'This Idempotency-Key was already used with a different request (another body or operation); send a new key to make another request.')
         case 'in_flight':
           throw inUse()
         case 'replay': {

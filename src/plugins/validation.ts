@@ -166,6 +166,10 @@ function describe(error: ErrorObject, where: 'field' | 'parameter'): ErrorDetail
       return { field: name, message: params.pattern === '\\S' ? `${subject} must not be blank` : `${subject} must match ${String(params.pattern)}` }
     case 'enum':
       return { field: name, message: `${subject} must be one of ${(params.allowedValues as unknown[]).join(', ')}` }
+    case 'minProperties':
+      // A PATCH of nothing ({}): Ajv's own words name the field "".
+      if (name === '') return { field: '', message: `the body must hold at least ${String(params.limit)} field${params.limit === 1 ? '' : 's'} to change` }
+      return { field: name, message: `${subject} must hold at least ${String(params.limit)} field${params.limit === 1 ? '' : 's'}` }
     default:
       return { field: name, message: `${subject} ${error.message ?? 'is invalid'}` }
   }

@@ -101,7 +101,7 @@ export async function categoryRoutes(app: FastifyInstance, { categories, idempot
           ),
           413: BODY_TOO_LARGE,
           415: errorResponse('The body is not sent as application/json.', ['unsupported_media_type']),
-          422: errorResponse('This Idempotency-Key was already used with a different body; use a new key for a new category.', ['idempotency_key_reused']),
+          422: errorResponse('This Idempotency-Key was already used with a different request (another body or operation); use a new key for a new category.', ['idempotency_key_reused']),
           429: TOO_MANY_REQUESTS,
         },
       },

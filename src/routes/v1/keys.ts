@@ -97,7 +97,7 @@ export async function keyRoutes(app: FastifyInstance, { keyAdmin, usage, idempot
           }),
           413: errorResponse('The body is larger than 64 KiB.', ['payload_too_large']),
           415: errorResponse('The body is not sent as application/json.', ['unsupported_media_type']),
-          422: errorResponse('This Idempotency-Key was already used with a different body.', ['idempotency_key_reused']),
+          422: errorResponse('This Idempotency-Key was already used with a different request (another body or operation).', ['idempotency_key_reused']),
           429: TOO_MANY_REQUESTS,
         },
       },

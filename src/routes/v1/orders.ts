@@ -68,7 +68,7 @@ export async function orderRoutes(app: FastifyInstance, { orderService, idempote
           ),
           413: errorResponse('The body is larger than 64 KiB.', ['payload_too_large']),
           415: errorResponse('The body is not sent as application/json.', ['unsupported_media_type']),
-          422: errorResponse('This Idempotency-Key was already used with a different body; use a new key for a new order.', ['idempotency_key_reused']),
+          422: errorResponse('This Idempotency-Key was already used with a different request (another body or operation); use a new key for a new order.', ['idempotency_key_reused']),
           429: TOO_MANY_REQUESTS,
         },
       },
