@@ -25,7 +25,7 @@ const USAGE = `npm run bench -- [options]
                         pgbench, when installed, on the statements of list, list-sold,
                         post and get: PostgreSQL alone, on the same database)
   --duration S          seconds per run (default 10)
-  --rounds R            B S… rounds; a last baseline run closes them (default 2)
+  --rounds R            B S… rounds, each on fresh processes of the services; a last baseline run closes them (default 2)
   --connections C       (default 50)
   --only ID[,ID…]       endpoints to load: list, list-sold, post, get, order, inventory,
                         mixed (default all of these), list-gzip (the list page gzipped),
@@ -70,6 +70,8 @@ const CATCH_UP_LIMIT_MS = 1_800_000
 // its event loop for up to 300 ms (V8's compiler threads share the pinned core), and
 // the first seconds of creates ran slower than the next (bench/results.md, seventh pass).
 const WARMUP_S = 5
+/** The warm-up of a service started again between rounds: its store's pages are in the OS's cache already, its JIT is not. */
+const RESTART_WARMUP_S = 2
 const SEED_THROUGH_API_MAX = 10_000
 const POST_PET = { name: 'Bench', categoryId: 7, status: 'pending' } as const
 const POST_BODY = JSON.stringify(POST_PET)
@@ -247,8 +249,9 @@ interface Target {
   pool: { next: number; last: number; appended: number }
   /** The most reservations per second any run of an endpoint has made, to size the pool before the next. */
   reservationRate: Partial<Record<EndpointId, number>>
-  /** Peak RSS of the process that served an API seeding, when the service was restarted since. */
-  seedingPeak: number
+  /** How its service is started again (a fresh process each round). */
+  env: NodeJS.ProcessEnv
+  checkout: string
   /** With --webhook: the receiver subscribed to every event. */
   receiver: Receiver | undefined
 }
@@ -302,7 +305,7 @@ async function startTarget(options: Options, dir: string, pets: number, against:
   // Subscribed after the seeding: what is measured is the service delivering while it serves.
   if (receiver) await subscribe(service.url, key, receiver)
   log(`${rev ? `${rev}: ` : ''}${pets.toLocaleString('en')} pets seeded ${seed === 'api' ? 'through the API' : 'in bulk'} in ${((Date.now() - seeding) / 1000).toFixed(1)} s`)
-  return { rev, store, service, key, receiver, pool: { next: 1, last: 0, appended: 0 }, reservationRate: {}, seedingPeak: 0 }
+  return { rev, store, service, key, receiver, pool: { next: 1, last: 0, appended: 0 }, reservationRate: {}, env, checkout }
 }
 
 const seedOf = (options: Options, pets: number) => options.seed ?? (pets <= SEED_THROUGH_API_MAX ? 'api' : 'bulk')
@@ -330,7 +333,8 @@ async function runSuite(options: Options, dir: string, pets: number, against: Ch
   const other = against && (await startTarget(options, dir, pets, against))
   const targets = other ? [current, other] : [current]
 
-  const baseline = await startBaseline(await captureResponse(current.service.url, current.key), dir, SERVICE_CORE)
+  const captured = await captureResponse(current.service.url, current.key)
+  let baseline = await startBaseline(captured, dir, SERVICE_CORE)
   cleanups.push(() => stop(baseline.process))
 
   const spec = (target: Target | undefined, id: EndpointId | undefined, durationS: number): LoadSpec => {
@@ -413,6 +417,27 @@ async function runSuite(options: Options, dir: string, pets: number, against: Ch
   if (current.receiver && options.dispatch !== 'none') await caughtUp(current, 'the warm-up')
 
   const peaks = new Map<Target, number>(targets.map((target) => [target, peakRss(target.service.process.pid)]))
+  /**
+   * Each round after the first, every service (and the baseline) is a fresh process on
+   * the same store, warmed up again. One process runs faster or slower than another of the very same
+   * build for its whole life (its heap's and code's layout): the same list measured
+   * 0.96, then 1.12, of itself built as --against HEAD, in two invocations of 4 rounds,
+   * each round of one consistent within ±4 %. A process a round averages that out; more
+   * rounds within one process never do (docs/benchmarks.md, "One process, one draw").
+   */
+  const restartServices = async () => {
+    await stop(baseline.process)
+    baseline = await startBaseline(captured, dir, SERVICE_CORE)
+    cleanups.push(() => stop(baseline.process))
+    await load(undefined, undefined, RESTART_WARMUP_S, false)
+    for (const target of targets) {
+      peaks.set(target, Math.max(peaks.get(target)!, peakRss(target.service.process.pid)))
+      await stop(target.service.process)
+      target.service = await startService(options, target.env, target.checkout)
+    }
+    for (const id of options.only) for (const target of targets) await load(target, id, RESTART_WARMUP_S, false)
+    if (current.receiver && options.dispatch !== 'none') await caughtUp(current, 'the warm-up after a restart')
+  }
   const measure = async (row: Measured, target: Target | undefined) => {
     const pinned = target?.service.process ?? baseline.process
     for (const t of targets) await t.store.settle()
@@ -492,15 +517,20 @@ async function runSuite(options: Options, dir: string, pets: number, against: Ch
   const endpoints = rows(current)
   const againstEndpoints = other ? rows(other) : []
   for (let round = 0; round < options.rounds; round++) {
+    if (round > 0) await restartServices()
     await measure(baselineRuns, undefined)
     // The endpoints' order turns by one each round, so that none always runs first
     // after the idle baseline: with the list always first, the category filter after
     // it measured 0.73–0.77 of it at 1,000,000 pets; turning, 0.90 (docs/benchmarks.md,
     // issue 37).
+    // And with --against, which revision goes first turns each round: always first, this
+    // checkout measured 0.86-0.90 of the very same code built as --against HEAD (list and
+    // inventory, 3 rounds; docs/benchmarks.md, "The order of a pair").
     for (let k = 0; k < endpoints.length; k++) {
       const i = (k + round) % endpoints.length
-      await measure(endpoints[i]!, current)
-      if (other) await measure(againstEndpoints[i]!, other)
+      const pair: [Measured, Target][] = [[endpoints[i]!, current], ...(other ? [[againstEndpoints[i]!, other] as [Measured, Target]] : [])]
+      if (round % 2 === 1) pair.reverse()
+      for (const [row, target] of pair) await measure(row, target)
     }
     for (const statement of alone) await measureAlone(statement)
   }
