@@ -162,7 +162,7 @@ export function createKeyAdmin({ apiKeys, limiter, clock, environment, onChanged
   function nameWithin(name: string | undefined) {
     if (name === undefined) return
     const length = [...name].length
-    if (length < 1 || length > MAX_NAME_LENGTH || /[\u0000\uD800-\uDFFF]/u.test(name)) {
+    if (length < 1 || length > MAX_NAME_LENGTH || name.includes('\u0000') || /[\uD800-\uDFFF]/u.test(name)) {
       throw new KeyAdminError(`A name is 1 to ${MAX_NAME_LENGTH} characters of valid Unicode without U+0000 (this one has ${length}).`, 'name')
     }
   }
