@@ -20,20 +20,7 @@ import { createWebhookEndpointsStore } from '../src/db/sql/webhook-endpoints.js'
 import { EVENT_TYPES, TEST_EVENT } from '../src/vocabulary/event-types.js'
 import { DIALECTS, storeForSuite } from './helpers/dialects.js'
 import { needs } from './helpers/services.js'
-
-interface PlanNode {
-  'Node Type': string
-  'Relation Name'?: string
-  'Actual Rows': number
-  'Actual Loops': number
-  'Rows Removed by Filter'?: number
-  Plans?: PlanNode[]
-}
-
-/** The rows of `table` the nodes of a plan that scan it read: those they gave, and those their filters threw away. */
-const rowsRead = (node: PlanNode, table: string): number =>
-  (node['Relation Name'] === table && /Scan/.test(node['Node Type']) ? (node['Actual Rows'] + (node['Rows Removed by Filter'] ?? 0)) * node['Actual Loops'] : 0) +
-  (node.Plans ?? []).reduce((sum, child) => sum + rowsRead(child, table), 0)
+import { rowsRead, type PlanNode } from './helpers/plans.js'
 
 const PUBLIC_EVENTS = 20_000
 const LIMIT = 20

@@ -19,20 +19,7 @@ import type { Database } from '../src/db/schema.js'
 import { createDeliveryQueue } from '../src/db/sql/delivery-queue.js'
 import { storeForSuite } from './helpers/dialects.js'
 import { createTestDatabase, needs } from './helpers/services.js'
-
-interface PlanNode {
-  'Node Type': string
-  'Relation Name'?: string
-  'Actual Rows': number
-  'Actual Loops': number
-  'Rows Removed by Filter'?: number
-  Plans?: PlanNode[]
-}
-
-/** The rows the nodes of a plan that scan `table` read, in all: those they gave, and those their filters threw away. */
-const rowsRead = (node: PlanNode, table: string): number =>
-  (node['Relation Name'] === table && /Scan/.test(node['Node Type']) ? (node['Actual Rows'] + (node['Rows Removed by Filter'] ?? 0)) * node['Actual Loops'] : 0) +
-  (node.Plans ?? []).reduce((sum, child) => sum + rowsRead(child, table), 0)
+import { rowsRead, type PlanNode } from './helpers/plans.js'
 
 describe("the delivery queue's plans without statistics (postgres)", async () => {
   if (!(await needs('postgres', "the delivery queue's plans"))) return
