@@ -18,6 +18,7 @@ import * as petsNameStatistics from './2026-11-28-014-pets-name-statistics.js'
 import * as queueAutovacuum from './2026-11-28-015-queue-autovacuum.js'
 import * as eventsByType from './2026-11-28-016-events-by-type.js'
 import * as keysReplacedBy from './2026-11-28-017-keys-replaced-by.js'
+import * as orderEventsOwnEndpoints from './2026-11-28-018-order-events-own-endpoints.js'
 
 const MIGRATIONS = {
   '2026-11-22-001-pets-and-api-keys': petsAndApiKeys,
@@ -36,6 +37,7 @@ const MIGRATIONS = {
   '2026-11-28-015-queue-autovacuum': queueAutovacuum,
   '2026-11-28-016-events-by-type': eventsByType,
   '2026-11-28-017-keys-replaced-by': keysReplacedBy,
+  '2026-11-28-018-order-events-own-endpoints': orderEventsOwnEndpoints,
 }
 
 // PostgreSQL runs every migration in a transaction (Kysely's adapter reports
