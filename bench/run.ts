@@ -25,7 +25,8 @@ const USAGE = `npm run bench -- [options]
                         pgbench, when installed, on the statements of list, list-sold,
                         post and get: PostgreSQL alone, on the same database)
   --duration S          seconds per run (default 10)
-  --rounds R            B S… rounds, each on fresh processes of the services; a last baseline run closes them (default 2)
+  --rounds R            B S… rounds, each on fresh processes of the services; a last baseline run closes them (default 2;
+                        with --against, an even number: which revision goes first turns each round)
   --connections C       (default 50)
   --only ID[,ID…]       endpoints to load: list, list-sold, post, get, order, inventory,
                         mixed (default all of these), list-gzip (the list page gzipped),

@@ -75,6 +75,8 @@ export function createAuthenticator({
   // until the first came back.
   const looking = new Map<string, Promise<ApiKeyRecord | undefined>>()
   const lastTouched = new Map<number, number>()
+  /** How many times forget() was called: a lookup that began before one does not cache what it read. */
+  let forgotten = 0
 
   /** The record, null when the store did not know the token a moment ago, undefined when not cached (or past its lifetime). `hit`: the cache's entry, when the caller has read it. */
   function cached(token: string, now: number, hit = cache.get(token)): ApiKeyRecord | null | undefined {
@@ -89,12 +91,15 @@ export function createAuthenticator({
   function lookup(token: string, now: number, from = apiKeys): Promise<ApiKeyRecord | undefined> {
     const under = looking.get(token)
     if (under) return under
+    const askedAt = forgotten
     const pending = from
       .findByHash(hashApiKey(token))
       .then((stored) => {
         const key = stored && toApiKeyRecord(stored)
         cache.delete(token) // re-inserted last: the oldest entries go first when the cache is full
         unknown.delete(token)
+        // A key changed here while it was read (forget) may have been read as it was: answered, not kept.
+        if (key && askedAt !== forgotten) return key
         if (key) {
           if (cache.size >= maxCached) cache.delete(cache.keys().next().value as string)
           cache.set(token, { key, until: now + cacheMs })
@@ -196,12 +201,14 @@ export function createAuthenticator({
       lookup(token, clock.now(), background).catch((error: unknown) => onError(error, 'could not refresh a cached API key'))
     },
     /**
-     * Drops the records of keys changed through this instance (a roll, a revocation, a
+     * Drops the records of keys changed through this process (a roll, a revocation, a
      * change of scopes or of enabled), so that their next request here sees the change
-     * ("grace 0 stops it now"); other instances see it within the cache's lifetime. A scan:
+     * ("grace 0 stops it now"); other processes (other instances, other workers) see it
+     * within the cache's lifetime. A scan:
      * key changes are rare, and the cache is keyed by token, not id.
      */
     forget(keyIds: readonly number[]): void {
+      forgotten++
       const ids = new Set(keyIds)
       for (const [token, entry] of cache) if (ids.has(entry.key.id)) cache.delete(token)
     },

@@ -64,6 +64,12 @@ const FLOWING_MS = 1_000
 const SLOW_FOR_MS = 60_000
 /** How long after its latest claim an endpoint still counts in the claims' lag (`frontiers`). */
 const ACTIVE_MS = 10_000
+/**
+ * How long after its last claim an endpoint of which the dispatcher holds nothing still
+ * counts in its lag: a few polls (one a second), and under the 3.75 s from which write
+ * pacing divides a lag by the frontier's speed (write-pacing.ts).
+ */
+const CAUGHT_UP_AFTER_MS = 3_000
 /** Deliveries one dispatcher sends at once, across every endpoint. */
 export const MAX_IN_FLIGHT = 512
 /** Deliveries in flight to one endpoint, across the dispatchers (each claim's view). */
@@ -560,14 +566,6 @@ export function startDispatcher({
       if (trigger === 'scheduled' && attempts === 0 && !seenSlow(endpoint.id, at)) oldest.set(endpoint.id, Math.min(oldest.get(endpoint.id) ?? Infinity, event.createdAt))
     for (const [endpointId, from] of oldest) frontiers.set(endpointId, { from, at })
     for (const [endpointId, frontier] of frontiers) if (at - frontier.at >= ACTIVE_MS) frontiers.delete(endpointId)
-    // A claim that took less than it asked for took all that was due: an endpoint it took
-    // nothing for, of which this dispatcher holds nothing, is caught up. (Its frontier
-    // stood still for ACTIVE_MS instead: an idle service seemed seconds behind, and its
-    // writes were paced.)
-    if (claimed.length < asked) {
-      const taken = new Set(claimed.map((delivery) => delivery.endpoint.id))
-      for (const endpointId of frontiers.keys()) if (!taken.has(endpointId) && !endpoints.has(endpointId)) frontiers.delete(endpointId)
-    }
     for (const delivery of claimed) take(delivery)
     return { claimed: claimed.length, asked, overtaken }
   }
@@ -598,7 +596,11 @@ export function startDispatcher({
       const { claimed, asked, overtaken } = await claimOnce()
       if (busy()) return
       const full = asked > 0 && claimed === asked
-      if (!fanning && !full && asked > 0 && !overtaken) return
+      // Overtaken with nothing under way or being written: no write's end will claim
+      // again, so this poll does. (With attempts under way, their writes claim: looping
+      // here would claim without pause while they last.)
+      const unwatched = overtaken && inFlight.size === 0 && recording === undefined
+      if (!fanning && !full && asked > 0 && !unwatched) return
       if (inFlight.size > 0 && (asked <= 0 || (full && sending + waiting >= maxInFlight))) await Promise.race(inFlight)
       // SQLite's statements are synchronous (their promises settle as microtasks): without
       // this, fanning out a large backlog would hold the event loop until it is done, and
@@ -668,7 +670,10 @@ export function startDispatcher({
       if (!lagKnown) return undefined
       const now = clock.now()
       let claims = -Infinity
-      for (const { from, at } of frontiers.values()) if (now - at < ACTIVE_MS) claims = Math.max(claims, from)
+      // An endpoint of which this dispatcher holds nothing counts only just after its claim:
+      // its deliveries are sent, and a poll a second claims any more that are due. (Kept
+      // for ACTIVE_MS, an idle service read up to 10 s behind, and its writes were paced.)
+      for (const [endpointId, { from, at }] of frontiers) if (now - at < ACTIVE_MS && (endpoints.has(endpointId) || now - at < CAUGHT_UP_AFTER_MS)) claims = Math.max(claims, from)
       const from = Math.min(fanOutFrom ?? Infinity, claims === -Infinity ? Infinity : claims)
       return from === Infinity ? 0 : Math.max(0, now - from)
     },

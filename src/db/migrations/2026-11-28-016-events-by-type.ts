@@ -16,7 +16,10 @@ import type { Dialect } from '../dialect.js'
 // PostgreSQL btree does not order by `id` after an `account_id is null` condition:
 // hence a partial index without the column, not one index with it.)
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- migrations see the schema as it was, not today's Database type
-export async function up(db: Kysely<any>, _dialect: Dialect): Promise<void> {
+export async function up(db: Kysely<any>, dialect: Dialect): Promise<void> {
+  // The pool's statement_timeout (5 s) is for requests: building an index over 30 days of
+  // events can take longer (in this migration's transaction only).
+  if (dialect === 'postgres') await sql`set local statement_timeout = 0`.execute(db)
   await sql`create index events_public_type on events (type, id) where account_id is null`.execute(db)
   await sql`create index events_account_type on events (account_id, type, id) where account_id is not null`.execute(db)
   await sql`drop index events_account_id`.execute(db)
