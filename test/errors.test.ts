@@ -39,9 +39,13 @@ for (const store of STORES) describe(`errors (${store})`, () => {
       assertError(res, 415, 'unsupported_media_type')
     })
 
-    it('accepts application/json with a charset', async () => {
-      const res = await post('{"name":"Rex","categoryId":1}', 'application/json; charset=utf-8')
-      assert.equal(res.status, 201)
+    it('accepts application/json with a charset of UTF-8, and refuses any other 415 rather than misread it', async () => {
+      for (const type of ['application/json; charset=utf-8', 'application/json;charset="UTF-8"', 'application/json; charset=utf8']) {
+        assert.equal((await post('{"name":"Rex","categoryId":1}', type)).status, 201, type)
+      }
+      for (const charset of ['utf-16', 'latin1', 'iso-8859-1']) {
+        assertError(await post('{"name":"Rex","categoryId":1}', `application/json; charset=${charset}`), 415, 'unsupported_media_type', new RegExp(`charset=${charset} is not accepted`))
+      }
     })
 
     it('answers 400 invalid_body for malformed JSON', async () => {

@@ -1,4 +1,4 @@
-// Bodies are uncompressed JSON only (415 otherwise), at most 64 KiB (413), valid UTF-8 (400:
+// Bodies are uncompressed JSON in UTF-8 only (415 otherwise), at most 64 KiB (413), valid UTF-8 (400:
 // decoding would put U+FFFD in place of the bytes, and decision D3 stores exactly
 // what was sent), without prototype keys and without deep nesting (400). secure-json-parse is the parser Fastify
 // itself uses; calling it here lets each refusal say what was wrong.
@@ -102,6 +102,11 @@ export default fp(
           new ApiError('unsupported_media_type', `Content-Encoding ${coding} is not accepted: send the JSON body uncompressed.`, { headers: { 'accept-encoding': 'identity' } }),
           undefined,
         )
+      }
+      // JSON is UTF-8 (RFC 8259 §8.1): a body declared in another charset would be misread, not decoded.
+      const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(request.headers['content-type'] ?? '')?.[1]
+      if (charset !== undefined && charset.toLowerCase() !== 'utf-8' && charset.toLowerCase() !== 'utf8') {
+        return done(new ApiError('unsupported_media_type', `charset=${charset} is not accepted: send the JSON body in UTF-8 (charset=utf-8, or no charset).`), undefined)
       }
       if (request.method !== 'PATCH' && /^application\/merge-patch\+json/i.test(request.headers['content-type'] ?? '')) {
         return done(new ApiError('unsupported_media_type', 'application/merge-patch+json is for PATCH; send this body as application/json.'), undefined)
