@@ -80,7 +80,7 @@ const COMMON_RESPONSES: Record<string, [status: string, ResponseObject, appliesT
   ],
   UnsupportedMediaType: [
     '415',
-    { description: 'The Content-Type is not application/json (on an operation that takes no body, even with an empty one). Codes: `unsupported_media_type`.', headers: rateLimitCounted(), ...error },
+    { description: 'The Content-Type is not application/json in UTF-8 (on an operation that takes no body, even with an empty one). Codes: `unsupported_media_type`.', headers: rateLimitCounted(), ...error },
     'body method',
   ],
   HeadersTooLarge: [

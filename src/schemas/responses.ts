@@ -52,6 +52,20 @@ export const INSUFFICIENT_SCOPE = errorResponse('The API key lacks the scope thi
   'WWW-Authenticate': header('`Bearer realm="petstore", error="insufficient_scope", scope="<the scope needed>"` (RFC 6750 §3.1).'),
 })
 
+/** 413 of an operation that takes a body. */
+export const BODY_TOO_LARGE = errorResponse('The body is larger than 64 KiB.', ['payload_too_large'])
+
+/** 415 of an operation that takes a JSON body; `patch`: a merge patch (RFC 7396) too. */
+export const notJsonBody = (patch = false) =>
+  errorResponse(
+    `The body is not sent as ${patch ? 'application/merge-patch+json or application/json' : 'application/json'} in UTF-8 (no other charset, no Content-Encoding).`,
+    ['unsupported_media_type'],
+  )
+
+/** 422 of an operation that takes an Idempotency-Key; `advice` ends the description. */
+export const idempotencyKeyReused = (advice = '') =>
+  errorResponse(`This Idempotency-Key was already used with a different request (another body or operation)${advice}.`, ['idempotency_key_reused'])
+
 export const TOO_MANY_REQUESTS = errorResponse(
   'Over the rate limit (`rate_limited`), or banned for sending on while limited (`key_banned`). Wait `Retry-After` seconds, then back off exponentially.',
   ['rate_limited', 'key_banned'],

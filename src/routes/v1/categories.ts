@@ -10,7 +10,7 @@ import type { Idempotency } from '../../idempotency/idempotency.js'
 import { fingerprintOf } from '../../idempotency/idempotency-key.js'
 import { Category, CategoryPatch, NewCategory } from '../../schemas/category.js'
 import { idSchema } from '../../schemas/pet.js'
-import { errorResponse, header, optionalHeader, response, TOO_MANY_REQUESTS, UNAUTHORIZED } from '../../schemas/responses.js'
+import { BODY_TOO_LARGE, errorResponse, header, idempotencyKeyReused, notJsonBody, optionalHeader, response, TOO_MANY_REQUESTS, UNAUTHORIZED } from '../../schemas/responses.js'
 import { ref } from '../../schemas/shared.js'
 import { refuseOtherMethods } from '../method-not-allowed.js'
 import { decodeCursor, pageWithLink } from './cursor.js'
@@ -28,7 +28,6 @@ const ListQuery = listQuery('categories')
 const BAD_ID = errorResponse('categoryId is not a positive integer.', ['invalid_parameter'])
 const NOT_FOUND = errorResponse('There is no category with this id.', ['not_found'])
 const NAME_TAKEN = errorResponse('Another category has this name, compared case-insensitively; the message names it.', ['category_name_taken'])
-const BODY_TOO_LARGE = errorResponse('The body is larger than 64 KiB.', ['payload_too_large'])
 
 const noSuchCategory = (id: number) => new ApiError('not_found', `There is no category with id ${id}.`)
 
@@ -100,8 +99,8 @@ export async function categoryRoutes(app: FastifyInstance, { categories, idempot
             { 'Retry-After': optionalHeader('With `idempotency_key_in_use` only: seconds to wait before retrying.', Type.Integer()) },
           ),
           413: BODY_TOO_LARGE,
-          415: errorResponse('The body is not sent as application/json.', ['unsupported_media_type']),
-          422: errorResponse('This Idempotency-Key was already used with a different request (another body or operation); use a new key for a new category.', ['idempotency_key_reused']),
+          415: notJsonBody(),
+          422: idempotencyKeyReused('; use a new key for a new category'),
           429: TOO_MANY_REQUESTS,
         },
       },
@@ -160,7 +159,7 @@ export async function categoryRoutes(app: FastifyInstance, { categories, idempot
           404: NOT_FOUND,
           409: NAME_TAKEN,
           413: BODY_TOO_LARGE,
-          415: errorResponse('The body is not sent as application/merge-patch+json or application/json.', ['unsupported_media_type']),
+          415: notJsonBody(true),
           429: TOO_MANY_REQUESTS,
         },
       },

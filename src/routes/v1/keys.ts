@@ -13,7 +13,7 @@ import type { Idempotency } from '../../idempotency/idempotency.js'
 import { fingerprintOf } from '../../idempotency/idempotency-key.js'
 import { ApiKey, ApiKeyPatch, ApiKeyWithSecret, NewApiKey, UsageBucket } from '../../schemas/key.js'
 import { idSchema } from '../../schemas/pet.js'
-import { errorResponse, header, optionalHeader, response, TOO_MANY_REQUESTS, UNAUTHORIZED } from '../../schemas/responses.js'
+import { BODY_TOO_LARGE, errorResponse, header, idempotencyKeyReused, notJsonBody, optionalHeader, response, TOO_MANY_REQUESTS, UNAUTHORIZED } from '../../schemas/responses.js'
 import { parametersWithDefaults, ref } from '../../schemas/shared.js'
 import { refuseOtherMethods } from '../method-not-allowed.js'
 import { decodeCursor, pageWithLink } from './cursor.js'
@@ -95,9 +95,9 @@ export async function keyRoutes(app: FastifyInstance, { keyAdmin, usage, idempot
           409: errorResponse('A request with this Idempotency-Key is still running.', ['idempotency_key_in_use'], {
             'Retry-After': optionalHeader('Seconds to wait before retrying.', Type.Integer()),
           }),
-          413: errorResponse('The body is larger than 64 KiB.', ['payload_too_large']),
-          415: errorResponse('The body is not sent as application/json.', ['unsupported_media_type']),
-          422: errorResponse('This Idempotency-Key was already used with a different request (another body or operation).', ['idempotency_key_reused']),
+          413: BODY_TOO_LARGE,
+          415: notJsonBody(),
+          422: idempotencyKeyReused(),
           429: TOO_MANY_REQUESTS,
         },
       },
@@ -191,8 +191,8 @@ export async function keyRoutes(app: FastifyInstance, { keyAdmin, usage, idempot
           401: UNAUTHORIZED,
           403: BEYOND,
           404: NO_SUCH_KEY,
-          413: errorResponse('The body is larger than 64 KiB.', ['payload_too_large']),
-          415: errorResponse('The body is not sent as application/json or application/merge-patch+json.', ['unsupported_media_type']),
+          413: BODY_TOO_LARGE,
+          415: notJsonBody(true),
           429: TOO_MANY_REQUESTS,
         },
       },

@@ -10,7 +10,7 @@ import { fingerprintOf } from '../../idempotency/idempotency-key.js'
 import type { OrderService, PlaceResult } from '../../orders/order-service.js'
 import { Inventory, NewOrder, Order, OrderStatusSchema } from '../../schemas/order.js'
 import { idSchema } from '../../schemas/pet.js'
-import { errorResponse, header, optionalHeader, response, TOO_MANY_REQUESTS, UNAUTHORIZED } from '../../schemas/responses.js'
+import { BODY_TOO_LARGE, errorResponse, header, idempotencyKeyReused, notJsonBody, optionalHeader, response, TOO_MANY_REQUESTS, UNAUTHORIZED } from '../../schemas/responses.js'
 import { ref } from '../../schemas/shared.js'
 import { refuseOtherMethods } from '../method-not-allowed.js'
 import { decodeCursor, pageWithLink } from './cursor.js'
@@ -66,9 +66,9 @@ export async function orderRoutes(app: FastifyInstance, { orderService, idempote
             ['pet_unavailable', 'idempotency_key_in_use'],
             { 'Retry-After': optionalHeader('With `idempotency_key_in_use` only: seconds to wait before retrying.', Type.Integer()) },
           ),
-          413: errorResponse('The body is larger than 64 KiB.', ['payload_too_large']),
-          415: errorResponse('The body is not sent as application/json.', ['unsupported_media_type']),
-          422: errorResponse('This Idempotency-Key was already used with a different request (another body or operation); use a new key for a new order.', ['idempotency_key_reused']),
+          413: BODY_TOO_LARGE,
+          415: notJsonBody(),
+          422: idempotencyKeyReused('; use a new key for a new order'),
           429: TOO_MANY_REQUESTS,
         },
       },

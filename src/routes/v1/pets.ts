@@ -8,7 +8,7 @@ import { ApiError } from '../../errors.js'
 import type { Idempotency } from '../../idempotency/idempotency.js'
 import { fingerprint } from '../../idempotency/idempotency-key.js'
 import { idSchema, NewPet, Pet, PetPatch } from '../../schemas/pet.js'
-import { errorResponse, header, optionalHeader, response, TOO_MANY_REQUESTS, UNAUTHORIZED } from '../../schemas/responses.js'
+import { BODY_TOO_LARGE, errorResponse, header, idempotencyKeyReused, notJsonBody, optionalHeader, response, TOO_MANY_REQUESTS, UNAUTHORIZED } from '../../schemas/responses.js'
 import { ref } from '../../schemas/shared.js'
 import { decodePetsCursor, parsePetsListFilters, PetsListQuery } from './pets-list-query.js'
 import { etagOf, ifMatch } from './etag.js'
@@ -164,9 +164,9 @@ export async function petRoutes(app: FastifyInstance, { pets, idempotency, clock
             'Retry-After': header('Seconds to wait before retrying.', Type.Integer()),
           }),
           401: UNAUTHORIZED,
-          413: errorResponse('The body is larger than 64 KiB.', ['payload_too_large']),
-          415: errorResponse('The body is not sent as application/json.', ['unsupported_media_type']),
-          422: errorResponse('This Idempotency-Key was already used with a different request (another body or operation); use a new key for a new animal.', ['idempotency_key_reused']),
+          413: BODY_TOO_LARGE,
+          415: notJsonBody(),
+          422: idempotencyKeyReused('; use a new key for a new animal'),
           429: TOO_MANY_REQUESTS,
         },
       },
@@ -244,8 +244,8 @@ export async function petRoutes(app: FastifyInstance, { pets, idempotency, clock
           404: errorResponse('There is no animal with this id (or it was deleted).', ['not_found']),
           409: PET_IN_ORDER,
           412: PRECONDITION_FAILED,
-          413: errorResponse('The body is larger than 64 KiB.', ['payload_too_large']),
-          415: errorResponse('The body is not sent as application/merge-patch+json or application/json.', ['unsupported_media_type']),
+          413: BODY_TOO_LARGE,
+          415: notJsonBody(true),
           429: TOO_MANY_REQUESTS,
         },
       },

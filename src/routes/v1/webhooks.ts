@@ -11,7 +11,7 @@ import { EVENT_TYPES, TEST_EVENT } from '../../vocabulary/event-types.js'
 import { ATTEMPTS_SHOWN, DEFAULT_SECRET_GRACE_S, EndpointLimitReached, MAX_SECRET_GRACE_S, WebhookAdminError, type WebhookAdmin } from '../../webhooks/webhook-admin.js'
 import { DeliveryAttempt, EventSchema, NewWebhookEndpoint, WebhookEndpoint, WebhookEndpointPatch } from '../../schemas/webhook.js'
 import { idSchema } from '../../schemas/pet.js'
-import { errorResponse, header, optionalHeader, response, TOO_MANY_REQUESTS, UNAUTHORIZED } from '../../schemas/responses.js'
+import { BODY_TOO_LARGE, errorResponse, header, idempotencyKeyReused, notJsonBody, optionalHeader, response, TOO_MANY_REQUESTS, UNAUTHORIZED } from '../../schemas/responses.js'
 import { parametersWithDefaults, ref } from '../../schemas/shared.js'
 import { refuseOtherMethods } from '../method-not-allowed.js'
 import { decodeCursor, encodeCursor } from './cursor.js'
@@ -139,9 +139,9 @@ export async function webhookRoutes(app: FastifyInstance, { webhookAdmin, idempo
             ['endpoint_limit_reached', 'idempotency_key_in_use'],
             { 'Retry-After': optionalHeader('With `idempotency_key_in_use` only: seconds to wait before retrying.', Type.Integer()) },
           ),
-          413: errorResponse('The body is larger than 64 KiB.', ['payload_too_large']),
-          415: errorResponse('The body is not sent as application/json.', ['unsupported_media_type']),
-          422: errorResponse('This Idempotency-Key was already used with a different request (another body or operation); use a new key for a new endpoint.', ['idempotency_key_reused']),
+          413: BODY_TOO_LARGE,
+          415: notJsonBody(),
+          422: idempotencyKeyReused('; use a new key for a new endpoint'),
           429: TOO_MANY_REQUESTS,
         },
       },
@@ -206,8 +206,8 @@ export async function webhookRoutes(app: FastifyInstance, { webhookAdmin, idempo
           400: BAD_ENDPOINT,
           401: UNAUTHORIZED,
           404: NO_ENDPOINT,
-          413: errorResponse('The body is larger than 64 KiB.', ['payload_too_large']),
-          415: errorResponse('The body is not sent as application/json or application/merge-patch+json.', ['unsupported_media_type']),
+          413: BODY_TOO_LARGE,
+          415: notJsonBody(true),
           429: TOO_MANY_REQUESTS,
         },
       },
