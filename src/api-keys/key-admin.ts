@@ -231,10 +231,10 @@ export function createKeyAdmin({ apiKeys, limiter, clock, environment, onChanged
     find: visible,
 
     async update(id: number, input: KeyUpdateInput, actor?: ApiKeyRecord): Promise<KeyView | undefined> {
+      nameWithin(input.name)
       const current = await target(id, actor)
       if (!current) return undefined
       const changes: ApiKeyChanges = {}
-      nameWithin(input.name)
       if (input.name !== undefined) changes.name = input.name
       if (input.scopes !== undefined) {
         scopesWithin(actor, input.scopes)
