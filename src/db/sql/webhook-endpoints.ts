@@ -34,8 +34,14 @@ export function createWebhookEndpointsStore(db: Kysely<Database>, dialect: Diale
         db.selectFrom(newest('public', eventType).as('newest')).select('id'),
       ])
       const ids = ranges.slice(1).reduce((all, range) => all.unionAll(range), ranges[0]!)
-      const page = db.selectFrom(ids.as('ranges')).select('id').orderBy('id', 'desc').limit(limit)
-      return (await db.selectFrom('events').selectAll().where('id', 'in', page).orderBy('id', 'desc').execute()).map(toEvent)
+      // The newest `limit` of those ids. PostgreSQL merges the ranges in id order (Merge
+      // Append) and stops at `limit`. SQLite would sort each range to merge them (0.9 ms a
+      // page, 0.15 ms so): it walks an IN list in id order instead, and stops at `limit`.
+      const page =
+        dialect === 'postgres'
+          ? db.selectFrom('events').selectAll().where('id', 'in', db.selectFrom(ids.as('ranges')).select('id').orderBy('id', 'desc').limit(limit))
+          : db.selectFrom('events').selectAll().where('id', 'in', ids).limit(limit)
+      return (await page.orderBy('id', 'desc').execute()).map(toEvent)
     },
 
     async insertEndpoint(endpoint, now, limit = Infinity, completion) {
