@@ -33,6 +33,9 @@ for (const { dialect, create } of DIALECTS) {
     if (dialect === 'postgres' && !(await needs('postgres', 'reads bounded by the page'))) return
     const suite = storeForSuite(create)
     const query = async <R>(text: string) => (await suite.other.db.executeQuery<R>(CompiledQuery.raw(text))).rows
+    /** Rows numbered `i` from 1 to `n`, to insert from: `prefix` goes before the INSERT, `rows` after its FROM (SQLite has no generate_series). */
+    const numbered = (n: number) =>
+      dialect === 'sqlite' ? { prefix: `with recursive n (i) as (select 1 union all select i + 1 from n where i < ${n})`, rows: 'n' } : { prefix: '', rows: `generate_series(1, ${n}) n (i)` }
 
     /** What `work` answers on a Kysely of the test's own over the database, and the last statement it ran there (not a transaction's begin or commit). */
     async function captured<T>(work: (db: Kysely<Schema>) => Promise<T>): Promise<{ answer: T; statement: CompiledQuery }> {
@@ -82,11 +85,10 @@ for (const { dialect, create } of DIALECTS) {
       const [theirs] = await query<{ id: number }>("insert into accounts (name, plan, created_at) values ('theirs', 'pro', 0) returning id")
       // Many public pet events, between them a few orders of each account, and one
       // webhook_endpoint.disabled of the other account (a type no public event has).
-      const count = dialect === 'sqlite' ? `with recursive n (i) as (select 1 union all select i + 1 from n where i < ${PUBLIC_EVENTS})` : ''
-      const series = dialect === 'sqlite' ? 'n' : `generate_series(1, ${PUBLIC_EVENTS}) n (i)`
-      await query(`${count} insert into events (type, account_id, data, created_at, fan_out_pending)
+      const { prefix, rows } = numbered(PUBLIC_EVENTS)
+      await query(`${prefix} insert into events (type, account_id, data, created_at, fan_out_pending)
         select case when i % 100 = 0 then 'order.placed' when i = 7 then 'webhook_endpoint.disabled' else 'pet.created' end,
-          case when i % 200 = 0 then ${mine!.id} when i % 100 = 0 or i = 7 then ${theirs!.id} else null end, '{}', i, 0 from ${series}`)
+          case when i % 200 = 0 then ${mine!.id} when i % 100 = 0 or i = 7 then ${theirs!.id} else null end, '{}', i, 0 from ${rows}`)
       if (dialect === 'postgres') await query('analyze events')
       const all = await query<{ id: number | string; type: string; account_id: number | string | null }>('select id, type, account_id from events order by id desc')
 
@@ -116,9 +118,8 @@ for (const { dialect, create } of DIALECTS) {
     it("revokes a key and every key it made or replaced, reading those keys, not every account's", async () => {
       const [account] = await query<{ id: number }>("insert into accounts (name, plan, created_at) values ('keys', 'pro', 0) returning id")
       // 5,000 keys in chains of 10, each made by the one before (the first of each by the operator).
-      const count = dialect === 'sqlite' ? `with recursive n (i) as (select 1 union all select i + 1 from n where i < ${KEYS})` : ''
-      const series = dialect === 'sqlite' ? 'n' : `generate_series(1, ${KEYS}) n (i)`
-      await query(`${count} insert into api_keys (account_id, name, prefix, key_hash, scopes, created_at) select ${account!.id}, 'k', 'ps_test_k', 'hash ' || i, 'pets:read', 0 from ${series}`)
+      const { prefix, rows } = numbered(KEYS)
+      await query(`${prefix} insert into api_keys (account_id, name, prefix, key_hash, scopes, created_at) select ${account!.id}, 'k', 'ps_test_k', 'hash ' || i, 'pets:read', 0 from ${rows}`)
       const [{ first }] = (await query<{ first: number | string }>('select min(id) as first from api_keys')) as [{ first: number | string }]
       await query(`update api_keys set created_by = id - 1 where mod(id - ${first}, 10) <> 0`)
       if (dialect === 'postgres') await query('analyze api_keys')
@@ -139,11 +140,11 @@ for (const { dialect, create } of DIALECTS) {
     it("marks an order's events for fan-out by its own account's endpoints, not every account's (migration 2026-11-28-018)", async () => {
       const [mine] = await query<{ id: number }>("insert into accounts (name, plan, created_at) values ('orders', 'pro', 0) returning id")
       // 2,000 endpoints of 200 other accounts, none taking order events.
-      const count = (n: number) => (dialect === 'sqlite' ? `with recursive n (i) as (select 1 union all select i + 1 from n where i < ${n})` : '')
-      const series = (n: number) => (dialect === 'sqlite' ? 'n' : `generate_series(1, ${n}) n (i)`)
-      await query(`${count(200)} insert into accounts (name, plan, created_at) select 'endpoints', 'pro', 0 from ${series(200)}`)
-      await query(`${count(ENDPOINTS)} insert into webhook_endpoints (account_id, url, description, enabled_events, secret, created_at)
-        select (select min(id) from accounts where name = 'endpoints') + i % 200, 'https://example.com/', '', 'pet.created', 'sealed', 0 from ${series(ENDPOINTS)}`)
+      const accounts = numbered(200)
+      await query(`${accounts.prefix} insert into accounts (name, plan, created_at) select 'endpoints', 'pro', 0 from ${accounts.rows}`)
+      const endpoints = numbered(ENDPOINTS)
+      await query(`${endpoints.prefix} insert into webhook_endpoints (account_id, url, description, enabled_events, secret, created_at)
+        select (select min(id) from accounts where name = 'endpoints') + i % 200, 'https://example.com/', '', 'pet.created', 'sealed', 0 from ${endpoints.rows}`)
       if (dialect === 'sqlite') {
         // SQLite's plans do not show a trigger's statements: each order trigger's check, as it stands in the schema, explained alone.
         const triggers = await query<{ name: string; sql: string }>("select name, sql from sqlite_master where type = 'trigger' and name like 'orders_event_%'")
