@@ -36,10 +36,15 @@ export function expandScopes(scopes: readonly Scope[]): Scope[] {
   return SCOPES.filter((scope) => wanted.has(scope))
 }
 
-/** A comma- or space-separated list of scopes and presets (`all`, `read_only`): `read_only`, `all,keys:write`. */
+/** A comma- or space-separated list of scopes and presets (`all`, `read_only`): `read_only`, `all,keys:write`; at least one. */
 export function parseScopes(text: string): Scope[] {
   const names = text.trim().split(/[\s,]+/).filter((name) => name !== '')
   if (names.length === 0) throw new ScopeError(`scopes must be a preset (${Object.keys(SCOPE_PRESETS).join(', ')}) or a list of ${SCOPES.join(', ')}`)
+  return scopesNamed(names)
+}
+
+/** Scopes and presets by name, presets expanded (none: no scope). */
+export function scopesNamed(names: readonly string[]): Scope[] {
   const scopes: Scope[] = []
   for (const name of names) {
     if (Object.hasOwn(SCOPE_PRESETS, name)) scopes.push(...SCOPE_PRESETS[name as keyof typeof SCOPE_PRESETS])

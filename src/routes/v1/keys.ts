@@ -6,7 +6,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { durationMs } from '../../api-keys/duration.js'
 import { KeyAdminError, MAX_GRACE_MS, DEFAULT_GRACE_MS, type KeyAdmin } from '../../api-keys/key-admin.js'
-import { parseScopes } from '../../vocabulary/scopes.js'
+import { scopesNamed } from '../../vocabulary/scopes.js'
 import type { Clock } from '../../clock.js'
 import { ApiError } from '../../errors.js'
 import type { Idempotency } from '../../idempotency/idempotency.js'
@@ -112,7 +112,7 @@ export async function keyRoutes(app: FastifyInstance, { keyAdmin, usage, idempot
       const input = {
         ...(body.name === undefined ? {} : { name: body.name }),
         // Presets (all, read_only) expand as on the command line; [] is a key with no scope, as PATCH makes one.
-        ...(body.scopes === undefined ? {} : { scopes: body.scopes.length === 0 ? [] : parseScopes(body.scopes.join(' ')) }),
+        ...(body.scopes === undefined ? {} : { scopes: scopesNamed(body.scopes) }),
         ...(expiresInMs === undefined ? {} : { expiresInMs }),
       }
       const answer = await idempotency
