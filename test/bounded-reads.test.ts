@@ -16,11 +16,12 @@ import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect } from 'kysely'
 import pg from 'pg'
 import type { Database as Schema } from '../src/db/schema.js'
 import { createApiKeysStore } from '../src/db/sql/api-keys.js'
+import { createDeliveryQueue } from '../src/db/sql/delivery-queue.js'
 import { createWebhookEndpointsStore } from '../src/db/sql/webhook-endpoints.js'
 import { EVENT_TYPES, TEST_EVENT } from '../src/vocabulary/event-types.js'
 import { DIALECTS, storeForSuite } from './helpers/dialects.js'
 import { needs } from './helpers/services.js'
-import { rowsRead, type PlanNode } from './helpers/plans.js'
+import { pairsRejected, rowsRead, type PlanNode } from './helpers/plans.js'
 
 const PUBLIC_EVENTS = 20_000
 const LIMIT = 20
@@ -37,8 +38,8 @@ for (const { dialect, create } of DIALECTS) {
     const numbered = (n: number) =>
       dialect === 'sqlite' ? { prefix: `with recursive n (i) as (select 1 union all select i + 1 from n where i < ${n})`, rows: 'n' } : { prefix: '', rows: `generate_series(1, ${n}) n (i)` }
 
-    /** What `work` answers on a Kysely of the test's own over the database, and the last statement it ran there (not a transaction's begin or commit). */
-    async function captured<T>(work: (db: Kysely<Schema>) => Promise<T>): Promise<{ answer: T; statement: CompiledQuery }> {
+    /** What `work` answers on a Kysely of the test's own over the database, and the statements it ran there (not a transaction's begin or commit): all, and the last. */
+    async function captured<T>(work: (db: Kysely<Schema>) => Promise<T>): Promise<{ answer: T; statement: CompiledQuery; statements: CompiledQuery[] }> {
       const statements: CompiledQuery[] = []
       const log = (event: { level: string; query: CompiledQuery }) => {
         if (event.level === 'query' && !/^(begin|commit|rollback)/i.test(event.query.sql)) statements.push(event.query)
@@ -49,20 +50,23 @@ for (const { dialect, create } of DIALECTS) {
           : new Kysely<Schema>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: suite.database.url, max: 1 }) }), log })
       try {
         const answer = await work(db)
-        return { answer, statement: statements.at(-1)! }
+        return { answer, statement: statements.at(-1)!, statements }
       } finally {
         await db.destroy()
       }
     }
 
-    /** PostgreSQL: the rows of `table` the statement's plan read, run; with `within`, in the part of the plan under the first node of that type. */
-    async function rowsReadBy(statement: CompiledQuery, table: string, within?: string): Promise<number> {
+    /** PostgreSQL: the statement's plan, run; with `within`, the part of it under the first node of that type. */
+    async function planRun(statement: CompiledQuery, within?: string): Promise<PlanNode> {
       const [plan] = (await query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`explain (analyze, format json) ${interpolate(statement)}`))[0]!['QUERY PLAN']
       const under = (node: PlanNode): PlanNode | undefined => (node['Node Type'] === within ? node : (node.Plans ?? []).map(under).find((found) => found !== undefined))
       const part = within === undefined ? plan.Plan : under(plan.Plan)
       assert.ok(part, `no ${within} in the plan`)
-      return rowsRead(part, table)
+      return part
     }
+
+    /** PostgreSQL: the rows of `table` the statement's plan read, run; with `within`, in the part of the plan under the first node of that type. */
+    const rowsReadBy = async (statement: CompiledQuery, table: string, within?: string) => rowsRead(await planRun(statement, within), table)
 
     /** SQLite: the steps of the statement's plan. */
     function planOf(statement: CompiledQuery): string[] {
@@ -137,31 +141,20 @@ for (const { dialect, create } of DIALECTS) {
       }
     })
 
-    it("marks an order's events for fan-out by its own account's endpoints, not every account's (migration 2026-11-28-018)", async () => {
-      const [mine] = await query<{ id: number }>("insert into accounts (name, plan, created_at) values ('orders', 'pro', 0) returning id")
-      // 2,000 endpoints of 200 other accounts, none taking order events.
-      const accounts = numbered(200)
-      await query(`${accounts.prefix} insert into accounts (name, plan, created_at) select 'endpoints', 'pro', 0 from ${accounts.rows}`)
-      const endpoints = numbered(ENDPOINTS)
-      await query(`${endpoints.prefix} insert into webhook_endpoints (account_id, url, description, enabled_events, secret, created_at)
-        select (select min(id) from accounts where name = 'endpoints') + i % 200, 'https://example.com/', '', 'pet.created', 'sealed', 0 from ${endpoints.rows}`)
-      if (dialect === 'sqlite') {
-        // SQLite's plans do not show a trigger's statements: each order trigger's check, as it stands in the schema, explained alone.
-        const triggers = await query<{ name: string; sql: string }>("select name, sql from sqlite_master where type = 'trigger' and name like 'orders_event_%'")
-        assert.equal(triggers.length, 2)
-        for (const { name, sql } of triggers) {
-          const check = /exists \((select 1 from webhook_endpoints e where .*?)\) then 1/s.exec(sql)?.[1]
-          assert.ok(check, `${name} checks the endpoints`)
-          // A bound value, as the trigger's new.account_id is: a literal would let the planner drop an `is null` test on it.
-          const plan = planOf(CompiledQuery.raw(check.replaceAll('new.account_id', '@owner').replaceAll('new.status', '@status'), [{ owner: mine!.id, status: 'completed' }]))
-          assert.ok(!plan.some((step) => /^SCAN e\b/.test(step)), `${name} reads no endpoint of another account:\n${plan.join('\n')}`)
-        }
-        return
-      }
-      await query("analyze webhook_endpoints")
-      const [category] = await query<{ id: number }>("insert into categories (name, name_key, created_at) values ('Trigger test', 'trigger test', 0) returning id")
-      const [pet] = await query<{ id: number }>(`insert into pets (name, category_id, status, created_at) values ('Orderly', ${category!.id}, 'available', 0) returning id`)
-      // The plans of the statements the triggers run, as auto_explain tells them to the client.
+    /** SQLite, which does not show a trigger's statements in a plan: the plan of the endpoint check of each trigger named like `pattern`, as it stands in the schema, explained alone. */
+    async function triggerChecks(pattern: string, values: Record<string, unknown>): Promise<{ name: string; plan: string[] }[]> {
+      const triggers = await query<{ name: string; sql: string }>(`select name, sql from sqlite_master where type = 'trigger' and name like '${pattern}'`)
+      return triggers.map(({ name, sql }) => {
+        const check = /exists \((select 1 from .*?)\) then 1/s.exec(sql)?.[1]
+        assert.ok(check, `${name} checks the endpoints`)
+        // Bound values, as the trigger's new.* are: a literal would let the planner drop an `is null` test on it.
+        const bound = Object.keys(values).reduce((text, column) => text.replaceAll(`new.${column}`, `@${column}`), check)
+        return { name, plan: planOf(CompiledQuery.raw(bound, [values])) }
+      })
+    }
+
+    /** PostgreSQL: the endpoints read by the statements the triggers of `statements` run, as auto_explain tells their plans to the client. */
+    async function endpointsReadByTriggers(statements: (client: pg.Client) => Promise<void>): Promise<number> {
       const client = new pg.Client({ connectionString: suite.database.url })
       const plans: PlanNode[] = []
       client.on('notice', (notice) => {
@@ -171,14 +164,103 @@ for (const { dialect, create } of DIALECTS) {
       await client.connect()
       try {
         for (const setting of ["load 'auto_explain'", 'set auto_explain.log_min_duration = 0', 'set auto_explain.log_nested_statements = on', 'set auto_explain.log_analyze = on', "set auto_explain.log_format = 'json'", "set auto_explain.log_level = 'notice'"]) await client.query(setting)
-        const { rows } = await client.query<{ id: string }>(`insert into orders (pet_id, account_id, status, placed_at) values (${pet!.id}, ${mine!.id}, 'placed', 0) returning id`)
-        await client.query(`update orders set status = 'completed', closed_at = 1 where id = ${rows[0]!.id}`)
+        await statements(client)
       } finally {
         await client.end()
       }
-      const read = plans.reduce((sum, plan) => sum + rowsRead(plan, 'webhook_endpoints'), 0)
       assert.ok(plans.length > 0, 'auto_explain told the plans')
+      return plans.reduce((sum, plan) => sum + rowsRead(plan, 'webhook_endpoints'), 0)
+    }
+
+    /** `n` endpoints of 200 accounts of their own, taking `types`. */
+    async function manyEndpoints(n: number, types: string) {
+      const accounts = numbered(200)
+      await query(`${accounts.prefix} insert into accounts (name, plan, created_at) select 'endpoints ${types}', 'pro', 0 from ${accounts.rows}`)
+      const endpoints = numbered(n)
+      await query(`${endpoints.prefix} insert into webhook_endpoints (account_id, url, description, enabled_events, secret, created_at)
+        select (select min(id) from accounts where name = 'endpoints ${types}') + i % 200, 'https://example.com/', '', '${types}', 'sealed', 0 from ${endpoints.rows}`)
+    }
+
+    it("marks an order's events for fan-out by its own account's endpoints, not every account's (migration 2026-11-28-018)", async () => {
+      const [mine] = await query<{ id: number }>("insert into accounts (name, plan, created_at) values ('orders', 'pro', 0) returning id")
+      // 2,000 endpoints of 200 other accounts, none taking order events.
+      await manyEndpoints(ENDPOINTS, 'pet.created')
+      if (dialect === 'sqlite') {
+        const checks = await triggerChecks('orders_event_%', { account_id: mine!.id, status: 'completed' })
+        assert.equal(checks.length, 2)
+        for (const { name, plan } of checks) assert.ok(!plan.some((step) => /^SCAN e\b/.test(step)), `${name} reads no endpoint of another account:\n${plan.join('\n')}`)
+        return
+      }
+      await query('analyze webhook_endpoints')
+      const [category] = await query<{ id: number }>("insert into categories (name, name_key, created_at) values ('Trigger test', 'trigger test', 0) returning id")
+      const [pet] = await query<{ id: number }>(`insert into pets (name, category_id, status, created_at) values ('Orderly', ${category!.id}, 'available', 0) returning id`)
+      const read = await endpointsReadByTriggers(async (client) => {
+        const { rows } = await client.query<{ id: string }>(`insert into orders (pet_id, account_id, status, placed_at) values (${pet!.id}, ${mine!.id}, 'placed', 0) returning id`)
+        await client.query(`update orders set status = 'completed', closed_at = 1 where id = ${rows[0]!.id}`)
+      })
       assert.ok(read <= 10, `an order placed and completed read ${read} endpoints (other accounts' ${ENDPOINTS}, each time)`)
+    })
+
+    it("marks a pet's and a category's events for fan-out without reading every endpoint when none takes them (migration 2026-11-28-019)", async () => {
+      // Every endpoint, the order test's and 2,000 more, takes order events alone: the check finds no endpoint for a pet's or a category's.
+      await query("update webhook_endpoints set enabled_events = 'order.placed'")
+      await manyEndpoints(ENDPOINTS, 'order.placed')
+      if (dialect === 'sqlite') {
+        const checks = [...(await triggerChecks('pets_event_%', {})), ...(await triggerChecks('categories_event_%', {}))]
+        assert.equal(checks.length, 6)
+        for (const { name, plan } of checks) assert.ok(!plan.some((step) => /^SCAN\b/.test(step)), `${name} reads no table whole:\n${plan.join('\n')}`)
+        return
+      }
+      await query('analyze webhook_endpoints')
+      const read = await endpointsReadByTriggers(async (client) => {
+        const { rows } = await client.query<{ id: string }>(`insert into categories (name, name_key, created_at) values ('Marked', 'marked', 0) returning id`)
+        const category = rows[0]!.id
+        // Three pets in one statement, as the group commit writes them: the check runs for each row.
+        await client.query(`insert into pets (name, category_id, status, created_at) select 'Marked ' || i, ${category}, 'available', 0 from generate_series(1, 3) i`)
+        await client.query(`update pets set status = 'pending' where category_id = ${category}`)
+        await client.query(`delete from pets where category_id = ${category}`)
+        await client.query(`update categories set description = 'changed' where id = ${category}`)
+        await client.query(`delete from categories where id = ${category}`)
+      })
+      assert.ok(read <= 10, `pets and a category written, changed and deleted read ${read} endpoints (${ENDPOINTS * 2} of them)`)
+    })
+
+    it('fans public events out to the endpoints subscribed to their type, not reading every endpoint for each event (migration 2026-11-28-019)', async () => {
+      // 2,000 endpoints taking order events alone (and those of the tests before), one taking every type, one taking pet.created.
+      await manyEndpoints(ENDPOINTS, 'order.placed')
+      const [account] = await query<{ id: number }>("insert into accounts (name, plan, created_at) values ('fan-out', 'pro', 0) returning id")
+      const subscribers = await query<{ id: number | string }>(`insert into webhook_endpoints (account_id, url, description, enabled_events, secret, created_at)
+        values (${account!.id}, 'https://example.com/', '', '*', 'sealed', 0), (${account!.id}, 'https://example.com/', '', 'pet.created', 'sealed', 0) returning id`)
+      const events = 100
+      const pending = async () => {
+        const { prefix, rows } = numbered(events)
+        await query(`${prefix} insert into events (type, account_id, data, created_at, fan_out_pending) select 'pet.created', null, '{}', i, 1 from ${rows}`)
+      }
+      await query('update events set fan_out_pending = 0')
+      // Statistics that have not seen the pending events, as a running service's seldom have.
+      if (dialect === 'postgres') await query('analyze')
+      await pending()
+      const { answer, statements } = await captured((db) => createDeliveryQueue(db, dialect).fanOut(Date.now(), 500))
+      assert.equal(answer.events, events)
+      const made = await query<{ endpoint_id: number | string; n: number | string }>('select endpoint_id, count(*) as n from webhook_deliveries group by endpoint_id order by endpoint_id')
+      assert.deepEqual(made.map((row) => [Number(row.endpoint_id), Number(row.n)]), subscribers.map(({ id }) => [Number(id), events]), 'a delivery of each event to each subscriber, and to no other endpoint')
+      const insert = statements.find((statement) => /insert into webhook_deliveries/.test(statement.sql))
+      assert.ok(insert, 'the fan-out inserts the deliveries')
+      const [{ n: endpoints }] = (await query<{ n: number | string }>('select count(*) as n from webhook_endpoints')) as [{ n: number | string }]
+      if (dialect === 'postgres') {
+        await pending()
+        // Run again, over a new batch: the plan's reads as the fan-out makes them. A join of
+        // the events to the endpoints on the rule alone may read the endpoints once, into
+        // memory, and then compare each event with each of them.
+        const plan = await planRun(insert)
+        const read = rowsRead(plan, 'webhook_endpoints')
+        const compared = pairsRejected(plan)
+        assert.ok(read <= 3 * Number(endpoints), `a batch of ${events} events read ${read} endpoints (each endpoint for each event: ${events * Number(endpoints)})`)
+        assert.ok(compared <= 3 * Number(endpoints), `a batch of ${events} events compared ${compared} pairs of rows that its joins then refused (each event with each endpoint: ${events * Number(endpoints)})`)
+      } else {
+        const plan = planOf(insert)
+        assert.ok(!plan.some((step) => /^SCAN e\b/.test(step)), `no step reads every endpoint:\n${plan.join('\n')}`)
+      }
     })
   })
 }

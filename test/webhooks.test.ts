@@ -272,6 +272,25 @@ for (const store of STORES) {
       await server.request(`/v1/webhook-endpoints/${id}`, { method: 'DELETE', key })
     })
 
+    it('delivers the pet events written after an endpoint subscribes to them or is enabled again (migration 2026-11-28-019)', async () => {
+      const { id } = await endpoint(['order.placed'])
+      await newPet()
+      await server.request(`/v1/webhook-endpoints/${id}`, { method: 'PATCH', key, json: { enabledEvents: ['pet.created'] } })
+      const subscribed = await newPet()
+      await server.request(`/v1/webhook-endpoints/${id}`, { method: 'PATCH', key, json: { enabled: false } })
+      await newPet()
+      await server.request(`/v1/webhook-endpoints/${id}`, { method: 'PATCH', key, json: { enabled: true } })
+      const enabled = await newPet()
+      await dispatcher.pollNow()
+      const sent = receiver.received.map(({ body }) => JSON.parse(body) as Event)
+      assert.deepEqual(
+        sent.map((event) => [event.type, (event.data as Pet).id]).sort((a, b) => Number(a[1]) - Number(b[1])),
+        [['pet.created', subscribed.id], ['pet.created', enabled.id]],
+        'the pets created while it took order events alone, or was disabled, are not sent',
+      )
+      await server.request(`/v1/webhook-endpoints/${id}`, { method: 'DELETE', key })
+    })
+
     it('says why a redelivery went to no endpoint', async () => {
       const reason = async (eventId: string) => (await post<{ deliveries: number; reason?: string }>(`/v1/events/${eventId}/redeliver`, undefined)).body
       const { id } = await endpoint(['order.placed'])

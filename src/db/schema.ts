@@ -108,6 +108,12 @@ export interface WebhookEndpointsTable {
   created_at: number
 }
 
+/** Each event type an enabled endpoint takes (`*` for all), kept by triggers on webhook_endpoints (migration 2026-11-28-019): what the public events' triggers ask to mark an event for fan-out. */
+export interface WebhookSubscriptionsTable {
+  type: string
+  endpoint_id: number
+}
+
 export interface WebhookDeliveriesTable {
   id: Generated<number>
   endpoint_id: number
@@ -142,6 +148,7 @@ export interface Database {
   orders: OrdersTable
   events: EventsTable
   webhook_endpoints: WebhookEndpointsTable
+  webhook_subscriptions: WebhookSubscriptionsTable
   webhook_deliveries: WebhookDeliveriesTable
   webhook_attempts: WebhookAttemptsTable
 }

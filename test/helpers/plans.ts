@@ -7,6 +7,7 @@ export interface PlanNode {
   'Actual Rows': number
   'Actual Loops': number
   'Rows Removed by Filter'?: number
+  'Rows Removed by Join Filter'?: number
   Plans?: PlanNode[]
 }
 
@@ -14,3 +15,7 @@ export interface PlanNode {
 export const rowsRead = (node: PlanNode, table: string): number =>
   (node['Relation Name'] === table && /Scan/.test(node['Node Type']) ? (node['Actual Rows'] + (node['Rows Removed by Filter'] ?? 0)) * node['Actual Loops'] : 0) +
   (node.Plans ?? []).reduce((sum, child) => sum + rowsRead(child, table), 0)
+
+/** The pairs of rows the joins of a plan matched up and their filters threw away: a join on no key compares every row of one side with every row of the other. */
+export const pairsRejected = (node: PlanNode): number =>
+  (node['Rows Removed by Join Filter'] ?? 0) * node['Actual Loops'] + (node.Plans ?? []).reduce((sum, child) => sum + pairsRejected(child), 0)

@@ -19,6 +19,7 @@ import * as queueAutovacuum from './2026-11-28-015-queue-autovacuum.js'
 import * as eventsByType from './2026-11-28-016-events-by-type.js'
 import * as keysReplacedBy from './2026-11-28-017-keys-replaced-by.js'
 import * as orderEventsOwnEndpoints from './2026-11-28-018-order-events-own-endpoints.js'
+import * as webhookSubscriptions from './2026-11-28-019-webhook-subscriptions.js'
 
 const MIGRATIONS = {
   '2026-11-22-001-pets-and-api-keys': petsAndApiKeys,
@@ -38,6 +39,7 @@ const MIGRATIONS = {
   '2026-11-28-016-events-by-type': eventsByType,
   '2026-11-28-017-keys-replaced-by': keysReplacedBy,
   '2026-11-28-018-order-events-own-endpoints': orderEventsOwnEndpoints,
+  '2026-11-28-019-webhook-subscriptions': webhookSubscriptions,
 }
 
 // PostgreSQL runs every migration in a transaction (Kysely's adapter reports
