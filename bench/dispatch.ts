@@ -1,6 +1,9 @@
 // `npm run bench:dispatch`: one `petstore dispatch` process against a backlog, on each
-// store: N events already waiting to be fanned out to one endpoint (a receiver on
-// loopback that answers 204), delivered until none is left or the time is up. It
+// store: N events already waiting to be fanned out to one endpoint, or to each of
+// `--endpoints` (a receiver on loopback that answers 204 at a path each), delivered
+// until none is left or the time is up. One endpoint measures the rate to one
+// receiver, which PETSTORE_WEBHOOK_PER_ENDPOINT (8 requests under way) bounds; several
+// measure the dispatcher's own. It
 // reports the deliveries per second and the dispatcher's peak RSS, sampled from /proc
 // (the figures of docs/benchmarks.md). With --against REV, that revision is measured in
 // the same run, store by store, before this checkout: the only comparison a shared
@@ -21,6 +24,7 @@ import { createEnterpriseKey, createTempStore, type StoreKind } from './store.js
 const USAGE = `npm run bench:dispatch -- [options]
   --store sqlite|postgres|both   (both)
   --events N                     events waiting when the dispatcher starts (20000)
+  --endpoints N                  endpoints taking every event, each its own path of the receiver (1)
   --seconds S                    stop after this long even if some are left (60)
   --per-endpoint N               PETSTORE_WEBHOOK_PER_ENDPOINT (the default, 8)
   --against REV                  measure REV too, before this checkout, in the same run`
@@ -29,6 +33,7 @@ const { values } = parseArgs({
   options: {
     store: { type: 'string', default: 'both' },
     events: { type: 'string', default: '20000' },
+    endpoints: { type: 'string', default: '1' },
     seconds: { type: 'string', default: '60' },
     'per-endpoint': { type: 'string' },
     against: { type: 'string' },
@@ -42,7 +47,10 @@ if (values.help) {
 const stores: StoreKind[] = values.store === 'both' ? ['sqlite', 'postgres'] : [values.store as StoreKind]
 const events = Number(values.events)
 const seconds = Number(values.seconds)
-if (!stores.every((store) => store === 'sqlite' || store === 'postgres') || !(events > 0) || !(seconds > 0)) {
+const endpoints = Number(values.endpoints)
+/** Deliveries to make: each event to each endpoint. */
+const deliveries = events * endpoints
+if (!stores.every((store) => store === 'sqlite' || store === 'postgres') || !(events > 0) || !(seconds > 0) || !Number.isInteger(endpoints) || !(endpoints >= 1)) {
   console.error(USAGE)
   process.exit(2)
 }
@@ -56,7 +64,7 @@ interface Result {
   peakRssMb: number
 }
 
-/** Waiting events and one endpoint taking them all, in a database the checkout's command line has migrated. */
+/** Waiting events and `endpoints` endpoints taking them all, in a database the checkout's command line has migrated. */
 async function prepare(databaseUrl: string, receiverUrl: string, checkout: string): Promise<void> {
   await createEnterpriseKey({ ...process.env, DATABASE_URL: databaseUrl, PETSTORE_SECRET_KEY: SECRET_KEY, LOG_LEVEL: 'warn' }, checkout)
   const { db, dialect } = openDatabase(databaseUrl)
@@ -64,7 +72,10 @@ async function prepare(databaseUrl: string, receiverUrl: string, checkout: strin
     const { account_id } = await db.selectFrom('api_keys').select('account_id').executeTakeFirstOrThrow()
     const now = Date.now()
     const secret = createSecretBox(parseMainKey(SECRET_KEY)).seal(`whsec_${Buffer.alloc(24, 1).toString('base64')}`)
-    await db.insertInto('webhook_endpoints').values({ account_id, url: receiverUrl, description: 'bench:dispatch', enabled_events: '*', secret, created_at: now }).execute()
+    for (let i = 1; i <= endpoints; i++) {
+      const url = endpoints === 1 ? receiverUrl : `${receiverUrl}${i}`
+      await db.insertInto('webhook_endpoints').values({ account_id, url, description: 'bench:dispatch', enabled_events: '*', secret, created_at: now }).execute()
+    }
     const data = JSON.stringify({ id: 1, name: 'Bench', categoryId: 1, status: 'available', createdAt: new Date(now).toISOString() })
     // In steps of 100,000 rows: one statement each, a series made by the database.
     for (let done = 0; done < events; done += 100_000) {
@@ -111,7 +122,7 @@ async function measure(kind: StoreKind, checkout: string, label: string): Promis
     let lastAt = started
     let last = 0
     const deadline = started + seconds * 1000
-    while (receiver.delivered < events && performance.now() < deadline && child.exitCode === null) {
+    while (receiver.delivered < deliveries && performance.now() < deadline && child.exitCode === null) {
       await new Promise((resolve) => setTimeout(resolve, 100))
       peak = Math.max(peak, rssBytes(child.pid!))
       if (firstMs === undefined && receiver.delivered > 0) firstMs = performance.now() - started
@@ -146,7 +157,7 @@ try {
   for (const kind of stores) {
     for (const [i, { title, dir }] of checkouts.entries()) {
       const result = await measure(kind, dir, `dispatch_${i}`)
-      const line = `| ${kind} | ${title} | ${result.delivered.toLocaleString('en')} of ${events.toLocaleString('en')} | ${result.perS.toFixed(0)} | ${result.firstMs === undefined ? '–' : `${(result.firstMs / 1000).toFixed(2)} s`} | ${result.peakRssMb.toFixed(0)} MB |`
+      const line = `| ${kind} | ${title} | ${result.delivered.toLocaleString('en')} of ${deliveries.toLocaleString('en')} | ${result.perS.toFixed(0)} | ${result.firstMs === undefined ? '–' : `${(result.firstMs / 1000).toFixed(2)} s`} | ${result.peakRssMb.toFixed(0)} MB |`
       console.error(line)
       lines.push(line)
     }

@@ -29,7 +29,9 @@ const ANY_ENDPOINT = {
   postgres:
     /exists \(select 1 from webhook_endpoints e where e\.disabled_at is null and \(e\.enabled_events = '\*' or strpos\(' ' \|\| e\.enabled_events \|\| ' ', ' ' \|\| (rows\.type) \|\| ' '\) > 0\)(?: and \(rows\.owner is null or e\.account_id = rows\.owner\))?\)/,
 }
-const subscribed = (_: string, type: string) => `exists (select 1 from webhook_subscriptions s where s.type in (${type}, '*'))`
+/** Two probes of the primary key: SQLite makes an ephemeral table for `s.type in (?, '*')` at every row, 1.3 µs a create (bench:sql). */
+const subscribed = (_: string, type: string) =>
+  `(exists (select 1 from webhook_subscriptions s where s.type = ${type}) or exists (select 1 from webhook_subscriptions s where s.type = '*'))`
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- migrations see the schema as it was, not today's Database type
 export async function up(db: Kysely<any>, dialect: Dialect): Promise<void> {
@@ -65,6 +67,9 @@ export async function up(db: Kysely<any>, dialect: Dialect): Promise<void> {
 
   await run(`insert into webhook_subscriptions (type, endpoint_id)
     select distinct unnest(string_to_array(enabled_events, ' ')), id from webhook_endpoints where disabled_at is null`)
+  // Without statistics the planner reads the whole table at each probe (every row of
+  // every statement that writes pets) until autovacuum first analyzes it.
+  await run('analyze webhook_subscriptions')
   await run(`create function webhook_subscriptions_kept() returns trigger language plpgsql as $$
     begin
       if tg_op = 'UPDATE' then
