@@ -9,6 +9,7 @@ import assert from 'node:assert/strict'
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { performance } from 'node:perf_hooks'
+import { sql } from 'kysely'
 import pg from 'pg'
 import { Webhook } from 'standardwebhooks'
 import { createManualClock } from '../src/clock.js'
@@ -336,6 +337,40 @@ for (const store of STORES) {
       await dispatcher.pollNow()
       assert.equal(receiver.received.length, 1, 'enabled again, it gets new events, not the ones refused while disabled')
       await server.request(`/v1/webhook-endpoints/${id}`, { method: 'DELETE', key })
+    })
+
+    it("deletes an endpoint's long history in short statements: other requests are answered meanwhile, and none of it is left", async () => {
+      const doomed = await endpoint(['pet.created'])
+      const kept = await endpoint(['pet.created'])
+      const history = 30_000
+      const raw = openDatabase(server.config.databaseUrl)
+      const count = async (table: string, endpointId: number) =>
+        Number((await sql<{ n: number | string }>`select count(*) as n from ${sql.table(table)} where endpoint_id = ${endpointId}`.execute(raw.db)).rows[0]!.n)
+      try {
+        const series = store === 'sqlite' ? sql`(with recursive s (i) as (select 1 union all select i + 1 from s where i < ${history}) select i from s)` : sql`generate_series(1, ${history})`
+        const marker = JSON.stringify({ history: doomed.id })
+        await sql`insert into events (type, account_id, data, created_at, fan_out_pending) select 'pet.created', null, ${marker}, ${clock.now()}, 0 from ${series} as n`.execute(raw.db)
+        for (const [id, data] of [[doomed.id, marker], [kept.id, marker]] as const) {
+          await sql`insert into webhook_deliveries (endpoint_id, event_id, status, attempts, next_attempt_at, created_at)
+            select ${id}, id, 'delivered', 1, ${clock.now()}, ${clock.now()} from events where data = ${data} ${id === kept.id ? sql`and id = (select min(id) from events where data = ${data})` : sql``}`.execute(raw.db)
+        }
+        await sql`insert into webhook_attempts (delivery_id, endpoint_id, event_id, trigger, at, duration_ms, response_status, error)
+          select id, endpoint_id, event_id, 'scheduled', ${clock.now()}, 5, 200, null from webhook_deliveries where endpoint_id in (${doomed.id}, ${kept.id})`.execute(raw.db)
+        assert.equal(await count('webhook_attempts', doomed.id), history)
+
+        const answered: string[] = []
+        const deleting = server.request(`/v1/webhook-endpoints/${doomed.id}`, { method: 'DELETE', key }).finally(() => answered.push('delete'))
+        const reading = server.request('/v1/pets?limit=1', { key }).finally(() => answered.push('read'))
+        assert.equal((await deleting).status, 204)
+        assert.equal((await reading).status, 200)
+        assert.deepEqual(answered, ['read', 'delete'], 'a read sent while the deletion goes on is answered before it ends')
+        assert.equal(await count('webhook_deliveries', doomed.id), 0)
+        assert.equal(await count('webhook_attempts', doomed.id), 0)
+        assert.equal(await count('webhook_attempts', kept.id), 1, "another endpoint's history stays")
+        assert.equal((await server.request(`/v1/webhook-endpoints/${doomed.id}`, { key })).status, 404)
+      } finally {
+        await raw.db.destroy()
+      }
     })
 
     it('sends nothing to the endpoints of a disabled account, queued or new', async () => {
