@@ -373,6 +373,43 @@ for (const store of STORES) {
       }
     })
 
+    it('purges the events older than 30 days a batch at a time, with their deliveries and attempts, but not one still pending; reads are answered meanwhile', async () => {
+      const { id } = await endpoint(['pet.created'])
+      const old = 20_000
+      const day = 86_400_000
+      const raw = openDatabase(server.config.databaseUrl)
+      const count = async (table: string) => Number((await sql<{ n: number | string }>`select count(*) as n from ${sql.table(table)} where endpoint_id = ${id}`.execute(raw.db)).rows[0]!.n)
+      try {
+        const series = store === 'sqlite' ? sql`(with recursive s (i) as (select 1 union all select i + 1 from s where i < ${old}) select i from s)` : sql`generate_series(1, ${old})`
+        const marker = JSON.stringify({ purged: id })
+        // 20,000 events of 40 days ago and one of today, each delivered to the endpoint with an attempt; one more of 40 days ago still pending.
+        await sql`insert into events (type, account_id, data, created_at, fan_out_pending) select 'pet.created', null, ${marker}, ${clock.now() - 40 * day}, 0 from ${series} as n`.execute(raw.db)
+        await sql`insert into events (type, account_id, data, created_at, fan_out_pending) values ('pet.created', null, ${marker}, ${clock.now()}, 0), ('pet.created', null, ${marker}, ${clock.now() - 40 * day}, 0)`.execute(raw.db)
+        const pendingEvent = Number((await sql<{ id: number | string }>`select max(id) as id from events where data = ${marker}`.execute(raw.db)).rows[0]!.id)
+        await sql`insert into webhook_deliveries (endpoint_id, event_id, status, attempts, next_attempt_at, created_at)
+          select ${id}, id, case when id = ${pendingEvent} then 'pending' else 'delivered' end, 1, ${clock.now() + day}, ${clock.now()} from events where data = ${marker}`.execute(raw.db)
+        await sql`insert into webhook_attempts (delivery_id, endpoint_id, event_id, trigger, at, duration_ms, response_status, error)
+          select id, endpoint_id, event_id, 'scheduled', ${clock.now()}, 5, 200, null from webhook_deliveries where endpoint_id = ${id}`.execute(raw.db)
+
+        const answered: string[] = []
+        const purging = server.store.deliveries.purge(clock.now() - 30 * day).finally(() => answered.push('purge'))
+        const reading = server.request('/v1/pets?limit=1', { key }).finally(() => answered.push('read'))
+        await purging
+        assert.equal((await reading).status, 200)
+        assert.deepEqual(answered, ['read', 'purge'], 'a read sent while the purge goes on is answered before it ends')
+        const left = await sql<{ id: number | string; created_at: number | string }>`select id, created_at from events where data = ${marker} order by id`.execute(raw.db)
+        assert.deepEqual(
+          left.rows.map((row) => Number(row.created_at)),
+          [clock.now(), clock.now() - 40 * day],
+          "today's event, and the old one still pending",
+        )
+        assert.equal(await count('webhook_deliveries'), 2)
+        assert.equal(await count('webhook_attempts'), 2)
+      } finally {
+        await raw.db.destroy()
+      }
+    })
+
     it('sends nothing to the endpoints of a disabled account, queued or new', async () => {
       const { id } = await endpoint(['pet.created'])
       receiver.answerWith(() => ({ status: 503 }))

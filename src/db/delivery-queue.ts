@@ -111,6 +111,6 @@ export interface DeliveryQueue {
   watch(listener: () => void, onError: (error: unknown) => void): Promise<() => Promise<void>>
   /** How much is waiting, and since when (read when /metrics is scraped). */
   backlog(now: number): Promise<Backlog>
-  /** Deletes events older than `before`, with their finished deliveries and attempts. */
+  /** Deletes the events older than `before` of which no delivery is pending, with their deliveries and attempts: a batch a transaction, the event loop free between. */
   purge(before: number): Promise<void>
 }
