@@ -464,6 +464,15 @@ describe(`store contract (${dialect})`, async () => {
         await suite.store.usage.purge(11 * hour)
         assert.deepEqual((await suite.store.usage.history(account, 0, 12 * hour)).map((row) => row.hour), [11 * hour])
       })
+
+      it('purges old hours however many there are, a batch a statement, and none younger', async () => {
+        const hour = 3_600_000
+        const key = await suite.store.apiKeys.insert({ ...NEW_KEY, hash: `u4-${Math.random()}` }, NOW)
+        const hours = 2_500
+        await suite.store.usage.add(Array.from({ length: hours + 1 }, (_, i) => ({ apiKeyId: key.id, hour: (1_000 + i) * hour, outcome: 'ok' as const, requests: 1 })))
+        await suite.store.usage.purge((1_000 + hours) * hour)
+        assert.deepEqual(await suite.store.usage.history({ accountId: key.account.id }, 0, 10_000 * hour), [{ hour: (1_000 + hours) * hour, outcome: 'ok', requests: 1 }])
+      })
     })
 
     describe('Idempotency-Key records', () => {
@@ -559,6 +568,18 @@ describe(`store contract (${dialect})`, async () => {
         assert.equal((await suite.store.idempotency.claim(s, options('new', NOW + 60_000))).outcome, 'claimed')
         assert.ok((await suite.store.idempotency.purgeExpired(NOW + 10 * 60_000)) >= 1)
         assert.equal((await suite.store.idempotency.claim(s, options('newer', NOW + 10 * 60_000))).outcome, 'claimed')
+      })
+
+      it('purges expired records however many there are, a batch a statement, and none still kept', async () => {
+        const expired = 2_500
+        const record = (key: string, expiresAt: number) => ({ account_id: 7, idempotency_key: key, fingerprint: 'f', locked_until: null, response_status: 201, response_body: '{}', sealed_secret: null, created_at: NOW, expires_at: expiresAt })
+        for (let i = 0; i < expired; i += 500) {
+          await suite.other.db.insertInto('idempotency_keys').values(Array.from({ length: 500 }, (_, j) => record(`expired-${i + j}`, NOW + 1))).execute()
+        }
+        await suite.other.db.insertInto('idempotency_keys').values(record('kept', NOW + 3_600_000)).execute()
+        assert.ok((await suite.store.idempotency.purgeExpired(NOW + 60_000)) >= expired)
+        const left = await suite.other.db.selectFrom('idempotency_keys').select('idempotency_key').where('account_id', '=', 7).execute()
+        assert.deepEqual(left.map((row) => row.idempotency_key), ['kept'])
       })
     })
   })

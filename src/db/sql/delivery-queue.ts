@@ -5,12 +5,12 @@
 // rows another one has locked (FOR UPDATE SKIP LOCKED); on SQLite, which has one writer
 // (so its write is the claim) and cannot return a join from an UPDATE, a claim and a
 // read, and a record's three statements, in one transaction.
-import { setImmediate } from 'node:timers/promises'
 import { sql, type CompiledQuery, type Kysely, type RawBuilder, type Transaction } from 'kysely'
 import type { AttemptRecord, ClaimAhead, ClaimedDelivery, DeliveryQueue } from '../delivery-queue.js'
 import type { Dialect } from '../dialect.js'
 import type { Database } from '../schema.js'
 import type { StoredSecrets } from '../webhook-endpoints-store.js'
+import { deleteInBatches } from './in-batches.js'
 import { sends, takes, toEndpoint, toEvent } from './webhook-rows.js'
 
 /**
@@ -345,26 +345,23 @@ export function createDeliveryQueue(db: Kysely<Database>, dialect: Dialect, watc
     },
 
     async purge(before) {
-      // PURGE_BATCH events a transaction, the oldest first, with a turn of the event loop
-      // between: every event older than `before` in one transaction held SQLite's writer
-      // (and every request) 120 ms at 60,000 events, ten minutes' worth at 100 writes a
-      // second, and more after a stop. An event goes once none of its deliveries is
+      // PURGE_BATCH events a transaction, the oldest first (in-batches.ts): every event
+      // older than `before` in one transaction held SQLite's writer (and every request)
+      // 120 ms at 60,000 events, ten minutes' worth at 100 writes a second, and more
+      // after a stop. An event goes once none of its deliveries is
       // pending, with its deliveries and their attempts. The three statements read the
       // batch alike: the first is a write, so SQLite holds the write lock throughout, and
       // neither deletion changes which events have a pending delivery.
       const batch = sql`(select id from events where created_at < ${before}
         and not exists (select 1 from webhook_deliveries d where d.event_id = events.id and d.status = 'pending')
         order by created_at limit ${PURGE_BATCH})`
-      for (;;) {
-        const purged = await db.transaction().execute(async (trx) => {
+      await deleteInBatches(PURGE_BATCH, () =>
+        db.transaction().execute(async (trx) => {
           await sql`delete from webhook_attempts where event_id in ${batch}`.execute(trx)
           await sql`delete from webhook_deliveries where event_id in ${batch}`.execute(trx)
-          const { numAffectedRows } = await sql`delete from events where id in ${batch}`.execute(trx)
-          return Number(numAffectedRows ?? 0n)
-        })
-        if (purged < PURGE_BATCH) return
-        await setImmediate()
-      }
+          return (await sql`delete from events where id in ${batch}`.execute(trx)).numAffectedRows
+        }),
+      )
     },
   }
 }

@@ -6,6 +6,10 @@
 import type { Kysely, Transaction } from 'kysely'
 import type { Database } from '../schema.js'
 import { ClaimLostError, type Completion, type CompletionOf, type IdempotencyScope, type IdempotencyStore } from '../idempotency-store.js'
+import { deleteInBatches } from './in-batches.js'
+
+/** Expired keys the purge deletes a statement. */
+const PURGE_BATCH = 1_000
 
 export function createIdempotencyClaims(db: Kysely<Database>): IdempotencyStore {
   const record = (scope: IdempotencyScope) =>
@@ -62,8 +66,12 @@ export function createIdempotencyClaims(db: Kysely<Database>): IdempotencyStore 
     },
 
     async purgeExpired(now) {
-      const result = await db.deleteFrom('idempotency_keys').where('expires_at', '<=', now).executeTakeFirst()
-      return Number(result.numDeletedRows)
+      // In batches (in-batches.ts): a day of keys expires in ten minutes' purges.
+      return deleteInBatches(PURGE_BATCH, async (limit) => {
+        const expired = db.selectFrom('idempotency_keys').select(['account_id', 'idempotency_key']).where('expires_at', '<=', now).limit(limit).$asTuple('account_id', 'idempotency_key')
+        const result = await db.deleteFrom('idempotency_keys').where((eb) => eb(eb.refTuple('account_id', 'idempotency_key'), 'in', expired)).executeTakeFirst()
+        return result.numDeletedRows
+      })
     },
 
     async sealedSecrets(after, limit) {

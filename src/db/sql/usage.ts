@@ -4,6 +4,10 @@ import type { Kysely } from 'kysely'
 import type { Database } from '../schema.js'
 import type { UsageStore } from '../usage-store.js'
 import type { UsageOutcome } from '../../vocabulary/usage.js'
+import { deleteInBatches } from './in-batches.js'
+
+/** Hours of a key's counts the purge deletes a statement. */
+const PURGE_BATCH = 1_000
 
 export function createUsageStore(db: Kysely<Database>): UsageStore {
   return {
@@ -32,7 +36,12 @@ export function createUsageStore(db: Kysely<Database>): UsageStore {
     },
 
     async purge(before) {
-      await db.deleteFrom('api_key_usage').where('hour', '<', before).execute()
+      // In batches (in-batches.ts): an hour of every key's counts ages out at once.
+      await deleteInBatches(PURGE_BATCH, async (limit) => {
+        const old = db.selectFrom('api_key_usage').select(['api_key_id', 'hour', 'outcome']).where('hour', '<', before).limit(limit).$asTuple('api_key_id', 'hour', 'outcome')
+        const result = await db.deleteFrom('api_key_usage').where((eb) => eb(eb.refTuple('api_key_id', 'hour', 'outcome'), 'in', old)).executeTakeFirst()
+        return result.numDeletedRows
+      })
     },
   }
 }

@@ -1,11 +1,11 @@
 // The webhook endpoints store (webhook-endpoints-store.ts), written once in Kysely for
 // both databases.
-import { setImmediate } from 'node:timers/promises'
 import { sql, type Kysely, type Selectable } from 'kysely'
 import type { Dialect } from '../dialect.js'
 import type { Database, WebhookAttemptsTable } from '../schema.js'
 import type { StoredAttempt, WebhookEndpointsStore } from '../webhook-endpoints-store.js'
 import { completeClaimIn } from './idempotency-claims.js'
+import { deleteInBatches } from './in-batches.js'
 import { ENDPOINT_COLUMNS, redeliveredTo, toEndpoint, toEvent } from './webhook-rows.js'
 import { EVENT_TYPES, TEST_EVENT } from '../../vocabulary/event-types.js'
 
@@ -128,22 +128,17 @@ export function createWebhookEndpointsStore(db: Kysely<Database>, dialect: Diale
 
     async deleteEndpoint(accountId, id) {
       // Its history first, its attempts then its deliveries (every event it took for 30
-      // days: millions, at a steady rate), DELETE_BATCH rows a statement, with a turn of
-      // the event loop between: one statement held SQLite's writer, and so every request
-      // of every tenant, for 186 ms at 25,000 deliveries, and PostgreSQL's locks for 120.
-      // The endpoint goes last, with what was made meanwhile (on delete cascade,
-      // migration 2026-11-25-012).
+      // days: millions, at a steady rate), in batches (in-batches.ts): one statement held
+      // SQLite's writer, and so every request of every tenant, for 186 ms at 25,000
+      // deliveries, and PostgreSQL's locks for 120. The endpoint goes last, with what was
+      // made meanwhile (on delete cascade, migration 2026-11-25-012).
       const owned = await db.selectFrom('webhook_endpoints').select('id').where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst()
       if (!owned) return false
       for (const table of ['webhook_attempts', 'webhook_deliveries'] as const) {
-        for (;;) {
-          const batch = await db
-            .deleteFrom(table)
-            .where('id', 'in', (eb) => eb.selectFrom(table).select('id').where('endpoint_id', '=', id).orderBy('id').limit(DELETE_BATCH))
-            .executeTakeFirst()
-          if (batch.numDeletedRows < BigInt(DELETE_BATCH)) break
-          await setImmediate()
-        }
+        await deleteInBatches(DELETE_BATCH, async (limit) => {
+          const batch = await db.deleteFrom(table).where('id', 'in', (eb) => eb.selectFrom(table).select('id').where('endpoint_id', '=', id).orderBy('id').limit(limit)).executeTakeFirst()
+          return batch.numDeletedRows
+        })
       }
       const deleted = await db.deleteFrom('webhook_endpoints').where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst()
       return deleted.numDeletedRows > 0n
