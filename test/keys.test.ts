@@ -262,6 +262,27 @@ for (const store of STORES) {
       assert.equal((await server.request(`/v1/keys/${now.apiKey.id}/roll`, { method: 'POST', key: admin, json: { grace: 8 * 86_400 } })).status, 400, 'at most 7 days')
     })
 
+    it('rolls a key once: its leaked secret cannot roll it again into a key the cascade misses (409 key_already_rolled), and a revoked key is neither changed nor rolled (409 key_revoked)', async () => {
+      const leaked = (await create({ name: 'leaked', scopes: ['all', 'keys:write'] })).body
+      const successor = (await server.request<Created>(`/v1/keys/${leaked.apiKey.id}/roll`, { method: 'POST', key: admin, json: { grace: 3_600 } })).body
+      // The holder of the leaked secret, within its grace period: a key of its own, then a second roll of the leaked key.
+      const made = (await create({ name: 'made' }, leaked.key!)).body
+      const again = await server.request<{ code: string; message: string }>(`/v1/keys/${leaked.apiKey.id}/roll`, { method: 'POST', key: leaked.key!, json: { grace: 3_600 } })
+      assert.equal(again.status, 409)
+      assert.equal(again.body.code, 'key_already_rolled')
+      assert.equal(again.body.message, `Key ${leaked.apiKey.id} was rolled already, into key ${successor.apiKey.id}: roll key ${successor.apiKey.id} instead.`)
+      assert.equal((await server.request(`/v1/keys/${leaked.apiKey.id}/roll`, { method: 'POST', key: admin, json: {} })).status, 409, 'not by the operator either')
+      const cascade = await server.request(`/v1/keys/${successor.apiKey.id}/revoke?cascade=true`, { method: 'POST', key: admin })
+      assert.equal(cascade.headers.get('petstore-revoked'), [leaked.apiKey.id, successor.apiKey.id, made.apiKey.id].sort((a, b) => a - b).join(','))
+      for (const [what, res] of [
+        ['PATCH', await server.request<{ code: string }>(`/v1/keys/${leaked.apiKey.id}`, { method: 'PATCH', key: admin, json: { enabled: true } })],
+        ['roll', await server.request<{ code: string }>(`/v1/keys/${made.apiKey.id}/roll`, { method: 'POST', key: admin, json: {} })],
+      ] as const) {
+        assert.equal(res.status, 409, what)
+        assert.equal(res.body.code, 'key_revoked', what)
+      }
+    })
+
     it('shows a ban in the key\'s status, and lifts it; the ban is the key\'s own, not its account\'s', async () => {
       const key = await server.createKey('enterprise', { perMinute: 2, perDay: 1000 })
       const apiKey = { id: await server.keyId(key) }

@@ -438,10 +438,20 @@ for (const store of STORES) describe(`the OpenAPI document (${store})`, () => {
       403: () => withoutScope('/v1/keys/1', { method: 'PATCH', json: { name: 'Renamed' } }),
       413: () => server.request('/v1/keys/1', { method: 'PATCH', key: admin, json: { name: 'x'.repeat(70_000) } }),
       415: () => server.request('/v1/keys/1', { method: 'PATCH', key: admin, body: 'name=x', headers: { 'content-type': 'text/plain' } }),
+      409: async () => {
+        const id = await newKeyId()
+        await server.request(`/v1/keys/${id}/revoke`, { method: 'POST', key: admin })
+        return server.request(`/v1/keys/${id}`, { method: 'PATCH', key: admin, json: { name: 'Revoked' } })
+      },
     },
     rollKey: {
       ...keyScenarios('POST', '/roll', '201'),
       403: () => withoutScope('/v1/keys/1/roll', { method: 'POST' }),
+      409: async () => {
+        const id = await newKeyId()
+        await server.request(`/v1/keys/${id}/roll`, { method: 'POST', key: admin })
+        return server.request(`/v1/keys/${id}/roll`, { method: 'POST', key: admin })
+      },
       415: () => server.request('/v1/keys/1/roll', { method: 'POST', key: admin, body: 'grace=0', headers: { 'content-type': 'text/plain' } }),
     },
     revokeKey: { ...keyScenarios('POST', '/revoke'), 403: () => withoutScope('/v1/keys/1/revoke', { method: 'POST' }) },

@@ -61,6 +61,19 @@ export class KeyAdminError extends Error {
   }
 }
 
+/** A key in a state the change cannot apply to: revoked (for good), or rolled already (its successor is the key to roll). */
+export class KeyStateConflict extends KeyAdminError {
+  override name = 'KeyStateConflict'
+  constructor(
+    message: string,
+    readonly code: 'key_revoked' | 'key_already_rolled',
+  ) {
+    super(message, 'keyId')
+  }
+}
+
+const revokedKey = (id: number) => new KeyStateConflict(`Key ${id} is revoked: it can no longer be changed or rolled.`, 'key_revoked')
+
 export interface NewKeyInput {
   name?: string
   scopes?: readonly Scope[]
@@ -234,6 +247,7 @@ export function createKeyAdmin({ apiKeys, limiter, clock, environment, onChanged
       nameWithin(input.name)
       const current = await target(id, actor)
       if (!current) return undefined
+      if (current.revokedAt !== null) throw revokedKey(id)
       const changes: ApiKeyChanges = {}
       if (input.name !== undefined) changes.name = input.name
       if (input.scopes !== undefined) {
@@ -250,7 +264,14 @@ export function createKeyAdmin({ apiKeys, limiter, clock, environment, onChanged
     async roll(id: number, graceMs: number, actor?: ApiKeyRecord): Promise<{ secret: string; key: KeyView; old: KeyView } | undefined> {
       if (graceMs < 0 || graceMs > MAX_GRACE_MS) throw new KeyAdminError('The grace period is from 0 (the old key stops now) to 7 days.', 'grace')
       const current = await target(id, actor)
-      if (!current || current.revokedAt !== null) return undefined
+      if (!current) return undefined
+      if (current.revokedAt !== null) throw revokedKey(id)
+      // Rolled once, a key ends with its grace period and its successor carries on: a
+      // second roll would give a key whose expiry is that grace period's end, and hide it
+      // (and what the old key made meanwhile) from a cascading revoke of the successor.
+      if (current.replacedBy !== null) {
+        throw new KeyStateConflict(`Key ${id} was rolled already, into key ${current.replacedBy}: roll key ${current.replacedBy} instead.`, 'key_already_rolled')
+      }
       // The roll's secret goes to the actor: a key that expires would get one that outlives it.
       if (actor?.expiresAt != null && (current.expiresAt === null || Date.parse(current.expiresAt) > Date.parse(actor.expiresAt))) {
         throw new KeyAdminError(`A key cannot roll a key that outlives it (its new secret would): this key expires at ${actor.expiresAt}, key ${id} ${current.expiresAt === null ? 'never does' : `at ${current.expiresAt}`}.`, 'keyId', true)

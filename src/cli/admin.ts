@@ -4,7 +4,7 @@
 // the database it used. The operator here is not limited by a key's own scopes: the
 // first key with keys:write is made here, and plans, limits and accounts are set only here.
 import { createAccountAdmin, type AccountAdmin } from '../api-keys/account-admin.js'
-import { createKeyAdmin, KeyAdminError, type KeyAdmin, type KeyView } from '../api-keys/key-admin.js'
+import { createKeyAdmin, KeyAdminError, KeyStateConflict, type KeyAdmin, type KeyView } from '../api-keys/key-admin.js'
 import { keyEnvironmentFor } from '../api-keys/key-format.js'
 import { PlanError, PLANS, type Limits } from '../vocabulary/plans.js'
 import { parseScopes, ScopeError, SCOPES, type Scope } from '../vocabulary/scopes.js'
@@ -52,6 +52,8 @@ export async function withAdmin(context: Context, run: (admin: Admin) => Promise
     context.io.err(`petstore: database ${where}`)
     return code
   } catch (error) {
+    // A key in a state the command cannot change (revoked, rolled already): it ran, and failed.
+    if (error instanceof KeyStateConflict) throw new CommandFailed(error.message)
     // Worded for this command line (--per-minute…): a mistake in the arguments.
     if (error instanceof KeyAdminError || error instanceof PlanError) throw new CliError(error.message)
     throw error

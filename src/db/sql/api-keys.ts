@@ -54,6 +54,7 @@ export function createApiKeysStore(db: Kysely<Database>): ApiKeysStore {
             }))
             .where('id', '=', id)
             .where('revoked_at', 'is', null)
+            .where('replaced_by', 'is', null)
             .returning('id')
             .executeTakeFirst()
           if (!old) throw new NoSuchKey()

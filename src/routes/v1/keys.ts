@@ -5,7 +5,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { durationMs } from '../../api-keys/duration.js'
-import { KeyAdminError, MAX_GRACE_MS, DEFAULT_GRACE_MS, type KeyAdmin } from '../../api-keys/key-admin.js'
+import { KeyAdminError, KeyStateConflict, MAX_GRACE_MS, DEFAULT_GRACE_MS, type KeyAdmin } from '../../api-keys/key-admin.js'
 import { scopesNamed } from '../../vocabulary/scopes.js'
 import type { Clock } from '../../clock.js'
 import { ApiError } from '../../errors.js'
@@ -64,6 +64,7 @@ function refuseAccountFields(request: FastifyRequest, _reply: FastifyReply, done
 
 /** A refusal of the service layer as the ApiError it answers. */
 function refused(error: unknown): never {
+  if (error instanceof KeyStateConflict) throw new ApiError(error.code, error.message, { details: [{ field: error.field, message: error.message }] })
   if (error instanceof KeyAdminError) {
     const message = error.message
     throw new ApiError(error.beyond ? 'forbidden' : 'invalid_field', message, { details: [{ field: error.field, message }] })
@@ -191,6 +192,7 @@ export async function keyRoutes(app: FastifyInstance, { keyAdmin, usage, idempot
           401: UNAUTHORIZED,
           403: BEYOND,
           404: NO_SUCH_KEY,
+          409: errorResponse('The key is revoked: it can no longer be changed.', ['key_revoked']),
           413: BODY_TOO_LARGE,
           415: notJsonBody(true),
           429: TOO_MANY_REQUESTS,
@@ -220,7 +222,8 @@ export async function keyRoutes(app: FastifyInstance, { keyAdmin, usage, idempot
           400: BAD_BODY,
           401: UNAUTHORIZED,
           403: BEYOND,
-          404: errorResponse('There is no such key, or it is revoked.', ['not_found']),
+          404: errorResponse('There is no such key in this account.', ['not_found']),
+          409: errorResponse('The key is revoked, or was rolled already (roll the key that replaced it).', ['key_revoked', 'key_already_rolled']),
           415: errorResponse('A body was sent, not as application/json.', ['unsupported_media_type']),
           429: TOO_MANY_REQUESTS,
         },
@@ -229,7 +232,7 @@ export async function keyRoutes(app: FastifyInstance, { keyAdmin, usage, idempot
     async (request, reply) => {
       const grace = (request.body.grace ?? DEFAULT_GRACE_MS / 1000) * 1000
       const rolled = await keyAdmin.roll(request.params.keyId, grace, request.apiKey!).catch(refused)
-      if (!rolled) throw new ApiError('not_found', `There is no key with id ${request.params.keyId} that can be rolled (it may be revoked).`)
+      if (!rolled) throw new ApiError('not_found', `There is no key with id ${request.params.keyId} in this account, or it was rolled or revoked meanwhile.`)
       return reply.code(201).header('location', `/v1/keys/${rolled.key.id}`).send({ key: rolled.secret, apiKey: rolled.key })
     },
   )
