@@ -186,10 +186,21 @@ for (const store of STORES) {
       assert.match(unban.body.message, /made this key/)
       const own = await server.request(`/v1/keys/${child.apiKey.id}/unban`, { method: 'POST', key: child.key! })
       assert.equal(own.status, 403, 'nor its own')
+      // A grandchild with every scope of the parent (the one above has fewer, and is refused for that).
+      const heir = (await make(child.key!, { scopes: SCOPES })).body
+      const byHeir = await server.request<{ message: string }>(`/v1/keys/${parent.apiKey.id}/unban`, { method: 'POST', key: heir.key! })
+      assert.equal(byHeir.status, 403, "nor its maker's maker's: a key about to flood cannot make a grandchild to lift its ban")
+      assert.match(byHeir.body.message, /made this key, or a key that made it/)
+      // A roll of the child: its successor is the child's still, and the parent's.
+      const successor = (await server.request<{ key: string; apiKey: ApiKey }>(`/v1/keys/${child.apiKey.id}/roll`, { method: 'POST', key: owner, json: { grace: 60 } })).body
+      for (const banned of [child.apiKey.id, parent.apiKey.id]) {
+        assert.equal((await server.request(`/v1/keys/${banned}/unban`, { method: 'POST', key: successor.key })).status, 403, `the successor of the child, for key ${banned}`)
+      }
+      assert.equal((await server.request(`/v1/keys/${grandchild.apiKey.id}/unban`, { method: 'POST', key: child.key! })).status, 200, 'a key may lift the ban of a key it made')
 
       const cascade = await server.request<ApiKey>(`/v1/keys/${parent.apiKey.id}/revoke?cascade=true`, { method: 'POST', key: owner })
       assert.equal(cascade.status, 200)
-      assert.equal(cascade.headers.get('petstore-revoked'), [parent.apiKey.id, child.apiKey.id, grandchild.apiKey.id].join(','))
+      assert.equal(cascade.headers.get('petstore-revoked'), [parent.apiKey.id, child.apiKey.id, grandchild.apiKey.id, heir.apiKey.id, successor.apiKey.id].join(','))
       pastCache()
       for (const key of [parent.key!, child.key!, grandchild.key!]) assert.equal((await other.request('/v1/pets', { key })).status, 401)
       assert.equal((await other.request('/v1/pets', { key: unrelated.key! })).status, 200, 'a key its maker did not make lives on')

@@ -306,7 +306,11 @@ export function createKeyAdmin({ apiKeys, limiter, clock, environment, onChanged
       const key = await target(id, actor)
       if (!key) return undefined
       if (actor?.id === id) throw new KeyAdminError('A key cannot lift its own ban: another key with keys:write, or the operator, can.', 'keyId', true)
-      if (actor?.createdBy === id) throw new KeyAdminError(`Key ${id} made this key, which cannot lift its maker's ban: the operator can (npx petstore keys unban ${id}).`, 'keyId', true)
+      // Nor that of a key whose cascading revoke reaches it (its maker, their makers, a key
+      // it replaced by a roll): a key about to flood could make a grandchild first.
+      if (actor && (await apiKeys.ancestors(actor.id)).includes(id)) {
+        throw new KeyAdminError(`Key ${id} made this key, or a key that made it, or was replaced by it: it cannot lift that key's ban. The operator can (npx petstore keys unban ${id}).`, 'keyId', true)
+      }
       const lifted = await limiter.unban(key)
       return { key: await view(key), lifted }
     },

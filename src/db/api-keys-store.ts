@@ -91,6 +91,11 @@ export interface ApiKeysStore {
    * revoked now (a key revoked before keeps its time); undefined when there is no such key.
    */
   revoke(id: number, now: number, cascade: boolean): Promise<number[] | undefined>
+  /**
+   * The keys whose cascading revoke reaches this one: the key that made it and the key
+   * it replaced by a roll, and theirs, however far (the inverse of `revoke`'s cascade).
+   */
+  ancestors(id: number): Promise<number[]>
   /** The key as changed; undefined when there is no such key. */
   update(id: number, changes: ApiKeyChanges): Promise<StoredApiKey | undefined>
   /**

@@ -84,6 +84,17 @@ export function createApiKeysStore(db: Kysely<Database>): ApiKeysStore {
       })
     },
 
+    async ancestors(id) {
+      // Each step: the key's maker (by its primary key) and the key it replaced (by the replaced_by index).
+      const { rows } = await sql<{ id: number | string }>`with recursive up (id) as (
+          select cast(${id} as bigint)
+          union
+          select k.id from api_keys k join up u on k.id = (select c.created_by from api_keys c where c.id = u.id) or k.replaced_by = u.id
+        )
+        select id from up where id <> ${id}`.execute(db)
+      return rows.map((row) => Number(row.id)).sort((a, b) => a - b)
+    },
+
     async touch(id, now) {
       await db.updateTable('api_keys').set({ last_used_at: now }).where('id', '=', id).execute()
     },
