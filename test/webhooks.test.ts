@@ -879,6 +879,26 @@ for (const store of STORES) {
       }
     })
 
+    it('does not count a retry as lag: a receiver that failed fast, retried seconds later, leaves it 0 behind', async () => {
+      const { id } = await endpoint(['pet.created'])
+      // 503 at once, then (the retry) after 300 ms, so that the retry is seen under way.
+      receiver.answerWith((n) => ({ status: 503, delayMs: n === 1 ? 0 : 300 }))
+      await backlog(1)
+      const retrying = startDispatcher({ deliveries: server.store.deliveries, secrets: server.secrets, clock, allowed: LOOPBACK, pollMs: 3_600_000, schedule: SCHEDULE, listen: false })
+      try {
+        await retrying.pollNow()
+        clock.advance(6_000)
+        const polled = retrying.pollNow()
+        while (receiver.received.length < 2) await new Promise((resolve) => setTimeout(resolve, 5))
+        assert.equal(retrying.inFlight, 1, 'the retry is under way')
+        assert.equal(retrying.lagMs, 0, 'its event was sent once already: the endpoint is failing, not the dispatcher behind')
+        await polled
+      } finally {
+        await retrying.close()
+        await server.request(`/v1/webhook-endpoints/${id}`, { method: 'DELETE', key })
+      }
+    })
+
     it('counts in its lag the events it has yet to fan out, though its claims find nothing due', async () => {
       // Subscribed to none of the backlog's events: the claims find nothing, but the fan-out still has them all to look at.
       const { id } = await endpoint(['order.placed'])

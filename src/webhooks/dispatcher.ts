@@ -84,6 +84,9 @@ interface Claimed {
   overtaken: boolean
 }
 
+/** A scheduled delivery's first attempt: where the fan-out's events stand, which the claims' lag measures. */
+const firstAttempt = ({ trigger, attempts }: ClaimedDelivery) => trigger === 'scheduled' && attempts === 0
+
 /** What became of an attempt, as /metrics counts it. */
 export type AttemptOutcome = 'delivered' | 'retrying' | 'failed' | 'not_sent'
 
@@ -354,6 +357,8 @@ export function startDispatcher({
     lastMs: number | undefined
     /** Its deliveries this dispatcher holds (under way, held back, or being recorded): the entry goes with the last. */
     held: number
+    /** Of them, first attempts of the fan-out's (`firstAttempt`): what the claims' lag measures; a retry is not lag. */
+    heldFirst: number
   }
   const endpoints = new Map<number, EndpointWork>()
   /** Each delivery claimed and not yet recorded (or given back), by id: its endpoint. */
@@ -417,7 +422,9 @@ export function startDispatcher({
   function letGo(delivery: ClaimedDelivery) {
     if (!held.delete(delivery.id)) return
     const work = endpoints.get(delivery.endpoint.id)
-    if (work && --work.held === 0) endpoints.delete(delivery.endpoint.id)
+    if (!work) return
+    if (firstAttempt(delivery)) work.heldFirst--
+    if (--work.held === 0) endpoints.delete(delivery.endpoint.id)
   }
 
   function giveBack(delivery: ClaimedDelivery) {
@@ -440,8 +447,9 @@ export function startDispatcher({
     const endpointId = delivery.endpoint.id
     held.set(delivery.id, endpointId)
     let work = endpoints.get(endpointId)
-    if (!work) endpoints.set(endpointId, (work = { sending: 0, startedAt: [], waiting: [], lastMs: recentAnswer(endpointId, clock.now()), held: 0 }))
+    if (!work) endpoints.set(endpointId, (work = { sending: 0, startedAt: [], waiting: [], lastMs: recentAnswer(endpointId, clock.now()), held: 0, heldFirst: 0 }))
     work.held++
+    if (firstAttempt(delivery)) work.heldFirst++
     if (work.waiting.length === 0 && work.sending < perEndpoint) start(delivery, work)
     else {
       work.waiting.push(delivery)
@@ -562,8 +570,10 @@ export function startDispatcher({
     lagKnown = true
     const at = clock.now()
     const oldest = new Map<number, number>()
-    for (const { trigger, attempts, endpoint, event } of claimed)
-      if (trigger === 'scheduled' && attempts === 0 && !seenSlow(endpoint.id, at)) oldest.set(endpoint.id, Math.min(oldest.get(endpoint.id) ?? Infinity, event.createdAt))
+    for (const delivery of claimed) {
+      const { endpoint, event } = delivery
+      if (firstAttempt(delivery) && !seenSlow(endpoint.id, at)) oldest.set(endpoint.id, Math.min(oldest.get(endpoint.id) ?? Infinity, event.createdAt))
+    }
     for (const [endpointId, from] of oldest) frontiers.set(endpointId, { from, at })
     for (const [endpointId, frontier] of frontiers) if (at - frontier.at >= ACTIVE_MS) frontiers.delete(endpointId)
     for (const delivery of claimed) take(delivery)
@@ -673,7 +683,11 @@ export function startDispatcher({
       // An endpoint of which this dispatcher holds nothing counts only just after its claim:
       // its deliveries are sent, and a poll a second claims any more that are due. (Kept
       // for ACTIVE_MS, an idle service read up to 10 s behind, and its writes were paced.)
-      for (const [endpointId, { from, at }] of frontiers) if (now - at < ACTIVE_MS && (endpoints.has(endpointId) || now - at < CAUGHT_UP_AFTER_MS)) claims = Math.max(claims, from)
+      // Nor does one of which it holds only retries: a receiver that fails fast, retried
+      // seconds later, read as that far behind, and paced every tenant's writes.
+      for (const [endpointId, { from, at }] of frontiers) {
+        if (now - at < ACTIVE_MS && ((endpoints.get(endpointId)?.heldFirst ?? 0) > 0 || now - at < CAUGHT_UP_AFTER_MS)) claims = Math.max(claims, from)
+      }
       const from = Math.min(fanOutFrom ?? Infinity, claims === -Infinity ? Infinity : claims)
       return from === Infinity ? 0 : Math.max(0, now - from)
     },
