@@ -546,7 +546,14 @@ for (const store of STORES) describe(`the OpenAPI document (${store})`, () => {
       400: async () => server.request(`/v1/webhook-endpoints/${await newEndpointId()}/rotate-secret`, { method: 'POST', key, json: { grace: -1 } }),
       415: () => server.request('/v1/webhook-endpoints/1/rotate-secret', { method: 'POST', key, body: 'x', headers: { 'content-type': 'text/plain' } }),
     },
-    testWebhookEndpoint: endpointScenarios('POST', '/test', '202'),
+    testWebhookEndpoint: {
+      ...endpointScenarios('POST', '/test', '202'),
+      409: async () => {
+        const id = await newEndpointId()
+        await server.request(`/v1/webhook-endpoints/${id}`, { method: 'PATCH', key, json: { enabled: false } })
+        return server.request(`/v1/webhook-endpoints/${id}/test`, { method: 'POST', key })
+      },
+    },
     listWebhookDeliveries: endpointScenarios('GET', '/deliveries'),
     getPet: {
       403: () => withoutScope(`/v1/pets/${pet.id}`),

@@ -332,6 +332,9 @@ for (const store of STORES) {
       assert.equal(receiver.received.length, 1, 'the retry due after the endpoint was disabled is not sent')
       const attempts = (await server.request<{ responseStatus: number | null; error: string | null }[]>(`/v1/webhook-endpoints/${id}/deliveries`, { key })).body
       assert.deepEqual(attempts.map((a) => [a.responseStatus, a.error]), [[null, 'not sent: the endpoint is disabled'], [503, null]])
+      const test = await server.request<{ code: string; message: string }>(`/v1/webhook-endpoints/${id}/test`, { method: 'POST', key })
+      assert.equal(test.status, 409, 'a test event it would not be sent is refused, not queued')
+      assert.equal(test.body.code, 'endpoint_disabled')
       await server.request(`/v1/webhook-endpoints/${id}`, { method: 'PATCH', key, json: { enabled: true } })
       clock.advance(120_000)
       await dispatcher.pollNow()
@@ -604,6 +607,14 @@ for (const store of STORES) {
       assert.match(res.body.message, /12,?160 characters once normalised/)
       const made = await endpoint(['*'])
       assert.equal((await server.request(`/v1/webhook-endpoints/${made.id}`, { method: 'PATCH', key, json: { url } })).status, 400)
+    })
+
+    it('refuses a URL on port 0, which no request can reach', async () => {
+      const res = await post<{ code: string; message: string }>('/v1/webhook-endpoints', { url: 'https://93.184.215.14:0/hook', enabledEvents: ['*'] })
+      assert.equal(res.status, 400)
+      assert.match(res.body.message, /port 0/)
+      const made = await endpoint(['*'])
+      assert.equal((await server.request(`/v1/webhook-endpoints/${made.id}`, { method: 'PATCH', key, json: { url: 'https://93.184.215.14:0/' } })).status, 400)
     })
 
     it('delivers each event once with two dispatchers, and takes over one whose dispatcher died holding it', async () => {

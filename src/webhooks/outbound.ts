@@ -94,7 +94,7 @@ export function refusal(address: string, allowed: readonly Cidr[], port?: number
   const range = parsed.range()
   if (range === 'unicast') return undefined
   const elsewhere = allowed.some((cidr) => cidr.port !== undefined && cidr.range.kind() === parsed.kind() && parsed.match(cidr.range, cidr.bits))
-  return `${address} is ${RANGE_NAMES[range] ?? `a ${range}`} address${elsewhere ? ` (allowed on another port than ${port ?? 'this one'})` : ''}`
+  return `${address} is ${RANGE_NAMES[range] ?? `a special-purpose (${range})`} address${elsewhere ? ` (allowed on another port than ${port ?? 'this one'})` : ''}`
 }
 
 /** ipaddr.js's names of the ranges refused most, as a message says them. */
@@ -109,6 +109,20 @@ const RANGE_NAMES: Partial<Record<string, string>> = {
   reserved: 'a reserved',
   uniqueLocal: 'a unique local',
   benchmarking: 'a benchmarking',
+  ipv4Mapped: 'an IPv4-mapped',
+  deprecatedSiteLocal: 'a (deprecated) site-local',
+  discard: 'a discard-only',
+  rfc6145: 'an RFC 6145 (SIIT)',
+  rfc6052: 'an RFC 6052 (NAT64)',
+  '6to4': 'a 6to4',
+  teredo: 'a Teredo',
+  amt: 'an AMT',
+  as112: 'an AS112',
+  as112v6: 'an AS112',
+  deprecatedOrchid: 'a (deprecated) ORCHID',
+  orchid2: 'an ORCHIDv2',
+  droneRemoteIdProtocolEntityTags: 'a drone remote ID',
+  segmentRouting: 'a segment routing',
 }
 
 /**
@@ -130,6 +144,8 @@ export async function checkUrl(text: string, { allowHttp, allowed }: { allowHttp
   }
   if (url.protocol !== 'https:' && !(allowHttp && url.protocol === 'http:')) throw new OutboundRefused(allowHttp ? 'url must be http or https' : 'url must be https')
   if (url.username || url.password) throw new OutboundRefused('url must not carry credentials')
+  // (Port 0 parses, and nothing can be sent to it.)
+  if (url.port === '0') throw new OutboundRefused('url has port 0: no request can reach it')
   if (url.href.length > MAX_URL_LENGTH) throw new OutboundRefused(`url is ${url.href.length} characters once normalised (non-ASCII characters percent-encoded), more than ${MAX_URL_LENGTH}`)
   const addresses = await resolveAll(url.hostname.replace(/^\[|\]$/g, ''))
   for (const { address } of addresses) {

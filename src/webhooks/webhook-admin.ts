@@ -41,6 +41,14 @@ export class EndpointLimitReached extends Error {
   }
 }
 
+/** A test event for an endpoint that is sent nothing: it would be queued, and refused at once. */
+export class EndpointDisabled extends Error {
+  override name = 'EndpointDisabled'
+  constructor(readonly id: number) {
+    super(`Webhook endpoint ${id} is disabled, and is sent nothing, test events included: enable it first (PATCH {"enabled": true}).`)
+  }
+}
+
 export interface WebhookAdminOptions {
   endpoints: WebhookEndpointsStore
   clock: Clock
@@ -184,6 +192,7 @@ export function createWebhookAdmin({ endpoints, clock, allowHttp, allowed, maxEn
     async test(accountId: number, id: number): Promise<Event | undefined> {
       const endpoint = await endpoints.endpoint(accountId, id)
       if (!endpoint) return undefined
+      if (endpoint.disabledAt !== null) throw new EndpointDisabled(id)
       const event = await endpoints.insertTestEvent(endpoint, TEST_EVENT, JSON.stringify(view(endpoint)), clock.now())
       wake()
       return renderEvent(event)

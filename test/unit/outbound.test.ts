@@ -36,6 +36,11 @@ describe('the outbound address guard', () => {
     assert.match(refusal('0.0.0.0', []) ?? '', /is an unspecified address/, 'said as a person would')
     assert.match(refusal('169.254.169.254', []) ?? '', /is a link-local address/)
     assert.equal(refusal('2606:4700:4700::1111', []), undefined)
+    // Every range ipaddr.js names, said in words (it wrote "a rfc6052", "a deprecatedOrchid").
+    const named: [string, string][] = [['64:ff9b:1::7f00:1', 'an RFC 6052 (NAT64)'], ['2001:10::1', 'a (deprecated) ORCHID'], ['2001:20::1', 'an ORCHIDv2'], ['100::1', 'a discard-only']]
+    for (const [address, words] of named) {
+      assert.match(refusal(address, []) ?? '', new RegExp(`is ${words.replace(/[()]/g, '\\$&')} address$`), address)
+    }
   })
 
   it('allows a range, an address, or either on one port alone', () => {

@@ -8,7 +8,7 @@ import { ApiError } from '../../errors.js'
 import type { Idempotency } from '../../idempotency/idempotency.js'
 import { fingerprintOf } from '../../idempotency/idempotency-key.js'
 import { EVENT_TYPES, TEST_EVENT } from '../../vocabulary/event-types.js'
-import { ATTEMPTS_SHOWN, DEFAULT_SECRET_GRACE_S, EndpointLimitReached, MAX_SECRET_GRACE_S, WebhookAdminError, type WebhookAdmin } from '../../webhooks/webhook-admin.js'
+import { ATTEMPTS_SHOWN, DEFAULT_SECRET_GRACE_S, EndpointDisabled, EndpointLimitReached, MAX_SECRET_GRACE_S, WebhookAdminError, type WebhookAdmin } from '../../webhooks/webhook-admin.js'
 import { DeliveryAttempt, EventSchema, NewWebhookEndpoint, WebhookEndpoint, WebhookEndpointPatch } from '../../schemas/webhook.js'
 import { idSchema } from '../../schemas/pet.js'
 import { BODY_TOO_LARGE, errorResponse, header, idempotencyKeyReused, notJsonBody, optionalHeader, response, TOO_MANY_REQUESTS, UNAUTHORIZED } from '../../schemas/responses.js'
@@ -51,6 +51,7 @@ export async function webhookRoutes(app: FastifyInstance, { webhookAdmin, idempo
   const refused = (error: unknown): never => {
     if (error instanceof WebhookAdminError) throw new ApiError('invalid_field', `${error.message}.`, { details: [{ field: error.field, message: error.message }] })
     if (error instanceof EndpointLimitReached) throw new ApiError('endpoint_limit_reached', error.message)
+    if (error instanceof EndpointDisabled) throw new ApiError('endpoint_disabled', error.message)
     throw error
   }
 
@@ -272,12 +273,13 @@ export async function webhookRoutes(app: FastifyInstance, { webhookAdmin, idempo
           400: BAD_ID,
           401: UNAUTHORIZED,
           404: NO_ENDPOINT,
+          409: errorResponse('The endpoint is disabled: it is sent nothing until it is enabled.', ['endpoint_disabled']),
           429: TOO_MANY_REQUESTS,
         },
       },
     },
     async (request, reply) => {
-      const event = found(request.params.endpointId, await webhookAdmin.test(request.apiKey!.accountId, request.params.endpointId))
+      const event = found(request.params.endpointId, await webhookAdmin.test(request.apiKey!.accountId, request.params.endpointId).catch(refused))
       return reply.code(202).send(event)
     },
   )
