@@ -1,6 +1,7 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
+import { connect } from 'node:net'
 import { createManualClock } from '../src/clock.js'
 import { generateApiKey } from '../src/api-keys/key-format.js'
 import { main } from '../src/cli/main.js'
@@ -43,6 +44,25 @@ for (const store of STORES) describe(`authentication (${store})`, () => {
     assertUnauthorized(await server.request('/v1/pets', { headers: { authorization: `Basic ${key}` } }), /Bearer <key>/)
     assertUnauthorized(await server.request('/v1/pets', { headers: { authorization: key } }), /Bearer <key>/)
     assertUnauthorized(await server.request('/v1/pets', { headers: { authorization: 'Bearer' } }), /Bearer <key>/)
+  })
+
+  it('refuses a request with two Authorization headers, whichever keys they hold: a proxy may read the other one', async () => {
+    const other = await server.createKey()
+    const { port } = new URL(server.url)
+    const text = await new Promise<string>((resolve, reject) => {
+      let answer = ''
+      const socket = connect(Number(port), '127.0.0.1', () =>
+        socket.write(`GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nauthorization: Bearer ${other}\r\nConnection: close\r\n\r\n`),
+      )
+      socket.on('data', (chunk) => (answer += chunk.toString()))
+      socket.on('end', () => resolve(answer))
+      socket.on('error', reject)
+    })
+    const [head = '', body = ''] = text.split('\r\n\r\n')
+    assert.match(head, /^HTTP\/1\.1 401 /)
+    assert.match(head, /\r\nwww-authenticate: Bearer realm="petstore", error="invalid_token"/i)
+    assert.match((JSON.parse(body) as { message: string }).message, /sent more than once/)
+    assert.equal((await server.request('/v1/pets', { key })).status, 200, 'each alone is served')
   })
 
   it('refuses a malformed key, and a mistyped one by its checksum', async () => {

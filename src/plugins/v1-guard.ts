@@ -40,6 +40,26 @@ declare module 'fastify' {
   }
 }
 
+/**
+ * Node keeps the first of two Authorization headers and drops the other; a proxy in
+ * front may read the other one. A request that sends two is refused like a key not
+ * recognised (401, counted by address), never served as either key.
+ */
+const SENT_TWICE: AuthResult = Object.freeze({ ok: false, missing: false, message: 'The Authorization header was sent more than once: send it once.', description: 'Authorization sent twice' })
+
+function authorizationSentTwice(raw: readonly string[]): boolean {
+  let seen = false
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!
+    // (The length first: most headers are not 13 characters long, and cost no lowercasing.)
+    if (name.length === 13 && name.toLowerCase() === 'authorization') {
+      if (seen) return true
+      seen = true
+    }
+  }
+  return false
+}
+
 export interface V1GuardOptions {
   authenticator: Authenticator
   limiter: RateLimiter
@@ -51,7 +71,7 @@ export default fp(
     app.decorateRequest('rateLimitOutcome', undefined)
 
     app.addHook('onRequest', (request, reply, done) => {
-      const known = authenticator.peek(request.headers.authorization)
+      const known = authorizationSentTwice(request.raw.rawHeaders) ? SENT_TWICE : authenticator.peek(request.headers.authorization)
       // A ban this instance knows of refuses before anything is looked up.
       const target = banTargetOf(request, known)
       const ban = target && limiter.bannedNow(target.caller, target.limits)
