@@ -31,6 +31,7 @@ export const ERROR_STATUS = {
   key_banned: 429,
   request_header_fields_too_large: 431,
   internal_error: 500,
+  not_implemented: 501,
   service_unavailable: 503,
   outcome_unknown: 503,
 } as const

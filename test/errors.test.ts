@@ -158,6 +158,14 @@ for (const store of STORES) describe(`errors (${store})`, () => {
       assert.equal((one.body as { message: string }).message, 'POST is not allowed on /v1/pets/1; it answers GET, PATCH, DELETE, HEAD.')
     })
 
+    it('answers 501 not_implemented to a method no path has (PROPFIND, SEARCH), known path or not', async () => {
+      for (const [method, path] of [['PROPFIND', '/v1/pets'], ['SEARCH', '/v1/pets/1'], ['PROPFIND', '/nowhere']] as const) {
+        const res = await server.request(path, { method, key })
+        assertError(res, 501, 'not_implemented')
+        assert.match((res.body as { message: string }).message, new RegExp(`does not implement ${method} on any path`))
+      }
+    })
+
     it('answers 400 for a path with broken percent-encoding', async () => {
       const res = await server.request('/v1/pets/%E0%A4%A', { key })
       assert.equal(res.status, 400)

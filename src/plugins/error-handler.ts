@@ -75,6 +75,11 @@ export function sendError(reply: FastifyReply, error: ApiError) {
 export function answerNotFound(request: FastifyRequest, reply: FastifyReply) {
   // originalUrl: the path as sent, before request-path.ts escaped it for the router.
   const path = request.originalUrl.split('?')[0]!
+  // A method no route of the service has (TRACE, PROPFIND, …): RFC 9110 §15.6.2's 501,
+  // whatever the path, rather than "no route" for a path that exists.
+  if (!request.server.supportedMethods.includes(request.method)) {
+    return sendError(reply, new ApiError('not_implemented', `This service does not implement ${request.method} on any path: its paths answer GET, HEAD, POST, PATCH or DELETE, as the Allow header of their 405 says.`))
+  }
   // Outside /v1 (the root, a typo of the version): say where the API and its reference are.
   const hint = path === '/v1' || path.startsWith('/v1/') ? '' : ' The API is under /v1 (e.g. GET /v1/pets, with an API key); its reference is at /docs.'
   return sendError(reply, new ApiError('not_found', `There is no route ${request.method} ${path}.${hint}`))
