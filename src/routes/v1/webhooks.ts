@@ -243,7 +243,7 @@ export async function webhookRoutes(app: FastifyInstance, { webhookAdmin, idempo
         tags: ['webhooks'],
         summary: 'Rotate the signing secret',
         description:
-          'A new secret (in this response alone) signs every delivery from now on; the old one also signs them, as a second signature in `webhook-signature`, for the grace period, so receivers can switch without losing a delivery.',
+          'A new secret (in this response alone) signs every delivery from now on; the old one also signs them, as a second signature in `webhook-signature`, for the grace period, so receivers can switch without losing a delivery. One old secret is kept: rotating again within a grace period ends it at once, and the secret before the last stops signing.',
         params: EndpointParams,
         body: RotateBody,
         response: {
