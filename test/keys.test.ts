@@ -348,6 +348,15 @@ for (const store of STORES) {
       assert.deepEqual(operator.body, [{ start: '2026-11-24T00:00:00.000Z', ok: 3, rate_limited: 2, banned: 0, forbidden: 1, error: 0 }])
       assert.equal((await server.request(`/v1/keys/${apiKey.id}/usage`, { key: admin })).status, 404, 'another account\'s key')
       assert.equal((await server.request('/v1/usage/history?from=2026-11-24T14:00:00Z&to=2026-11-24T13:00:00Z', { key: key! })).status, 400)
+      // A day the calendar lacks is not a date (Date.parse reads 2026-02-30 as March 2).
+      for (const from of ['2026-02-30T00:00:00Z', '2026-11-31T00:00:00Z', '2026-13-01T00:00:00Z']) {
+        const res = await server.request<{ message: string }>(`/v1/usage/history?from=${from}`, { key: admin })
+        assert.equal(res.status, 400, from)
+        assert.match(res.body.message, /"from"/, from)
+        assert.doesNotMatch(res.body.message, /90 days/, from)
+      }
+      const leap = await server.request<{ message: string }>('/v1/usage/history?from=2024-02-29T00:00:00Z', { key: admin })
+      assert.match(leap.body.message, /90 days/, `a leap day is a date, refused only for a range longer than 90 days: ${leap.body.message}`)
       // /metrics counts by plan and outcome, never by key.
       const metrics = (await server.request('/metrics')).text
       assert.match(metrics, /petstore_api_requests_total\{plan="enterprise",outcome="ok"\} \d+/)

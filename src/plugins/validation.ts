@@ -15,8 +15,14 @@ type HttpPart = 'body' | 'querystring' | 'params' | 'headers' | string
 // Ajv does not know OpenAPI's integer formats; they are bounds we check with
 // minimum/maximum, so the format itself always passes.
 // date-time (query parameters of the usage history): RFC 3339 with a zone, a real instant.
-const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i
-const formats = { int64: true, int32: true, 'date-time': (text: string) => RFC3339.test(text) && !Number.isNaN(Date.parse(text)) } as const
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i
+/** A date the calendar has: Date.parse takes 2026-02-30 as March 2. */
+const calendarDate = (year: number, month: number, day: number) => new Date(Date.UTC(year, month - 1, day)).getUTCDate() === day && month >= 1 && month <= 12
+function isDateTime(text: string): boolean {
+  const match = RFC3339.exec(text)
+  return match !== null && calendarDate(Number(match[1]), Number(match[2]), Number(match[3])) && !Number.isNaN(Date.parse(text))
+}
+const formats = { int64: true, int32: true, 'date-time': isDateTime } as const
 
 export function createValidatorCompiler(sharedSchemas: TSchema[]) {
   const bodyAjv = new Ajv({ allErrors: true, coerceTypes: false, useDefaults: false, removeAdditional: false, formats })
