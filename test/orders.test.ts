@@ -81,7 +81,7 @@ for (const store of STORES) describe(`store orders (${store})`, () => {
       assert.equal(res.status, 409, res.text)
       assert.deepEqual(res.body, { code: 'pet_unavailable', message: res.body.message, status: 409 } as unknown)
       // The message says which: a caller can tell "wait for the other order" from "gone for good".
-      assert.match(res.body.message!, status === 'sold' ? /already sold/ : /reserved \(pending\) in another order/)
+      assert.match(res.body.message!, status === 'sold' ? /already sold/ : /it is pending \(reserved by an order, or marked so/)
       assert.equal(await listedStatus(pet.id), status, 'unchanged')
     }
   })

@@ -62,7 +62,7 @@ export async function orderRoutes(app: FastifyInstance, { orderService, idempote
           401: UNAUTHORIZED,
           404: errorResponse('There is no animal with this petId.', ['not_found']),
           409: errorResponse(
-            'The animal is not `available` (it is `pending` in another order, or `sold`): `pet_unavailable`; or a request with this Idempotency-Key is still running: `idempotency_key_in_use`, retry after `Retry-After` seconds.',
+            'The animal is not `available` (it is `pending`, reserved by an order or marked so, or `sold`): `pet_unavailable`; or a request with this Idempotency-Key is still running: `idempotency_key_in_use`, retry after `Retry-After` seconds.',
             ['pet_unavailable', 'idempotency_key_in_use'],
             { 'Retry-After': optionalHeader('With `idempotency_key_in_use` only: seconds to wait before retrying.', Type.Integer()) },
           ),
@@ -195,7 +195,7 @@ export async function orderRoutes(app: FastifyInstance, { orderService, idempote
 function placedOrder(petId: number, placed: PlaceResult): Order {
   if (placed.outcome === 'no_such_pet') throw new ApiError('not_found', `There is no pet with id ${petId}.`)
   if (placed.outcome === 'pet_unavailable') {
-    const why = placed.status === 'sold' ? 'it is already sold' : placed.status === 'pending' ? 'it is reserved (pending) in another order' : 'another order took it a moment ago'
+    const why = placed.status === 'sold' ? 'it is already sold' : placed.status === 'pending' ? 'it is pending (reserved by an order, or marked so when it was added or changed)' : 'another order took it a moment ago'
     throw new ApiError('pet_unavailable', `Pet ${petId} is not available: ${why}.`)
   }
   return placed.order
