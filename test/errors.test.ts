@@ -98,6 +98,12 @@ for (const store of STORES) describe(`errors (${store})`, () => {
       })
     }
 
+    it('says what is wrong with a list in words, not the validator\'s (an empty one, a repeated item)', async () => {
+      const endpoint = (enabledEvents: unknown) => server.request('/v1/webhook-endpoints', { method: 'POST', key, json: { url: 'https://93.184.215.14/hook', enabledEvents } })
+      assertError(await endpoint([]), 400, 'invalid_field', /^field "enabledEvents" must hold at least 1 item$/)
+      assertError(await endpoint(['pet.created', 'order.placed', 'pet.created']), 400, 'invalid_field', /^field "enabledEvents" must not repeat an item \(items 3 and 1 are the same\)$/)
+    })
+
     it('lists every problem in details, one per field', async () => {
       const res = await post(JSON.stringify({ name: 7, categoryID: 1, status: 'gone' }))
       assertError(res, 400, 'invalid_field')

@@ -172,6 +172,13 @@ function describe(error: ErrorObject, where: 'field' | 'parameter'): ErrorDetail
       return { field: name, message: params.pattern === '\\S' ? `${subject} must not be blank` : `${subject} must match ${String(params.pattern)}` }
     case 'enum':
       return { field: name, message: `${subject} must be one of ${(params.allowedValues as unknown[]).join(', ')}` }
+    case 'minItems':
+      return { field: name, message: `${subject} must hold at least ${String(params.limit)} item${params.limit === 1 ? '' : 's'}` }
+    case 'maxItems':
+      return { field: name, message: `${subject} must hold at most ${String(params.limit)} item${params.limit === 1 ? '' : 's'}` }
+    case 'uniqueItems':
+      // Ajv counts from 0 and names the later item first ("items ## 1 and 0 are identical").
+      return { field: name, message: `${subject} must not repeat an item (items ${Number(params.j) + 1} and ${Number(params.i) + 1} are the same)` }
     case 'minProperties':
       // A PATCH of nothing ({}): Ajv's own words name the field "".
       if (name === '') return { field: '', message: `the body must hold at least ${String(params.limit)} field${params.limit === 1 ? '' : 's'} to change` }
