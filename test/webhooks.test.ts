@@ -18,6 +18,7 @@ import type { Pet } from '../src/schemas/pet.js'
 import { startDispatcher, type Dispatcher } from '../src/webhooks/dispatcher.js'
 import type { Event } from '../src/webhooks/events.js'
 import { parseCidrs } from '../src/webhooks/outbound.js'
+import type { Scope } from '../src/vocabulary/scopes.js'
 import { openDatabase } from './helpers/database.js'
 import { STORES, startTestServer, type TestServer } from './helpers/server.js'
 
@@ -532,6 +533,38 @@ for (const store of STORES) {
       assert.deepEqual((await server.request('/v1/webhook-endpoints', { key: other })).body, [])
       assert.equal((await server.request(`/v1/webhook-endpoints/${id}`, { method: 'DELETE', key: other })).status, 404)
       await server.request(`/v1/webhook-endpoints/${id}`, { method: 'DELETE', key })
+    })
+
+    it("shows a key the events whose data it may read, and lets it subscribe an endpoint to those alone (403 insufficient_scope naming the scope)", async () => {
+      const made = await endpoint(['*'])
+      await server.request(`/v1/webhook-endpoints/${made.id}/test`, { method: 'POST', key })
+      const pet = await newPet()
+      await post('/v1/store/orders', { petId: pet.id })
+      const accountId = await server.accountId(key)
+      const keyWith = (scopes: Scope[]) => server.createKey('enterprise', { perMinute: 100_000, perDay: 1_000_000 }, { scopes, accountId })
+      const eventsOnly = await keyWith(['events:read'])
+      const petReader = await keyWith(['events:read', 'pets:read'])
+      const typesSeen = async (as: string) => new Set((await events(as, '?limit=100')).map((event) => event.type))
+      assert.deepEqual([...(await typesSeen(eventsOnly))], [], 'events:read alone shows no data')
+      assert.deepEqual([...(await typesSeen(petReader))].sort(), ['pet.created', 'pet.updated'])
+      const all = await typesSeen(key)
+      for (const type of ['pet.created', 'order.placed', 'webhook_endpoint.test']) assert.ok(all.has(type), type)
+      const asked = await server.request<{ code: string; message: string }>('/v1/events?type=order.placed', { key: petReader })
+      assert.equal(asked.status, 403)
+      assert.equal(asked.body.code, 'insufficient_scope')
+      assert.match(asked.body.message, /lacks the orders:read scope to read order\.placed events/)
+      assert.equal(asked.headers.get('www-authenticate'), 'Bearer realm="petstore", error="insufficient_scope", scope="orders:read"')
+
+      const hooker = await keyWith(['webhooks:write', 'pets:read'])
+      const subscribe = (enabledEvents: string[]) => post<{ id: number; message: string }>('/v1/webhook-endpoints', { url: receiver.url, enabledEvents }, hooker)
+      const orders = await subscribe(['pet.created', 'order.placed'])
+      assert.equal(orders.status, 403)
+      assert.match(orders.body.message, /lacks the orders:read scope to subscribe an endpoint to order\.placed events/)
+      assert.equal((await subscribe(['*'])).status, 403, 'every type: every read scope')
+      const pets = await subscribe(['pet.created'])
+      assert.equal(pets.status, 201)
+      assert.equal((await server.request(`/v1/webhook-endpoints/${pets.body.id}`, { method: 'PATCH', key: hooker, json: { enabledEvents: ['category.created'] } })).status, 403)
+      for (const id of [made.id, pets.body.id]) await server.request(`/v1/webhook-endpoints/${id}`, { method: 'DELETE', key })
     })
 
     it('refuses a loopback URL at creation without an allowlist, and at delivery', async () => {

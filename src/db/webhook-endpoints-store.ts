@@ -70,6 +70,8 @@ export interface StoredAttempt {
 export interface EventQuery {
   accountId: number
   type?: string | undefined
+  /** Without `type`: the types listed (those the caller may read); every type by default. */
+  types?: readonly string[] | undefined
   /** Newest first: events with ids below this one. */
   beforeId?: number | undefined
   limit: number

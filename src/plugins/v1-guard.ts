@@ -225,15 +225,18 @@ function admit(request: FastifyRequest, reply: FastifyReply, auth: AuthResult, c
     throw new ApiError('unauthorized', auth.message, { headers: { 'www-authenticate': challenge } })
   }
   const scope = request.routeOptions.config.scope
-  if (auth.ok && scope !== undefined && !auth.key.scopes.includes(scope)) {
-    // RFC 6750 §3.1: counted like any request, refused with the scope it lacks.
-    const scopes = auth.key.scopes.join(', ') || 'none'
-    // A key of the same account: one of a new account would see none of this one's data.
-    const remedy = `A key with keys:write can add it (PATCH /v1/keys/{id}, "scopes"); on the server, npx petstore keys create --account ${auth.key.accountId} --scopes ${scope} makes a key of this account that has it.`
-    throw new ApiError('insufficient_scope', `This API key lacks the ${scope} scope this operation needs; its scopes are ${scopes}. ${remedy}`, {
-      headers: { 'www-authenticate': `Bearer realm="petstore", error="insufficient_scope", scope="${scope}"` },
-    })
-  }
+  // RFC 6750 §3.1: counted like any request, refused with the scope it lacks.
+  if (auth.ok && scope !== undefined && !auth.key.scopes.includes(scope)) throw insufficientScope(auth.key, scope)
+}
+
+/** The 403 of a key that lacks `scope` for what it asked (an operation's scope, or one a route asks of what it reads). */
+export function insufficientScope(key: ApiKeyRecord, scope: Scope, what = 'this operation needs'): ApiError {
+  const scopes = key.scopes.join(', ') || 'none'
+  // A key of the same account: one of a new account would see none of this one's data.
+  const remedy = `A key with keys:write can add it (PATCH /v1/keys/{id}, "scopes"); on the server, npx petstore keys create --account ${key.accountId} --scopes ${scope} makes a key of this account that has it.`
+  return new ApiError('insufficient_scope', `This API key lacks the ${scope} scope ${what}; its scopes are ${scopes}. ${remedy}`, {
+    headers: { 'www-authenticate': `Bearer realm="petstore", error="insufficient_scope", scope="${scope}"` },
+  })
 }
 
 const seconds = (ms: number) => Math.ceil(ms / 1000)

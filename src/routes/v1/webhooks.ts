@@ -7,7 +7,9 @@ import { Type } from 'typebox'
 import { ApiError } from '../../errors.js'
 import type { Idempotency } from '../../idempotency/idempotency.js'
 import { fingerprintOf } from '../../idempotency/idempotency-key.js'
-import { EVENT_TYPES, TEST_EVENT } from '../../vocabulary/event-types.js'
+import { EVENT_TYPES, LISTED_EVENT_TYPES, readScopeOf, TEST_EVENT } from '../../vocabulary/event-types.js'
+import { insufficientScope } from '../../plugins/v1-guard.js'
+import type { ApiKeyRecord } from '../../api-keys/api-key-record.js'
 import { ATTEMPTS_SHOWN, DEFAULT_SECRET_GRACE_S, EndpointDisabled, EndpointLimitReached, MAX_SECRET_GRACE_S, WebhookAdminError, type WebhookAdmin } from '../../webhooks/webhook-admin.js'
 import { DeliveryAttempt, EventSchema, NewWebhookEndpoint, WebhookEndpoint, WebhookEndpointPatch } from '../../schemas/webhook.js'
 import { idSchema } from '../../schemas/pet.js'
@@ -41,6 +43,16 @@ const NO_ENDPOINT = errorResponse('There is no endpoint with this id of this acc
 const BAD_ID = errorResponse('endpointId is not a positive integer.', ['invalid_parameter'])
 const BAD_ENDPOINT = errorResponse('The body is not a JSON object of the documented fields, or the URL is refused (not https, or not a public address).', ['invalid_body', 'invalid_field'])
 
+/** An endpoint is subscribed only to the events whose data its key may read (`*`: to every type's); else 403 naming the scope. */
+function subscribableBy(key: ApiKeyRecord, enabledEvents: readonly string[] | undefined) {
+  if (enabledEvents === undefined) return
+  const every = enabledEvents.includes('*')
+  for (const type of every ? EVENT_TYPES : enabledEvents) {
+    const scope = readScopeOf(type)
+    if (!key.scopes.includes(scope)) throw insufficientScope(key, scope, `to subscribe an endpoint to ${every ? 'every event type (*)' : `${type} events`}`)
+  }
+}
+
 export async function webhookRoutes(app: FastifyInstance, { webhookAdmin, idempotency }: WebhookRoutesOptions) {
   const v1 = app.withTypeProvider<TypeBoxTypeProvider>()
   const noEndpoint = (id: number) => new ApiError('not_found', `There is no webhook endpoint with id ${id} of this account.`)
@@ -63,7 +75,7 @@ export async function webhookRoutes(app: FastifyInstance, { webhookAdmin, idempo
         tags: ['webhooks'],
         summary: 'List events',
         description:
-          'The caller\'s events (its orders\', its endpoints\') and every pet event, newest first, for 30 days: the way to catch up after a receiver was down. `Link: rel="next"` leads to older ones.',
+          'The caller\'s events (its orders\', its endpoints\') and every pet and category event, newest first, for 30 days: the way to catch up after a receiver was down. `Link: rel="next"` leads to older ones. A key is shown the events whose data it may read: pet events with `pets:read`, category events with `categories:read`, order events with `orders:read`, endpoint events with `webhooks:read` (asking for a `type` it may not read is 403 `insufficient_scope`).',
         querystring: EventsQuery,
         response: {
           200: response('A page of events, newest first.', Type.Array(ref(EventSchema)), { Link: optionalHeader('`</v1/events?…&cursor=…>; rel="next"` when older events match.') }),
@@ -75,7 +87,12 @@ export async function webhookRoutes(app: FastifyInstance, { webhookAdmin, idempo
     },
     async (request, reply) => {
       const { limit, type, cursor } = request.query
-      const page = await webhookAdmin.events(request.apiKey!.accountId, { type, beforeId: cursor === undefined ? undefined : decodeCursor(cursor), limit })
+      // Each event carries a pet, a category, an order or an endpoint: a key is shown those it may read.
+      const key = request.apiKey!
+      const mayRead = (eventType: string) => key.scopes.includes(readScopeOf(eventType))
+      if (type !== undefined && !mayRead(type)) throw insufficientScope(key, readScopeOf(type), `to read ${type} events`)
+      const types = LISTED_EVENT_TYPES.filter(mayRead)
+      const page = await webhookAdmin.events(key.accountId, { type, types, beforeId: cursor === undefined ? undefined : decodeCursor(cursor), limit })
       if (page.nextBeforeId !== undefined) {
         reply.header('link', `</v1/events?limit=${limit}${type ? `&type=${type}` : ''}&cursor=${encodeCursor(page.nextBeforeId)}>; rel="next"`)
       }
@@ -125,7 +142,7 @@ export async function webhookRoutes(app: FastifyInstance, { webhookAdmin, idempo
         tags: ['webhooks'],
         summary: 'Make a webhook endpoint',
         description:
-          'Starts sending the listed events to `url`, signed with a new secret (in this response alone). The URL must be https (http outside production) and resolve to public addresses only. An account has at most 16 endpoints (the operator sets the number: `PETSTORE_WEBHOOK_MAX_ENDPOINTS`); one more is refused with 409 `endpoint_limit_reached`. Send an `Idempotency-Key` to make retries safe: a retry of a create whose answer was lost then gets the same 201, secret included (kept for those 24 hours with the key\'s record, sealed with the main key, never in the clear), instead of a second endpoint.',
+          'Starts sending the listed events to `url`, signed with a new secret (in this response alone). The URL must be https (http outside production) and resolve to public addresses only. The calling key subscribes it only to events whose data it may read (pet events need `pets:read`, category events `categories:read`, order events `orders:read`, endpoint events `webhooks:read`; `*` all four): else 403 `insufficient_scope`. An account has at most 16 endpoints (the operator sets the number: `PETSTORE_WEBHOOK_MAX_ENDPOINTS`); one more is refused with 409 `endpoint_limit_reached`. Send an `Idempotency-Key` to make retries safe: a retry of a create whose answer was lost then gets the same 201, secret included (kept for those 24 hours with the key\'s record, sealed with the main key, never in the clear), instead of a second endpoint.',
         headers: idempotencyKeyHeaders({ replays: 'the first 201 (the secret included)', doesNot: 'makes no second endpoint' }),
         body: ref(NewWebhookEndpoint),
         response: {
@@ -149,6 +166,7 @@ export async function webhookRoutes(app: FastifyInstance, { webhookAdmin, idempo
     },
     async (request, reply) => {
       const { url, enabledEvents, description = '' } = request.body
+      subscribableBy(request.apiKey!, enabledEvents)
       const answer = await idempotency
         .run(request, {
           // The calling key is part of the request: a replay hands out the signing secret (routes/v1/keys.ts says why).
@@ -199,7 +217,7 @@ export async function webhookRoutes(app: FastifyInstance, { webhookAdmin, idempo
         operationId: 'updateWebhookEndpoint',
         tags: ['webhooks'],
         summary: 'Change a webhook endpoint',
-        description: 'Changes the fields given: url (checked as on creation), enabledEvents, description, and `enabled`.',
+        description: 'Changes the fields given: url (checked as on creation), enabledEvents (each one the calling key may read, as on creation), description, and `enabled`.',
         params: EndpointParams,
         body: ref(WebhookEndpointPatch),
         response: {
@@ -213,7 +231,10 @@ export async function webhookRoutes(app: FastifyInstance, { webhookAdmin, idempo
         },
       },
     },
-    async (request) => found(request.params.endpointId, await webhookAdmin.update(request.apiKey!.accountId, request.params.endpointId, request.body).catch(refused)),
+    async (request) => {
+      subscribableBy(request.apiKey!, request.body.enabledEvents)
+      return found(request.params.endpointId, await webhookAdmin.update(request.apiKey!.accountId, request.params.endpointId, request.body).catch(refused))
+    },
   )
 
   v1.delete(
