@@ -67,6 +67,8 @@ for (const store of STORES) {
       assert.deepEqual(plain.scopes, ['pets:read', 'pets:write', 'categories:read', 'categories:write', 'orders:read', 'orders:write', 'usage:read', 'events:read', 'webhooks:read', 'webhooks:write'], 'every scope but keys:*')
       assert.deepEqual((await create({ scopes: ['read_only'] })).body.apiKey.scopes, ['pets:read', 'categories:read', 'orders:read', 'usage:read', 'events:read', 'webhooks:read'], 'the presets, as on the command line')
       assert.deepEqual((await create({ scopes: ['all', 'keys:read'] })).body.apiKey.scopes, [...plain.scopes, 'keys:read'])
+      const changed = await server.request<ApiKey>(`/v1/keys/${plain.id}`, { method: 'PATCH', key: admin, json: { scopes: ['read_only'] } })
+      assert.deepEqual(changed.body.scopes, ['pets:read', 'categories:read', 'orders:read', 'usage:read', 'events:read', 'webhooks:read'], 'a change takes them too')
     })
 
     it('makes, lists and reads keys; the secret is in the 201 alone, and the key works at once on another instance', async () => {

@@ -18,11 +18,12 @@ const ScopeList = Type.Array(Type.Unsafe<(typeof SCOPES)[number]>({ type: 'strin
   description: `What the key may do (a \`write\` scope implies its \`read\`): ${SCOPES.map((s) => `\`${s}\``).join(', ')}. Default: every scope but \`keys:*\` (${SCOPE_PRESETS.all.join(', ')}).`,
 })
 const PRESETS = Object.keys(SCOPE_PRESETS) as (keyof typeof SCOPE_PRESETS)[]
-const ScopeOrPresetList = Type.Array(Type.Unsafe<(typeof SCOPES)[number] | keyof typeof SCOPE_PRESETS>({ type: 'string', enum: [...SCOPES, ...PRESETS] }), {
-  uniqueItems: true,
-  maxItems: SCOPES.length + PRESETS.length,
-  description: `What the key may do (a \`write\` scope implies its \`read\`): ${SCOPES.map((s) => `\`${s}\``).join(', ')}, or the presets \`all\` (${SCOPE_PRESETS.all.join(', ')}) and \`read_only\` (${SCOPE_PRESETS.read_only.join(', ')}). Default: \`all\`. \`[]\`: a key with no scope, which can read its account and its usage alone. No scope the calling key lacks.`,
-})
+const scopeOrPresetList = (then: string) =>
+  Type.Array(Type.Unsafe<(typeof SCOPES)[number] | keyof typeof SCOPE_PRESETS>({ type: 'string', enum: [...SCOPES, ...PRESETS] }), {
+    uniqueItems: true,
+    maxItems: SCOPES.length + PRESETS.length,
+    description: `What the key may do (a \`write\` scope implies its \`read\`): ${SCOPES.map((s) => `\`${s}\``).join(', ')}, or the presets \`all\` (${SCOPE_PRESETS.all.join(', ')}) and \`read_only\` (${SCOPE_PRESETS.read_only.join(', ')}). ${then}\`[]\`: a key with no scope, which can read its account and its usage alone. No scope the calling key lacks.`,
+  })
 const AccountLimits = Type.Object({ perMinute: Type.Integer(), perDay: Type.Integer() }, { additionalProperties: false, description: 'The rate limits the account\'s keys share.' })
 const Name = Type.String({ minLength: 1, maxLength: 100, ...STORABLE_TEXT, description: `A label for people: ${STORABLE_TEXT_NOTE}.` })
 
@@ -55,7 +56,7 @@ export type ApiKey = Static<typeof ApiKey>
 export const NewApiKey = Type.Object(
   {
     name: Type.Optional(Name),
-    scopes: Type.Optional(ScopeOrPresetList),
+    scopes: Type.Optional(scopeOrPresetList('Default: `all`. ')),
     expiresIn: Type.Optional(
       Type.Union([Type.Integer({ minimum: 1, maximum: 366 * 86_400 }), Type.String({ pattern: '^[0-9]{1,9}[smhd]?$' })], {
         description: 'How long until the key stops working: seconds (`3600`), or a duration (`"90s"`, `"30m"`, `"12h"`, `"30d"`); at most 366 days. Absent: as long as the calling key (never, if it never expires); never later than the calling key.',
@@ -74,7 +75,7 @@ export type NewApiKey = Static<typeof NewApiKey>
 export const ApiKeyPatch = Type.Object(
   {
     name: Type.Optional(Name),
-    scopes: Type.Optional(ScopeList),
+    scopes: Type.Optional(scopeOrPresetList('They replace the key\'s scopes. ')),
     enabled: Type.Optional(Type.Boolean({ description: 'false disables the key (401 until enabled again); true enables it.' })),
   },
   { $id: 'ApiKeyPatch', additionalProperties: false, minProperties: 1, description: 'The fields to change (a merge patch); the others are kept. The plan and limits are the account\'s, set by the operator.' },

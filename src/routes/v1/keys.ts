@@ -200,7 +200,10 @@ export async function keyRoutes(app: FastifyInstance, { keyAdmin, usage, idempot
       },
     },
     async (request) => {
-      const changed = await keyAdmin.update(request.params.keyId, request.body, request.apiKey!).catch(refused)
+      const { scopes, ...rest } = request.body
+      // Presets expand as on creation.
+      const changes = { ...rest, ...(scopes === undefined ? {} : { scopes: scopesNamed(scopes) }) }
+      const changed = await keyAdmin.update(request.params.keyId, changes, request.apiKey!).catch(refused)
       return changed ?? Promise.reject(noSuchKey(request.params.keyId))
     },
   )
