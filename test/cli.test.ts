@@ -402,6 +402,26 @@ describe('petstore accounts … and keys revoke --cascade beside a running serve
     assert.match((await cli('accounts', 'show', account)).out.find((line) => line.startsWith('status '))!, /^status {5}active$/)
   })
 
+  it("keys disable holds against the account's own keys: one with keys:write cannot enable it (403), the operator can; a key they disabled, they enable", async () => {
+    const made = await json<MadeAccount>('accounts', 'create', '--plan', 'pro', '--scopes', 'all,keys:write')
+    const stopped = await json<MadeKey>('keys', 'create', '--account', String(made.account.id))
+    assert.deepEqual((await cli('keys', 'disable', String(stopped.id))).out, [`Key ${stopped.id} is disabled.`])
+    const enable = (id: number) => server.request<{ code: string; message: string; status: string }>(`/v1/keys/${id}`, { method: 'PATCH', key: made.key, json: { enabled: true } })
+    const refused = await enable(stopped.id)
+    assert.equal(refused.status, 403)
+    assert.match(refused.body.message, new RegExp(`Key ${stopped.id} was disabled by the operator, who alone can enable it again`))
+    // Disabled again over the API, it stays the operator's stop.
+    assert.equal((await server.request(`/v1/keys/${stopped.id}`, { method: 'PATCH', key: made.key, json: { enabled: false } })).status, 200)
+    assert.equal((await enable(stopped.id)).status, 403)
+    // A roll keeps the stop on the new key.
+    const rolled = (await server.request<{ apiKey: { id: number } }>(`/v1/keys/${stopped.id}/roll`, { method: 'POST', key: made.key, json: {} })).body.apiKey
+    assert.equal((await enable(rolled.id)).status, 403, 'the roll of a key the operator stopped')
+    assert.deepEqual((await cli('keys', 'enable', String(rolled.id))).out, [`Key ${rolled.id} is active.`])
+    // One the account's keys stopped, they may start.
+    assert.equal((await server.request(`/v1/keys/${rolled.id}`, { method: 'PATCH', key: made.key, json: { enabled: false } })).status, 200)
+    assert.equal((await enable(rolled.id)).body.status, 'active')
+  })
+
   it('keys revoke --cascade revokes the key and every key it made, however deep, printing their ids; without it, the key alone', async () => {
     const parent = await json<MadeAccount>('accounts', 'create', '--plan', 'pro', '--scopes', 'all,keys:write', '--name', 'parent')
     const account = String(parent.account.id)

@@ -359,11 +359,15 @@ describe(`store contract (${dialect})`, async () => {
           revokedAt: null,
           expiresAt: null,
           disabledAt: null,
+          disabledByOperator: false,
           replacedBy: null,
           createdBy: null,
         })
         assert.deepEqual(await suite.store.apiKeys.findByHash(hash), key)
         assert.deepEqual(await suite.store.apiKeys.findById(key.id), key)
+        const stopped = await suite.store.apiKeys.update(key.id, { disabledAt: NOW, disabledByOperator: true })
+        assert.deepEqual([stopped?.disabledAt, stopped?.disabledByOperator], [NOW, true], "the operator's stop")
+        assert.deepEqual(await suite.store.apiKeys.update(key.id, { disabledAt: null, disabledByOperator: false }), key)
         assert.equal(await suite.store.apiKeys.findByHash('no such hash'), undefined)
         assert.deepEqual((await suite.store.apiKeys.page(undefined, key.id - 1, 1)), [key])
         await assert.rejects(suite.store.apiKeys.insert({ ...NEW_KEY, hash }, NOW), 'the hash is unique')

@@ -21,6 +21,8 @@ export interface ApiKeyRecord {
   revokedAt: string | null
   expiresAt: string | null
   disabledAt: string | null
+  /** Disabled by the operator, who alone enables it again. */
+  disabledByOperator: boolean
   /** When the account was disabled: every key of it is refused. */
   accountDisabledAt: string | null
   /** The key a roll made from this one. */
@@ -57,6 +59,7 @@ export function toApiKeyRecord(stored: StoredApiKey): ApiKeyRecord {
     revokedAt: stored.revokedAt === null ? null : iso(stored.revokedAt),
     expiresAt: stored.expiresAt === null ? null : iso(stored.expiresAt),
     disabledAt: stored.disabledAt === null ? null : iso(stored.disabledAt),
+    disabledByOperator: stored.disabledByOperator,
     accountDisabledAt: account.disabledAt === null ? null : iso(account.disabledAt),
     replacedBy: stored.replacedBy,
     createdBy: stored.createdBy,

@@ -12,6 +12,7 @@ export interface IssueKeyOptions {
   /** Unix ms; default: never. */
   expiresAt?: number | null
   disabledAt?: number | null
+  disabledByOperator?: boolean
   /** The key making this one; default: the operator (null). */
   createdBy?: number | null
 }
@@ -29,6 +30,7 @@ export function newKeyRow(options: IssueKeyOptions): { secret: string; row: NewS
       scopes: formatScopes(options.scopes ?? SCOPE_PRESETS.all),
       expiresAt: options.expiresAt ?? null,
       disabledAt: options.disabledAt ?? null,
+      disabledByOperator: options.disabledByOperator ?? false,
       createdBy: options.createdBy ?? null,
     },
   }

@@ -254,7 +254,16 @@ export function createKeyAdmin({ apiKeys, limiter, clock, environment, onChanged
         scopesWithin(actor, input.scopes)
         changes.scopes = formatScopes(input.scopes)
       }
-      if (input.enabled !== undefined) changes.disabledAt = input.enabled ? null : (current.disabledAt === null ? clock.now() : Date.parse(current.disabledAt))
+      if (input.enabled !== undefined) {
+        // The operator's stop holds against the account's own keys: they enable a key they
+        // (or the operator before them) did not stop only if no operator stopped it.
+        if (input.enabled && actor && current.disabledAt !== null && current.disabledByOperator) {
+          throw new KeyAdminError(`Key ${id} was disabled by the operator, who alone can enable it again (npx petstore keys enable ${id}).`, 'enabled', true)
+        }
+        changes.disabledAt = input.enabled ? null : current.disabledAt === null ? clock.now() : Date.parse(current.disabledAt)
+        // Disabled again by a key: the operator's mark stays on a key already stopped by the operator.
+        changes.disabledByOperator = !input.enabled && (actor === undefined || (current.disabledAt !== null && current.disabledByOperator))
+      }
       const stored = await apiKeys.update(id, changes)
       onChanged([id])
       return stored && view(toApiKeyRecord(stored))
@@ -283,6 +292,7 @@ export function createKeyAdmin({ apiKeys, limiter, clock, environment, onChanged
         scopes: current.scopes,
         expiresAt: current.expiresAt === null ? null : Date.parse(current.expiresAt),
         disabledAt: current.disabledAt === null ? null : Date.parse(current.disabledAt),
+        disabledByOperator: current.disabledAt !== null && current.disabledByOperator,
         createdBy: current.createdBy,
       })
       const now = clock.now()

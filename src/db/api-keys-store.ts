@@ -42,6 +42,8 @@ export interface StoredApiKey {
   revokedAt: number | null
   expiresAt: number | null
   disabledAt: number | null
+  /** Disabled by the operator, who alone enables it again. */
+  disabledByOperator: boolean
   /** The key a roll made from this one. */
   replacedBy: number | null
   /** The key that made this one over the API; null: the operator. */
@@ -55,8 +57,9 @@ export interface NewStoredApiKey {
   hash: string
   scopes: string
   expiresAt: number | null
-  /** A rolled key starts disabled when the key it replaces was. */
+  /** A rolled key starts disabled when the key it replaces was (and by the operator, when that one was). */
   disabledAt: number | null
+  disabledByOperator?: boolean
   createdBy: number | null
   /** An existing account's id, or a new account to make with the key, in one transaction. */
   account: number | NewStoredAccount
@@ -68,6 +71,7 @@ export interface ApiKeyChanges {
   scopes?: string
   /** Null enables the key again. */
   disabledAt?: number | null
+  disabledByOperator?: boolean
 }
 
 /** What an account update may change; absent fields are kept. */

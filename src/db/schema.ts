@@ -45,6 +45,8 @@ export interface ApiKeysTable {
   scopes: Generated<string>
   expires_at: number | null
   disabled_at: number | null
+  /** 1: the operator disabled it (the command line), and alone enables it again (migration 2026-11-28-020). */
+  disabled_by_operator: Generated<number>
   replaced_by: number | null
   /** The key that made this one over the API; null: the operator. */
   created_by: number | null

@@ -76,7 +76,7 @@ export const ApiKeyPatch = Type.Object(
   {
     name: Type.Optional(Name),
     scopes: Type.Optional(scopeOrPresetList('They replace the key\'s scopes. ')),
-    enabled: Type.Optional(Type.Boolean({ description: 'false disables the key (401 until enabled again); true enables it.' })),
+    enabled: Type.Optional(Type.Boolean({ description: 'false disables the key (401 until enabled again); true enables it, unless the operator disabled it (`petstore keys disable`): that one the operator alone enables (403 `forbidden`).' })),
   },
   { $id: 'ApiKeyPatch', additionalProperties: false, minProperties: 1, description: 'The fields to change (a merge patch); the others are kept. The plan and limits are the account\'s, set by the operator.' },
 )

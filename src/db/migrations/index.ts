@@ -20,6 +20,7 @@ import * as eventsByType from './2026-11-28-016-events-by-type.js'
 import * as keysReplacedBy from './2026-11-28-017-keys-replaced-by.js'
 import * as orderEventsOwnEndpoints from './2026-11-28-018-order-events-own-endpoints.js'
 import * as webhookSubscriptions from './2026-11-28-019-webhook-subscriptions.js'
+import * as keysDisabledByOperator from './2026-11-28-020-keys-disabled-by-operator.js'
 
 const MIGRATIONS = {
   '2026-11-22-001-pets-and-api-keys': petsAndApiKeys,
@@ -40,6 +41,7 @@ const MIGRATIONS = {
   '2026-11-28-017-keys-replaced-by': keysReplacedBy,
   '2026-11-28-018-order-events-own-endpoints': orderEventsOwnEndpoints,
   '2026-11-28-019-webhook-subscriptions': webhookSubscriptions,
+  '2026-11-28-020-keys-disabled-by-operator': keysDisabledByOperator,
 }
 
 // PostgreSQL runs every migration in a transaction (Kysely's adapter reports

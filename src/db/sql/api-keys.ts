@@ -36,6 +36,7 @@ export function createApiKeysStore(db: Kysely<Database>): ApiKeysStore {
       if (changes.name !== undefined) set.name = changes.name
       if (changes.scopes !== undefined) set.scopes = changes.scopes
       if (changes.disabledAt !== undefined) set.disabled_at = changes.disabledAt
+      if (changes.disabledByOperator !== undefined) set.disabled_by_operator = changes.disabledByOperator ? 1 : 0
       if (Object.keys(set).length > 0) await db.updateTable('api_keys').set(set).where('id', '=', id).execute()
       return findKey(db, id)
     },
@@ -181,6 +182,7 @@ async function insertKey(db: Kysely<Database>, key: NewStoredApiKey, now: number
       scopes: key.scopes,
       expires_at: key.expiresAt,
       disabled_at: key.disabledAt,
+      disabled_by_operator: key.disabledByOperator ? 1 : 0,
       created_by: key.createdBy,
       created_at: now,
     })
@@ -222,6 +224,7 @@ function toStored(row: KeyRow): StoredApiKey {
     scopes: row.scopes,
     expiresAt: row.expires_at,
     disabledAt: row.disabled_at,
+    disabledByOperator: Number(row.disabled_by_operator) === 1,
     replacedBy: row.replaced_by,
     createdBy: row.created_by,
   }
