@@ -114,7 +114,8 @@ for (const store of STORES) describe(`categories (${store})`, () => {
     const made = (await create({ name: 'Tortoises' })).body
     await patch(made.id, { description: 'Slow' })
     await remove(made.id)
-    const other = await server.createKey('free', {}, { scopes: ['events:read'] })
+    // Of another account; it reads category events with categories:read (events:read alone shows no data).
+    const other = await server.createKey('free', {}, { scopes: ['events:read', 'categories:read'] })
     for (const [type, data] of [
       ['category.created', { id: made.id, name: 'Tortoises', description: '' }],
       ['category.updated', { id: made.id, name: 'Tortoises', description: 'Slow' }],
