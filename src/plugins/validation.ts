@@ -172,6 +172,8 @@ function describe(error: ErrorObject, where: 'field' | 'parameter'): ErrorDetail
       return { field: name, message: params.pattern === '\\S' ? `${subject} must not be blank` : `${subject} must match ${String(params.pattern)}` }
     case 'enum':
       return { field: name, message: `${subject} must be one of ${(params.allowedValues as unknown[]).join(', ')}` }
+    case 'format':
+      return { field: name, message: params.format === 'date-time' ? `${subject} must be a date and time of the calendar with its zone (RFC 3339), such as 2026-11-28T12:00:00Z` : `${subject} must be ${article(String(params.format))}` }
     case 'minItems':
       return { field: name, message: `${subject} must hold at least ${String(params.limit)} item${params.limit === 1 ? '' : 's'}` }
     case 'maxItems':
