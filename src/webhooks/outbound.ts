@@ -93,8 +93,9 @@ export function refusal(address: string, allowed: readonly Cidr[], port?: number
   }
   const range = parsed.range()
   if (range === 'unicast') return undefined
-  const elsewhere = allowed.some((cidr) => cidr.port !== undefined && cidr.range.kind() === parsed.kind() && parsed.match(cidr.range, cidr.bits))
-  return `${address} is ${RANGE_NAMES[range] ?? `a special-purpose (${range})`} address${elsewhere ? ` (allowed on another port than ${port ?? 'this one'})` : ''}`
+  // The same words whether or not another port of it is allowed: a tenant reads them, and
+  // would learn from them that the operator opened some port there.
+  return `${address} is ${RANGE_NAMES[range] ?? `a special-purpose (${range})`} address`
 }
 
 /** ipaddr.js's names of the ranges refused most, as a message says them. */

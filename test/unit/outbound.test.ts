@@ -46,7 +46,7 @@ describe('the outbound address guard', () => {
   it('allows a range, an address, or either on one port alone', () => {
     const allowed = parseCidrs(['127.0.0.1:4000', '10.0.0.0/8:8443', '[::1]:4000', '[fd00::/8]:443', '192.168.0.0/16', '::2'])
     assert.equal(refusal('127.0.0.1', allowed, 4000), undefined)
-    assert.match(refusal('127.0.0.1', allowed, 6379) ?? '', /loopback address \(allowed on another port than 6379\)/)
+    assert.equal(refusal('127.0.0.1', allowed, 6379), '127.0.0.1 is a loopback address', 'not saying that another port is allowed: a tenant reads it')
     assert.match(refusal('127.0.0.2', allowed, 4000) ?? '', /loopback/, 'an address is its own /32')
     assert.equal(refusal('10.1.2.3', allowed, 8443), undefined)
     assert.ok(refusal('10.1.2.3', allowed, 443))
