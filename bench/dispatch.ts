@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { sql } from 'kysely'
-import { openDatabase } from '../test/helpers/database.js'
+import { numbered, openDatabase } from '../test/helpers/database.js'
 import { createSecretBox, parseMainKey } from '../src/secrets/secret-box.js'
 import { checkOut, type Checkout } from './against.js'
 import { startReceiver } from './receiver.js'
@@ -80,8 +80,8 @@ async function prepare(databaseUrl: string, receiverUrl: string, checkout: strin
     // In steps of 100,000 rows: one statement each, a series made by the database.
     for (let done = 0; done < events; done += 100_000) {
       const n = Math.min(100_000, events - done)
-      const series = dialect === 'postgres' ? sql`generate_series(1, ${n})` : sql`(with recursive s(i) as (select 1 union all select i + 1 from s where i < ${n}) select i from s)`
-      await sql`insert into events (type, account_id, data, created_at, fan_out_pending) select 'pet.created', null, ${data}, ${now}, 1 from ${series} as n`.execute(db)
+      const { prefix, rows } = numbered(dialect, n)
+      await sql`${sql.raw(prefix)} insert into events (type, account_id, data, created_at, fan_out_pending) select 'pet.created', null, ${data}, ${now}, 1 from ${sql.raw(rows)}`.execute(db)
     }
     // No ANALYZE: statistics saying the deliveries table is empty, while the fan-out
     // fills it, would lead PostgreSQL's planner to plans no service running for a while has.

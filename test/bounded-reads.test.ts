@@ -20,6 +20,7 @@ import { createDeliveryQueue } from '../src/db/sql/delivery-queue.js'
 import { createWebhookEndpointsStore } from '../src/db/sql/webhook-endpoints.js'
 import { EVENT_TYPES, TEST_EVENT } from '../src/vocabulary/event-types.js'
 import { DIALECTS, storeForSuite } from './helpers/dialects.js'
+import { numbered } from './helpers/database.js'
 import { needs } from './helpers/services.js'
 import { pairsRejected, rowsRead, type PlanNode } from './helpers/plans.js'
 
@@ -34,9 +35,6 @@ for (const { dialect, create } of DIALECTS) {
     if (dialect === 'postgres' && !(await needs('postgres', 'reads bounded by the page'))) return
     const suite = storeForSuite(create)
     const query = async <R>(text: string) => (await suite.other.db.executeQuery<R>(CompiledQuery.raw(text))).rows
-    /** Rows numbered `i` from 1 to `n`, to insert from: `prefix` goes before the INSERT, `rows` after its FROM (SQLite has no generate_series). */
-    const numbered = (n: number) =>
-      dialect === 'sqlite' ? { prefix: `with recursive n (i) as (select 1 union all select i + 1 from n where i < ${n})`, rows: 'n' } : { prefix: '', rows: `generate_series(1, ${n}) n (i)` }
 
     /** What `work` answers on a Kysely of the test's own over the database, and the statements it ran there (not a transaction's begin or commit): all, and the last. */
     async function captured<T>(work: (db: Kysely<Schema>) => Promise<T>): Promise<{ answer: T; statement: CompiledQuery; statements: CompiledQuery[] }> {
@@ -80,7 +78,8 @@ for (const { dialect, create } of DIALECTS) {
 
     /** The events the store lists for `args`, and the statement it ran. */
     async function listed(args: { accountId: number; type?: string; beforeId?: number }) {
-      const { answer, statement } = await captured((db) => createWebhookEndpointsStore(db, dialect).events({ ...args, limit: LIMIT }))
+      const { type, ...rest } = args
+      const { answer, statement } = await captured((db) => createWebhookEndpointsStore(db, dialect).events({ ...rest, ...(type === undefined ? {} : { types: [type] }), limit: LIMIT }))
       return { ids: answer.map((event) => Number(event.id)), statement }
     }
 
@@ -89,7 +88,7 @@ for (const { dialect, create } of DIALECTS) {
       const [theirs] = await query<{ id: number }>("insert into accounts (name, plan, created_at) values ('theirs', 'pro', 0) returning id")
       // Many public pet events, between them a few orders of each account, and one
       // webhook_endpoint.disabled of the other account (a type no public event has).
-      const { prefix, rows } = numbered(PUBLIC_EVENTS)
+      const { prefix, rows } = numbered(dialect, PUBLIC_EVENTS)
       await query(`${prefix} insert into events (type, account_id, data, created_at, fan_out_pending)
         select case when i % 100 = 0 then 'order.placed' when i = 7 then 'webhook_endpoint.disabled' else 'pet.created' end,
           case when i % 200 = 0 then ${mine!.id} when i % 100 = 0 or i = 7 then ${theirs!.id} else null end, '{}', i, 0 from ${rows}`)
@@ -122,7 +121,7 @@ for (const { dialect, create } of DIALECTS) {
     it("revokes a key and every key it made or replaced, reading those keys, not every account's", async () => {
       const [account] = await query<{ id: number }>("insert into accounts (name, plan, created_at) values ('keys', 'pro', 0) returning id")
       // 5,000 keys in chains of 10, each made by the one before (the first of each by the operator).
-      const { prefix, rows } = numbered(KEYS)
+      const { prefix, rows } = numbered(dialect, KEYS)
       await query(`${prefix} insert into api_keys (account_id, name, prefix, key_hash, scopes, created_at) select ${account!.id}, 'k', 'ps_test_k', 'hash ' || i, 'pets:read', 0 from ${rows}`)
       const [{ first }] = (await query<{ first: number | string }>('select min(id) as first from api_keys')) as [{ first: number | string }]
       await query(`update api_keys set created_by = id - 1 where mod(id - ${first}, 10) <> 0`)
@@ -174,9 +173,9 @@ for (const { dialect, create } of DIALECTS) {
 
     /** `n` endpoints of 200 accounts of their own, taking `types`. */
     async function manyEndpoints(n: number, types: string) {
-      const accounts = numbered(200)
+      const accounts = numbered(dialect, 200)
       await query(`${accounts.prefix} insert into accounts (name, plan, created_at) select 'endpoints ${types}', 'pro', 0 from ${accounts.rows}`)
-      const endpoints = numbered(n)
+      const endpoints = numbered(dialect, n)
       await query(`${endpoints.prefix} insert into webhook_endpoints (account_id, url, description, enabled_events, secret, created_at)
         select (select min(id) from accounts where name = 'endpoints ${types}') + i % 200, 'https://example.com/', '', '${types}', 'sealed', 0 from ${endpoints.rows}`)
     }
@@ -233,7 +232,7 @@ for (const { dialect, create } of DIALECTS) {
         values (${account!.id}, 'https://example.com/', '', '*', 'sealed', 0), (${account!.id}, 'https://example.com/', '', 'pet.created', 'sealed', 0) returning id`)
       const events = 100
       const pending = async () => {
-        const { prefix, rows } = numbered(events)
+        const { prefix, rows } = numbered(dialect, events)
         await query(`${prefix} insert into events (type, account_id, data, created_at, fan_out_pending) select 'pet.created', null, '{}', i, 1 from ${rows}`)
       }
       await query('update events set fan_out_pending = 0')

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict'
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { performance } from 'node:perf_hooks'
-import { sql } from 'kysely'
+import { sql, type Kysely } from 'kysely'
 import pg from 'pg'
 import { Webhook } from 'standardwebhooks'
 import { createManualClock } from '../src/clock.js'
@@ -19,7 +19,8 @@ import { startDispatcher, type Dispatcher } from '../src/webhooks/dispatcher.js'
 import type { Event } from '../src/webhooks/events.js'
 import { parseCidrs } from '../src/webhooks/outbound.js'
 import type { Scope } from '../src/vocabulary/scopes.js'
-import { openDatabase } from './helpers/database.js'
+import { numbered, openDatabase } from './helpers/database.js'
+import type { Database } from '../src/db/schema.js'
 import { STORES, startTestServer, type TestServer } from './helpers/server.js'
 
 interface Received {
@@ -92,12 +93,19 @@ for (const store of STORES) {
     const endpoint = async (enabledEvents: string[], as = key) =>
       (await post<{ id: number; secret: string }>('/v1/webhook-endpoints', { url: receiver.url, enabledEvents }, as)).body
     const events = async (as = key, query = '') => (await server.request<Event[]>(`/v1/events${query}`, { key: as })).body
+    /** `n` pet.created events written straight into the database, as a bulk load would: `data` each, made at `createdAt`, waiting to be fanned out or not. */
+    const writeEvents = async (db: Kysely<Database>, n: number, { data, createdAt = clock.now(), pending }: { data: string; createdAt?: number; pending: boolean }) => {
+      const { prefix, rows } = numbered(store, n)
+      await sql`${sql.raw(prefix)} insert into events (type, account_id, data, created_at, fan_out_pending) select 'pet.created', null, ${data}, ${createdAt}, ${pending ? 1 : 0} from ${sql.raw(rows)}`.execute(db)
+    }
+    /** How many rows of `table` (deliveries, attempts) an endpoint has. */
+    const rowsOf = async (db: Kysely<Database>, table: 'webhook_deliveries' | 'webhook_attempts', endpointId: number) =>
+      Number((await db.selectFrom(table).select((eb) => eb.fn.countAll<number | string>().as('n')).where('endpoint_id', '=', endpointId).executeTakeFirstOrThrow()).n)
     /** `n` pet.created events waiting to be fanned out, written as the triggers write them. */
     const backlog = async (n: number) => {
       const raw = openDatabase(server.config.databaseUrl)
       try {
-        const data = JSON.stringify({ id: 1, name: 'Backlogged', category_id: 1, status: 'available' })
-        await raw.db.insertInto('events').values(Array.from({ length: n }, () => ({ type: 'pet.created', account_id: null, data, created_at: clock.now(), fan_out_pending: 1 }))).execute()
+        await writeEvents(raw.db, n, { data: JSON.stringify({ id: 1, name: 'Backlogged', category_id: 1, status: 'available' }), pending: true })
       } finally {
         await raw.db.destroy()
       }
@@ -348,16 +356,15 @@ for (const store of STORES) {
       const kept = await endpoint(['pet.created'])
       const history = 30_000
       const raw = openDatabase(server.config.databaseUrl)
-      const count = async (table: string, endpointId: number) =>
-        Number((await sql<{ n: number | string }>`select count(*) as n from ${sql.table(table)} where endpoint_id = ${endpointId}`.execute(raw.db)).rows[0]!.n)
+      const count = (table: 'webhook_deliveries' | 'webhook_attempts', endpointId: number) => rowsOf(raw.db, table, endpointId)
       try {
-        const series = store === 'sqlite' ? sql`(with recursive s (i) as (select 1 union all select i + 1 from s where i < ${history}) select i from s)` : sql`generate_series(1, ${history})`
         const marker = JSON.stringify({ history: doomed.id })
-        await sql`insert into events (type, account_id, data, created_at, fan_out_pending) select 'pet.created', null, ${marker}, ${clock.now()}, 0 from ${series} as n`.execute(raw.db)
-        for (const [id, data] of [[doomed.id, marker], [kept.id, marker]] as const) {
-          await sql`insert into webhook_deliveries (endpoint_id, event_id, status, attempts, next_attempt_at, created_at)
-            select ${id}, id, 'delivered', 1, ${clock.now()}, ${clock.now()} from events where data = ${data} ${id === kept.id ? sql`and id = (select min(id) from events where data = ${data})` : sql``}`.execute(raw.db)
-        }
+        await writeEvents(raw.db, history, { data: marker, pending: false })
+        // Each event delivered to the doomed endpoint; the first also to the kept one.
+        const delivered = (endpointId: number, first: string) => sql`insert into webhook_deliveries (endpoint_id, event_id, status, attempts, next_attempt_at, created_at)
+          select ${endpointId}, id, 'delivered', 1, ${clock.now()}, ${clock.now()} from events where data = ${marker} ${sql.raw(first)}`
+        await delivered(doomed.id, '').execute(raw.db)
+        await delivered(kept.id, 'order by id limit 1').execute(raw.db)
         await sql`insert into webhook_attempts (delivery_id, endpoint_id, event_id, trigger, at, duration_ms, response_status, error)
           select id, endpoint_id, event_id, 'scheduled', ${clock.now()}, 5, 200, null from webhook_deliveries where endpoint_id in (${doomed.id}, ${kept.id})`.execute(raw.db)
         assert.equal(await count('webhook_attempts', doomed.id), history)
@@ -382,12 +389,11 @@ for (const store of STORES) {
       const old = 20_000
       const day = 86_400_000
       const raw = openDatabase(server.config.databaseUrl)
-      const count = async (table: string) => Number((await sql<{ n: number | string }>`select count(*) as n from ${sql.table(table)} where endpoint_id = ${id}`.execute(raw.db)).rows[0]!.n)
+      const count = (table: 'webhook_deliveries' | 'webhook_attempts') => rowsOf(raw.db, table, id)
       try {
-        const series = store === 'sqlite' ? sql`(with recursive s (i) as (select 1 union all select i + 1 from s where i < ${old}) select i from s)` : sql`generate_series(1, ${old})`
         const marker = JSON.stringify({ purged: id })
         // 20,000 events of 40 days ago and one of today, each delivered to the endpoint with an attempt; one more of 40 days ago still pending.
-        await sql`insert into events (type, account_id, data, created_at, fan_out_pending) select 'pet.created', null, ${marker}, ${clock.now() - 40 * day}, 0 from ${series} as n`.execute(raw.db)
+        await writeEvents(raw.db, old, { data: marker, createdAt: clock.now() - 40 * day, pending: false })
         await sql`insert into events (type, account_id, data, created_at, fan_out_pending) values ('pet.created', null, ${marker}, ${clock.now()}, 0), ('pet.created', null, ${marker}, ${clock.now() - 40 * day}, 0)`.execute(raw.db)
         const pendingEvent = Number((await sql<{ id: number | string }>`select max(id) as id from events where data = ${marker}`.execute(raw.db)).rows[0]!.id)
         await sql`insert into webhook_deliveries (endpoint_id, event_id, status, attempts, next_attempt_at, created_at)
