@@ -69,8 +69,7 @@ export interface StoredAttempt {
 
 export interface EventQuery {
   accountId: number
-  type?: string | undefined
-  /** Without `type`: the types listed (those the caller may read); every type by default. */
+  /** The types listed (one asked for, or those the caller may read); every type by default. */
   types?: readonly string[] | undefined
   /** Newest first: events with ids below this one. */
   beforeId?: number | undefined

@@ -119,8 +119,8 @@ export function createWebhookAdmin({ endpoints, clock, allowHttp, allowed, maxEn
 
   return {
     /** A page of the account's events and every pet event, newest first; `nextBeforeId` (the last one's id) when older ones match. */
-    async events(accountId: number, { type, types, beforeId, limit }: EventsQuery): Promise<{ events: Event[]; nextBeforeId: number | undefined }> {
-      const rows = await endpoints.events({ accountId, type, types, beforeId, limit: limit + 1 })
+    async events(accountId: number, { types, beforeId, limit }: EventsQuery): Promise<{ events: Event[]; nextBeforeId: number | undefined }> {
+      const rows = await endpoints.events({ accountId, types, beforeId, limit: limit + 1 })
       return { events: rows.slice(0, limit).map(renderEvent), nextBeforeId: rows.length > limit ? rows[limit - 1]!.id : undefined }
     },
 

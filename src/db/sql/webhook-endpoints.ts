@@ -15,7 +15,7 @@ const DELETE_BATCH = 1_000
 
 export function createWebhookEndpointsStore(db: Kysely<Database>, dialect: Dialect): WebhookEndpointsStore {
   return {
-    async events({ accountId, type, types = LISTED_EVENT_TYPES, beforeId, limit }) {
+    async events({ accountId, types = LISTED_EVENT_TYPES, beforeId, limit }) {
       // The newest `limit` of the account's events and the public ones (no account): each
       // (owner, type) read apart, from its newest end, at most `limit` ids from each
       // (migration 016's indexes), and the newest `limit` of those. A page reads at most
@@ -31,9 +31,8 @@ export function createWebhookEndpointsStore(db: Kysely<Database>, dialect: Diale
           .orderBy('id', 'desc')
           .limit(limit)
       // Wrapped each, as SQLite takes ORDER BY and LIMIT only at the end of a compound select.
-      const listed = type === undefined ? types : [type]
-      if (listed.length === 0) return []
-      const ranges = listed.flatMap((eventType) => [
+      if (types.length === 0) return []
+      const ranges = types.flatMap((eventType) => [
         db.selectFrom(newest('account', eventType).as('newest')).select('id'),
         db.selectFrom(newest('public', eventType).as('newest')).select('id'),
       ])

@@ -91,8 +91,8 @@ export async function webhookRoutes(app: FastifyInstance, { webhookAdmin, idempo
       const key = request.apiKey!
       const mayRead = (eventType: string) => key.scopes.includes(readScopeOf(eventType))
       if (type !== undefined && !mayRead(type)) throw insufficientScope(key, readScopeOf(type), `to read ${type} events`)
-      const types = LISTED_EVENT_TYPES.filter(mayRead)
-      const page = await webhookAdmin.events(key.accountId, { type, types, beforeId: cursor === undefined ? undefined : decodeCursor(cursor), limit })
+      const types = type === undefined ? LISTED_EVENT_TYPES.filter(mayRead) : [type]
+      const page = await webhookAdmin.events(key.accountId, { types, beforeId: cursor === undefined ? undefined : decodeCursor(cursor), limit })
       if (page.nextBeforeId !== undefined) {
         reply.header('link', `</v1/events?limit=${limit}${type ? `&type=${type}` : ''}&cursor=${encodeCursor(page.nextBeforeId)}>; rel="next"`)
       }
