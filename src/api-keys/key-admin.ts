@@ -72,6 +72,9 @@ export class KeyStateConflict extends KeyAdminError {
   }
 }
 
+/** Disabled, and by the operator: enabled again by the operator alone. */
+const stoppedByOperator = (key: ApiKeyRecord) => key.disabledAt !== null && key.disabledByOperator
+
 const revokedKey = (id: number) => new KeyStateConflict(`Key ${id} is revoked: it can no longer be changed or rolled.`, 'key_revoked')
 
 export interface NewKeyInput {
@@ -257,12 +260,12 @@ export function createKeyAdmin({ apiKeys, limiter, clock, environment, onChanged
       if (input.enabled !== undefined) {
         // The operator's stop holds against the account's own keys: they enable a key they
         // (or the operator before them) did not stop only if no operator stopped it.
-        if (input.enabled && actor && current.disabledAt !== null && current.disabledByOperator) {
+        if (input.enabled && actor && stoppedByOperator(current)) {
           throw new KeyAdminError(`Key ${id} was disabled by the operator, who alone can enable it again (npx petstore keys enable ${id}).`, 'enabled', true)
         }
         changes.disabledAt = input.enabled ? null : current.disabledAt === null ? clock.now() : Date.parse(current.disabledAt)
         // Disabled again by a key: the operator's mark stays on a key already stopped by the operator.
-        changes.disabledByOperator = !input.enabled && (actor === undefined || (current.disabledAt !== null && current.disabledByOperator))
+        changes.disabledByOperator = !input.enabled && (actor === undefined || stoppedByOperator(current))
       }
       const stored = await apiKeys.update(id, changes)
       onChanged([id])
@@ -292,7 +295,7 @@ export function createKeyAdmin({ apiKeys, limiter, clock, environment, onChanged
         scopes: current.scopes,
         expiresAt: current.expiresAt === null ? null : Date.parse(current.expiresAt),
         disabledAt: current.disabledAt === null ? null : Date.parse(current.disabledAt),
-        disabledByOperator: current.disabledAt !== null && current.disabledByOperator,
+        disabledByOperator: stoppedByOperator(current),
         createdBy: current.createdBy,
       })
       const now = clock.now()
