@@ -229,13 +229,16 @@ function admit(request: FastifyRequest, reply: FastifyReply, auth: AuthResult, c
   if (auth.ok && scope !== undefined && !auth.key.scopes.includes(scope)) throw insufficientScope(auth.key, scope)
 }
 
-/** The 403 of a key that lacks `scope` for what it asked (an operation's scope, or one a route asks of what it reads). */
-export function insufficientScope(key: ApiKeyRecord, scope: Scope, what = 'this operation needs'): ApiError {
+/** The 403 of a key that lacks `scope` (or several) for what it asked (an operation's scope, or those a route asks of what it reads). */
+export function insufficientScope(key: ApiKeyRecord, scope: Scope | readonly Scope[], what = 'this operation needs'): ApiError {
+  const needed = typeof scope === 'string' ? [scope] : scope
   const scopes = key.scopes.join(', ') || 'none'
+  const [it, them] = needed.length === 1 ? ['it', 'scope'] : ['them', 'scopes']
   // A key of the same account: one of a new account would see none of this one's data.
-  const remedy = `A key with keys:write can add it (PATCH /v1/keys/{id}, "scopes"); on the server, npx petstore keys create --account ${key.accountId} --scopes ${scope} makes a key of this account that has it.`
-  return new ApiError('insufficient_scope', `This API key lacks the ${scope} scope ${what}; its scopes are ${scopes}. ${remedy}`, {
-    headers: { 'www-authenticate': `Bearer realm="petstore", error="insufficient_scope", scope="${scope}"` },
+  const remedy = `A key with keys:write can add ${it} (PATCH /v1/keys/{id}, "scopes"); on the server, npx petstore keys create --account ${key.accountId} --scopes ${needed.join(',')} makes a key of this account that has ${it}.`
+  return new ApiError('insufficient_scope', `This API key lacks the ${needed.join(', ')} ${them} ${what}; its scopes are ${scopes}. ${remedy}`, {
+    // RFC 6750 §3: scope is a space-delimited list.
+    headers: { 'www-authenticate': `Bearer realm="petstore", error="insufficient_scope", scope="${needed.join(' ')}"` },
   })
 }
 

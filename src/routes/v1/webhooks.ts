@@ -9,6 +9,7 @@ import type { Idempotency } from '../../idempotency/idempotency.js'
 import { fingerprintOf } from '../../idempotency/idempotency-key.js'
 import { EVENT_TYPES, LISTED_EVENT_TYPES, readScopeOf, TEST_EVENT } from '../../vocabulary/event-types.js'
 import { insufficientScope } from '../../plugins/v1-guard.js'
+import { SCOPES } from '../../vocabulary/scopes.js'
 import type { ApiKeyRecord } from '../../api-keys/api-key-record.js'
 import { ATTEMPTS_SHOWN, DEFAULT_SECRET_GRACE_S, EndpointDisabled, EndpointLimitReached, MAX_SECRET_GRACE_S, WebhookAdminError, type WebhookAdmin } from '../../webhooks/webhook-admin.js'
 import { DeliveryAttempt, EventSchema, NewWebhookEndpoint, WebhookEndpoint, WebhookEndpointPatch } from '../../schemas/webhook.js'
@@ -43,14 +44,14 @@ const NO_ENDPOINT = errorResponse('There is no endpoint with this id of this acc
 const BAD_ID = errorResponse('endpointId is not a positive integer.', ['invalid_parameter'])
 const BAD_ENDPOINT = errorResponse('The body is not a JSON object of the documented fields, or the URL is refused (not https, or not a public address).', ['invalid_body', 'invalid_field'])
 
-/** An endpoint is subscribed only to the events whose data its key may read (`*`: to every type's); else 403 naming the scope. */
+/** An endpoint is subscribed only to the events whose data its key may read (`*`: to every type's); else 403 naming every scope missing. */
 function subscribableBy(key: ApiKeyRecord, enabledEvents: readonly string[] | undefined) {
   if (enabledEvents === undefined) return
   const every = enabledEvents.includes('*')
-  for (const type of every ? EVENT_TYPES : enabledEvents) {
-    const scope = readScopeOf(type)
-    if (!key.scopes.includes(scope)) throw insufficientScope(key, scope, `to subscribe an endpoint to ${every ? 'every event type (*)' : `${type} events`}`)
-  }
+  const unreadable = (every ? EVENT_TYPES : enabledEvents).filter((type) => !key.scopes.includes(readScopeOf(type)))
+  if (unreadable.length === 0) return
+  const missing = SCOPES.filter((scope) => unreadable.some((type) => readScopeOf(type) === scope))
+  throw insufficientScope(key, missing, `to subscribe an endpoint to ${every ? 'every event type (*)' : `${unreadable.join(', ')} events`}`)
 }
 
 export async function webhookRoutes(app: FastifyInstance, { webhookAdmin, idempotency }: WebhookRoutesOptions) {
