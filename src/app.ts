@@ -135,6 +135,7 @@ export async function buildApp({ config, store, clock = systemClock, limiter, lo
     clock,
     environment: keyEnvironmentFor(config.environment),
     onError: (error, what) => app.log.warn({ err: error }, what),
+    storeRefusing: () => store.circuitOpen === true,
   })
   const usage = givenUsage ?? createUsageRecorder({ usage: store.usage, writes: store.background.usage, clock, onError: (error) => app.log.warn({ err: error }, 'could not write usage counts; kept for the next try') })
   if (!givenUsage) app.addHook('onClose', () => usage.close())

@@ -4,6 +4,7 @@ import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { createManualClock } from '../src/clock.js'
+import { StoreUnavailableError } from '../src/db/store-errors.js'
 import type { ErrorBody } from '../src/errors.js'
 import { fingerprint, IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS } from '../src/idempotency/idempotency-key.js'
 import type { Pet } from '../src/schemas/pet.js'
@@ -117,6 +118,29 @@ for (const store of STORES) describe(`Idempotency-Key on POST /v1/pets (${store}
     const res = await create(idem, { name: 'Orphan', categoryId: 1 })
     assert.equal(res.status, 201)
     assert.equal((await create(idem, { name: 'Orphan', categoryId: 1 })).headers.get('idempotent-replayed'), 'true')
+  })
+
+  it('frees a key whose claim was taken but its answer lost (a cut connection): the retry runs at once, not after the lease', async () => {
+    const idem = randomUUID()
+    const { claim } = server.store.idempotency
+    // The database took the claim, and the connection was cut before its answer came.
+    server.store.idempotency.claim = async (...args) => {
+      await claim(...args)
+      throw new StoreUnavailableError('the database is unavailable: read ECONNRESET', { outcome: 'unknown' })
+    }
+    let first
+    try {
+      first = await create(idem, { name: 'Cut', categoryId: 1 })
+    } finally {
+      server.store.idempotency.claim = claim
+    }
+    assert.equal(first.status, 503)
+    assert.equal(first.body.code, 'outcome_unknown')
+    // The client's retry, with the same key, a moment later (the release is not awaited by the 503).
+    let retry = await create(idem, { name: 'Cut', categoryId: 1 })
+    for (let i = 0; i < 20 && retry.status === 409; i++) retry = await new Promise((resolve) => setTimeout(resolve, 25)).then(() => create(idem, { name: 'Cut', categoryId: 1 }))
+    assert.equal(retry.status, 201, `${retry.status} ${JSON.stringify(retry.body)}`)
+    assert.equal((await named('Cut')).length, 1)
   })
 
   it('answers 422 idempotency_key_reused to a retry with another body, even once an abandoned claim\'s lease has run out', async () => {

@@ -42,6 +42,8 @@ export interface AuthenticatorOptions {
   maxUnknown?: number
   /** A store call no request waits for failed: recording a key's last use, or refreshing a cached key. */
   onError?: (error: unknown, what: string) => void
+  /** Whether the store refuses calls at once now (its circuit is open: the database went silent). */
+  storeRefusing?: () => boolean
 }
 
 const LAST_USED_GRANULARITY_MS = 60_000
@@ -61,6 +63,7 @@ export function createAuthenticator({
   maxCached = 10_000,
   maxUnknown = 10_000,
   onError = () => {},
+  storeRefusing = () => false,
 }: AuthenticatorOptions) {
   // Keyed by the token, not by the header as sent: "bearer", "BEARER" and any number
   // of spaces name the same key (RFC 6750, RFC 9110 §11.1), and must not each cost a
@@ -90,7 +93,10 @@ export function createAuthenticator({
 
   function lookup(token: string, now: number, from = apiKeys): Promise<ApiKeyRecord | undefined> {
     const under = looking.get(token)
-    if (under) return under
+    // Not while the store refuses at once: a lookup begun before the database went
+    // silent waits on it until its timeout, and every request of the key would wait
+    // with it. A lookup of its own is refused at once, as any other call is.
+    if (under && !storeRefusing()) return under
     const askedAt = forgotten
     const pending = from
       .findByHash(hashApiKey(token))
@@ -109,7 +115,9 @@ export function createAuthenticator({
         }
         return key
       })
-      .finally(() => looking.delete(token))
+      .finally(() => {
+        if (looking.get(token) === pending) looking.delete(token)
+      })
     looking.set(token, pending)
     return pending
   }

@@ -20,9 +20,10 @@ export interface StoredResponse<T = unknown> {
 }
 
 /**
- * A key this request holds. `lockedUntil` is the claim's token: a claim taken over
- * after its lease gets a later one, so the first holder, if it was only slow, can
- * neither complete nor release the new holder's claim.
+ * A key this request holds. `lockedUntil` is the claim's token, the end of its lease
+ * (`now + leaseMs` of the claim that took it, so known before its answer comes): a claim
+ * taken over after its lease gets a later one, so the first holder, if it was only slow,
+ * can neither complete nor release the new holder's claim.
  */
 export interface HeldClaim extends IdempotencyScope {
   lockedUntil: number

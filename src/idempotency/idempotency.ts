@@ -9,7 +9,8 @@
 // header's syntax, lifetimes and fingerprints are idempotency-key.ts.
 import type { FastifyRequest } from 'fastify'
 import type { Clock } from '../clock.js'
-import { ClaimLostError, type Completion, type IdempotencyStore } from '../db/idempotency-store.js'
+import { ClaimLostError, type Claim, type Completion, type IdempotencyStore } from '../db/idempotency-store.js'
+import { StoreUnavailableError } from '../db/store-errors.js'
 import { ApiError } from '../errors.js'
 import type { SecretBox } from '../secrets/secret-box.js'
 import { IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS, parseIdempotencyKey } from './idempotency-key.js'
@@ -57,7 +58,19 @@ export function createIdempotency({ records, clock, secrets }: { records: Idempo
       if (key === undefined) return { replayed: false, result: await write(undefined) }
 
       const scope = { accountId: request.apiKey!.accountId, key }
-      const claim = await records.claim(scope, { fingerprint: fingerprint(), now: clock.now(), ttlMs: IDEMPOTENCY_TTL_MS, leaseMs: IDEMPOTENCY_LEASE_MS })
+      const now = clock.now()
+      let claim: Claim
+      try {
+        claim = await records.claim(scope, { fingerprint: fingerprint(), now, ttlMs: IDEMPOTENCY_TTL_MS, leaseMs: IDEMPOTENCY_LEASE_MS })
+      } catch (error) {
+        // The claim's answer was lost (a connection cut): it may be held, by nobody. Its
+        // token is known (its lease's end), so give it up, or the client's retry with this
+        // key would be told 409 in use until the lease runs out (15 s).
+        if (error instanceof StoreUnavailableError && error.outcome === 'unknown') {
+          void records.release({ ...scope, lockedUntil: now + IDEMPOTENCY_LEASE_MS }).catch((releaseError: unknown) => request.log.warn({ err: releaseError }, 'could not release an Idempotency-Key whose claim was lost'))
+        }
+        throw error
+      }
       switch (claim.outcome) {
         case 'mismatch':
           throw new ApiError('idempotency_key_reused', 'This Idempotency-Key was already used with a different request (another body or operation); send a new key to make another request.')

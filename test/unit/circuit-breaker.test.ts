@@ -5,6 +5,9 @@ import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { createCircuitBreaker } from '../../src/db/circuit-breaker.js'
 import { guarded, StoreUnavailableError } from '../../src/db/store-errors.js'
+import { createAuthenticator } from '../../src/api-keys/authenticator.js'
+import { generateApiKey } from '../../src/api-keys/key-format.js'
+import { systemClock } from '../../src/clock.js'
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 const silence = () => Object.assign(new Error('Query read timeout'))
@@ -58,6 +61,31 @@ describe('circuit breaker at the store edge', () => {
       breaker.trip(silence())
       await sleep(200)
       assert.equal(most, 1)
+    } finally {
+      breaker.close()
+    }
+  })
+
+  it('lets no request wait on a key lookup begun before the circuit opened: the next is refused at once', async () => {
+    const breaker = createCircuitBreaker({ probe: () => Promise.reject(new Error('still silent')), probeEveryMs: 1_000 })
+    let lookups = 0
+    // The database went silent: a lookup sent now is never answered.
+    const apiKeys = guarded({ findByHash: () => (lookups++, new Promise<undefined>(() => {})), touch: async () => {} }, { breaker })
+    const authenticator = createAuthenticator({ apiKeys, clock: systemClock, environment: 'test', storeRefusing: () => breaker.open })
+    const header = `Bearer ${generateApiKey('test')}`
+    try {
+      let settled = false
+      void authenticator.authenticate(header).finally(() => (settled = true))
+      await sleep(10)
+      assert.equal(settled, false, 'the first lookup waits on the silent database')
+      const joined = authenticator.authenticate(header)
+      breaker.trip(silence()) // another call gave up on its query: the circuit opens
+      // A request that came while the circuit was closed waits with the lookup under way
+      // (one lookup per key, not one per request); one that comes once it is open does not.
+      const next = await Promise.race([authenticator.authenticate(header).then(() => 'let through', (error: unknown) => error), sleep(200).then(() => 'still waiting after 200 ms')])
+      assert.ok(next instanceof StoreUnavailableError && next.outcome === 'not_written', String(next))
+      assert.equal(lookups, 1, 'the refusal cost no lookup')
+      assert.equal(await Promise.race([joined.then(() => 'settled', () => 'settled'), sleep(20).then(() => 'waiting')]), 'waiting')
     } finally {
       breaker.close()
     }
