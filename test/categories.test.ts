@@ -63,6 +63,26 @@ for (const store of STORES) describe(`categories (${store})`, () => {
     await patch(2, { name: 'Cats' })
   })
 
+  it('refuses a name that reads as another\'s: white space around or doubled, invisible characters, compatibility forms (409 naming it); and one that shows nothing (400)', async () => {
+    for (const name of ['Dogs ', ' dogs', 'Do\u200bgs', 'Dogs\u00a0', '\ufeffDOGS', 'Ｄｏｇｓ', 'DOGS\u00ad']) {
+      const taken = await create({ name })
+      assert.deepEqual([taken.status, taken.body.code], [409, 'category_name_taken'], JSON.stringify(name))
+      assert.match(taken.body.message ?? '', /is taken by category 1 /)
+    }
+    assert.equal((await patch(2, { name: 'Dogs\u2060' })).body.code, 'category_name_taken', 'a rename too')
+    const made = await create({ name: 'Guinea  pigs' })
+    assert.equal(made.status, 201)
+    assert.equal(made.body.name, 'Guinea  pigs', 'stored as sent')
+    assert.equal((await create({ name: 'guinea pigs' })).body.code, 'category_name_taken')
+    for (const name of ['\u200b', '\u200b \u200d', '\ufe0f']) {
+      const blank = await create({ name })
+      assert.deepEqual([blank.status, blank.body.code], [400, 'invalid_field'], JSON.stringify(name))
+      assert.match(blank.body.message ?? '', /"name" must show a character/)
+      assert.equal((await patch(2, { name })).status, 400)
+    }
+    await remove(made.body.id!)
+  })
+
   it('refuses bad bodies and ids with 400, never coercing', async () => {
     for (const body of [{}, { name: '' }, { name: '   ' }, { name: 'x'.repeat(101) }, { name: 7 }, { name: 'ok', id: 3 }, { name: 'ok', description: null }]) {
       const res = await create(body)

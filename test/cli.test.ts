@@ -8,6 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { promisify } from 'node:util'
 import type { Pet } from '../src/schemas/pet.js'
 import { runCli } from './helpers/cli.js'
+import { issueTestKey, withStore } from './helpers/keys.js'
 import { startTestServer, type TestServer } from './helpers/server.js'
 
 const run = promisify(execFile)
@@ -210,10 +211,10 @@ describe('petstore command line', () => {
     assert.match(expiry.err[0]!, /--expires-in must be a number and a unit/)
     assert.equal((await cli('keys', 'create', '--plan', 'free', '--expires-in', '400d')).code, 2, 'at most a year')
     // Names as the API's schema takes them, or GET /v1/account serves what its document refuses.
-    for (const argv of [['accounts', 'create', '--plan', 'free', '--name', ''], ['keys', 'create', '--plan', 'free', '--name', 'n'.repeat(101)], ['accounts', 'create', '--plan', 'free', '--name', 'a\u0000b']]) {
+    for (const argv of [['accounts', 'create', '--plan', 'free', '--name', ''], ['keys', 'create', '--plan', 'free', '--name', 'n'.repeat(101)], ['accounts', 'create', '--plan', 'free', '--name', 'a\u0000b'], ['keys', 'create', '--plan', 'free', '--name', 'a\u001b]0;title\u0007']]) {
       const named = await cli(...argv)
       assert.equal(named.code, 2, argv.join(' '))
-      assert.match(named.err[0]!, /A name is 1 to 100 characters of valid Unicode without U\+0000/)
+      assert.match(named.err[0]!, /A name is 1 to 100 characters: one line of valid Unicode without control characters/)
     }
     assert.equal((await cli('keys', 'create', '--plan', 'free', '--name', '🐕'.repeat(100))).code, 0, '100 characters, however many UTF-16 units')
     const unban = await cli('keys', 'unban', '1')
@@ -335,6 +336,21 @@ describe('petstore command line', () => {
     const byKey = await cli('keys', 'set-plan', String(other.id), 'pro')
     assert.deepEqual(byKey.out, [`Account ${account.id} of key ${other.id} is now on the pro plan (300/min, 10000/day), for all its keys; running servers apply it within 5 seconds.`])
     assert.equal(await planOf(apiKey.id), 'plan       pro (300/min, 10000/day)', 'the other key of the account')
+  })
+
+  it('prints a name stored with control characters escaped, in tables and details: it can neither forge a row nor reach the terminal', async () => {
+    // Stored before names refused them: erase the line, go back to its start, write a forged row, retitle the window.
+    const name = 'ok\u001b[2K\r9\t1\tenterprise\u001b]0;pwned\u0007\u202e'
+    const { id, accountId } = await withStore(env.DATABASE_URL!, (store) => issueTestKey(store.apiKeys, { name }))
+    const escaped = 'ok\\u001b[2K\\u000d9\\u00091\\u0009enterprise\\u001b]0;pwned\\u0007\\u202e'
+    const table = await cli('keys', 'list', '--account', String(accountId))
+    assert.deepEqual(table.out.slice(1).map((line) => line.split('\t').at(-1)), [escaped], table.out.join('\n'))
+    assert.ok(table.out.every((line) => line.split('\t').length === 10), 'one cell a column')
+    assert.ok((await cli('keys', 'show', String(id))).out.includes(`name       ${escaped}`))
+    const account = await cli('accounts', 'show', String(accountId))
+    assert.ok(account.out.includes(`name       ${escaped}`), account.out.join('\n'))
+    assert.ok(![...account.out.join('')].some((c) => (c < ' ' && c !== '\t') || c === '\u007f' || c === '\u202e'), 'no control character but the table\'s tabs reaches the terminal')
+    assert.equal((await cli('keys', 'show', String(id), '--json')).json<{ name: string }>().name, name, 'JSON carries the name as stored')
   })
 })
 

@@ -85,7 +85,7 @@ for (const store of STORES) describe(`errors (${store})`, () => {
       ['a categoryId of 0', { name: 'Rex', categoryId: 0 }, /"categoryId" must be at least 1/],
       ['a categoryId above 2^53-1', { name: 'Rex', categoryId: 2 ** 53 }, /"categoryId" must be at most 9007199254740991/],
       ['an empty name', { name: '', categoryId: 1 }, /"name"/],
-      ['a blank name', { name: '   \t', categoryId: 1 }, /"name" must not be blank/],
+      ['a blank name', { name: '   \u3000', categoryId: 1 }, /"name" must not be blank/],
       ['a 201-character name', { name: 'x'.repeat(201), categoryId: 1 }, /"name" must be at most 200 characters/],
       ['an unknown status', { name: 'Rex', categoryId: 1, status: 'adopted' }, /"status" must be one of available, pending, sold/],
       ['a null status', { name: 'Rex', categoryId: 1, status: null }, /"status"/],

@@ -107,8 +107,8 @@ for (const store of STORES) {
       assert.equal((await other.request('/v1/pets', { key: key! })).status, 200)
     })
 
-    it('refuses a name no store keeps as sent (a NUL, a lone surrogate) with 400, on create and update', async () => {
-      for (const name of ['a\u0000b', 'x\ud800']) {
+    it('refuses a name no store keeps as sent (a NUL, a lone surrogate), or with a control character, with 400, on create and update', async () => {
+      for (const name of ['a\u0000b', 'x\ud800', 'ok\u001b[2K\r9\t1\tenterprise', 'x\u202e']) {
         const res = await create({ name })
         assert.equal(res.status, 400, res.text)
         assert.equal((res.body as unknown as { code: string }).code, 'invalid_field')

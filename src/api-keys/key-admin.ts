@@ -16,6 +16,10 @@ import { newKeyRow } from './issue-key.js'
 import type { KeyEnvironment } from './key-format.js'
 import { checkPlan, type Limits, type Plan } from '../vocabulary/plans.js'
 import { formatScopes, scopesBeyond, SCOPE_PRESETS, type Scope } from '../vocabulary/scopes.js'
+import { LABEL_PATTERN, LABEL_TEXT_NOTE } from '../schemas/text.js'
+
+/** What the schema's LABEL_TEXT refuses in a name, as a RegExp (u: a paired surrogate is one code point, as Ajv compiles it). */
+const LABEL = new RegExp(LABEL_PATTERN, 'u')
 
 export const MAX_EXPIRY_MS = 366 * 86_400_000
 export const MAX_GRACE_MS = 7 * 86_400_000
@@ -178,8 +182,8 @@ export function createKeyAdmin({ apiKeys, limiter, clock, environment, onChanged
   function nameWithin(name: string | undefined) {
     if (name === undefined) return
     const length = [...name].length
-    if (length < 1 || length > MAX_NAME_LENGTH || name.includes('\u0000') || /[\uD800-\uDFFF]/u.test(name)) {
-      throw new KeyAdminError(`A name is 1 to ${MAX_NAME_LENGTH} characters of valid Unicode without U+0000 (this one has ${length}).`, 'name')
+    if (length < 1 || length > MAX_NAME_LENGTH || LABEL.test(name)) {
+      throw new KeyAdminError(`A name is 1 to ${MAX_NAME_LENGTH} characters: ${LABEL_TEXT_NOTE} (this one has ${length}).`, 'name')
     }
   }
 

@@ -7,6 +7,7 @@ import { systemClock } from '../clock.js'
 import { USAGE_OUTCOMES } from '../vocabulary/usage.js'
 import { accountId, allKeys, fieldList, json, keyFlags, keyInput, keyTable, limitFlags, limitsOf, limitsText, noSuchAccount, PLAN_LIST, tabbed, withAdmin } from './admin.js'
 import { defineCommand } from './command.js'
+import { printable } from './io.js'
 
 export const accountsCommands = [
   defineCommand({
@@ -19,7 +20,7 @@ export const accountsCommands = [
         if (values.json) context.io.out(JSON.stringify({ account, key: secret, apiKey: key }, null, 2))
         else {
           context.io.out(secret)
-          context.io.out(`Created account ${account.id} (${account.name}, plan ${account.plan}: ${limitsText(account)}) with key ${key.id}. The key is shown only this once.`)
+          context.io.out(`Created account ${account.id} (${printable(account.name)}, plan ${account.plan}: ${limitsText(account)}) with key ${key.id}. The key is shown only this once.`)
         }
         return 0
       }),

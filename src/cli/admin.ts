@@ -16,6 +16,7 @@ import { createRateLimiterFromConfig } from '../rate-limit/from-config.js'
 import { duration, positiveInteger } from './arguments.js'
 import { CliError, CommandFailed } from './cli-error.js'
 import type { Context } from './command.js'
+import { printable } from './io.js'
 
 export const PLAN_LIST = `${PLANS.slice(0, -1).join(', ')} or ${PLANS.at(-1)}`
 export const limitFlags = {
@@ -125,11 +126,11 @@ export function limitsText(holder: { limits: Limits }): string {
   return `${holder.limits.perMinute}/min, ${holder.limits.perDay}/day`
 }
 
-/** Rows as tab-separated lines: a table for `cut` and `awk` as much as for people. */
-export const tabbed = (rows: string[][]): string => rows.map((row) => row.join('\t')).join('\n')
+/** Rows as tab-separated lines: a table for `cut` and `awk` as much as for people (a tab in a cell is escaped, see printable). */
+export const tabbed = (rows: string[][]): string => rows.map((row) => row.map(printable).join('\t')).join('\n')
 
 /** One field a line, the values in a column: `keys show`, `accounts show`. */
-export const fieldList = (fields: [string, string][]): string => fields.map(([name, value]) => `${name.padEnd(11)}${value}`).join('\n')
+export const fieldList = (fields: [string, string][]): string => fields.map(([name, value]) => `${name.padEnd(11)}${printable(value)}`).join('\n')
 
 function scopes(text: string): Scope[] {
   try {

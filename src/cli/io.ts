@@ -5,3 +5,15 @@ export interface Io {
 }
 
 export const consoleIo: Io = { out: (line) => console.log(line), err: (line) => console.error(line) }
+
+// C0 and C1 controls, DEL, and the bidirectional marks and controls that reorder what follows.
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const UNPRINTABLE = /[\u0000-\u001F\u007F-\u009F\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/g
+
+/**
+ * Text from the database as a terminal may show it: a control character is written
+ * escaped (`\u001b`), so that a name a tenant chose (a key's) can neither move the
+ * cursor, retitle the window, nor forge a row or a column of a table printed to the
+ * operator. JSON output needs none of this: JSON.stringify escapes controls itself.
+ */
+export const printable = (text: string): string => text.replace(UNPRINTABLE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)

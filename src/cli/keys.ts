@@ -10,6 +10,7 @@ import { accountId, allKeys, fieldList, json, keyFlags, keyId, keyInput, keyStat
 import { DAYS_FLAG, duration, historyDays } from './arguments.js'
 import { CliError, CommandFailed } from './cli-error.js'
 import { defineCommand } from './command.js'
+import { printable } from './io.js'
 
 export const keysCommands = [
   defineCommand({
@@ -36,7 +37,7 @@ export const keysCommands = [
         if (values.json) context.io.out(JSON.stringify({ key: secret, ...key }, null, 2))
         else {
           context.io.out(secret)
-          context.io.out(`Created key ${key.id} in account ${key.accountId} (${key.name}, plan ${key.plan}: ${limitsText(key)}; ${key.scopes.join(' ')}${key.expiresAt ? `; expires ${key.expiresAt}` : ''}). It is shown only this once.`)
+          context.io.out(`Created key ${key.id} in account ${key.accountId} (${printable(key.name)}, plan ${key.plan}: ${limitsText(key)}; ${key.scopes.join(' ')}${key.expiresAt ? `; expires ${key.expiresAt}` : ''}). It is shown only this once.`)
         }
         return 0
       }),
@@ -173,7 +174,8 @@ export const keysCommands = [
 ]
 
 
-function aligned(rows: string[][], right: ReadonlySet<number> = new Set()): string {
+function aligned(table: string[][], right: ReadonlySet<number> = new Set()): string {
+  const rows = table.map((row) => row.map(printable))
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)))
   return rows.map((row) => row.map((cell, i) => (right.has(i) ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!))).join('  ').trimEnd()).join('\n')
 }

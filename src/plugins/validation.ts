@@ -9,6 +9,7 @@ import type { FastifySchemaValidationError, FastifySchema, RouteOptions } from '
 import { closest } from '../closest.js'
 import type { TSchema } from 'typebox'
 import { ApiError, type ErrorDetail } from '../errors.js'
+import { LABEL_PATTERN, LABEL_TEXT_NOTE } from '../schemas/text.js'
 
 type HttpPart = 'body' | 'querystring' | 'params' | 'headers' | string
 
@@ -25,7 +26,7 @@ function isDateTime(text: string): boolean {
 const formats = { int64: true, int32: true, 'date-time': isDateTime } as const
 
 export function createValidatorCompiler(sharedSchemas: TSchema[]) {
-  const bodyAjv = new Ajv({ allErrors: true, coerceTypes: false, useDefaults: false, removeAdditional: false, formats })
+  const bodyAjv = new Ajv({ allErrors: true, verbose: true, coerceTypes: false, useDefaults: false, removeAdditional: false, formats })
   const textAjv = new Ajv({ allErrors: true, coerceTypes: true, useDefaults: true, removeAdditional: false, formats })
   for (const schema of sharedSchemas) {
     bodyAjv.addSchema(schema)
@@ -156,7 +157,10 @@ function describe(error: ErrorObject, where: 'field' | 'parameter'): ErrorDetail
       return { field: name, message: `${subject} must be an integer${range}` }
     }
     case 'not':
-      return { field: name, message: `${subject} must be valid Unicode without U+0000 or lone surrogates` }
+      // Which text: a name's (LABEL_TEXT) or any other's (STORABLE_TEXT); the body's Ajv is verbose for this.
+      return (error.schema as { pattern?: string } | undefined)?.pattern === LABEL_PATTERN
+        ? { field: name, message: `${subject} must be ${LABEL_TEXT_NOTE}` }
+        : { field: name, message: `${subject} must be valid Unicode without U+0000 or lone surrogates` }
     case 'type':
       return { field: name, message: `${subject} must be ${article(String(params.type))}` }
     case 'minimum':

@@ -1,15 +1,14 @@
 // What kind of animal a pet is: every pet's categoryId names one of these.
 import { Type, type Static } from 'typebox'
 import { idSchema } from './pet.js'
-import { STORABLE_TEXT } from './text.js'
+import { LABEL_TEXT, LABEL_TEXT_NOTE, STORABLE_TEXT } from './text.js'
 
 const name = Type.String({
   minLength: 1,
   maxLength: 100,
   pattern: '\\S',
-  ...STORABLE_TEXT,
-  description:
-    'The category\'s name: 1 to 100 characters, not only white space, valid Unicode without U+0000. Unique case-insensitively (`Cats` and `CATS` are one name). Stored and returned exactly as sent.',
+  ...LABEL_TEXT,
+  description: `The category's name: 1 to 100 characters, not only white space, ${LABEL_TEXT_NOTE}. Unique case-insensitively (\`Cats\` and \`CATS\` are one name). Stored and returned exactly as sent.`,
   examples: ['Cats'],
 })
 const description = Type.String({ maxLength: 1000, ...STORABLE_TEXT, description: 'What the category holds, for people: up to 1000 characters; empty when not given.' })

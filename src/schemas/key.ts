@@ -5,7 +5,7 @@ import { PLANS } from '../vocabulary/plans.js'
 import { SCOPE_PRESETS, SCOPES } from '../vocabulary/scopes.js'
 import { USAGE_OUTCOMES } from '../vocabulary/usage.js'
 import { idSchema } from './pet.js'
-import { STORABLE_TEXT, STORABLE_TEXT_NOTE } from './text.js'
+import { LABEL_TEXT, LABEL_TEXT_NOTE } from './text.js'
 
 const id = (description: string) => idSchema(description, { examples: [1] })
 const timestamp = (description: string) => Type.String({ format: 'date-time', description: `${description} ISO 8601, UTC, with milliseconds.` })
@@ -25,7 +25,7 @@ const scopeOrPresetList = (then: string) =>
     description: `What the key may do (a \`write\` scope implies its \`read\`): ${SCOPES.map((s) => `\`${s}\``).join(', ')}, or the presets \`all\` (${SCOPE_PRESETS.all.join(', ')}) and \`read_only\` (${SCOPE_PRESETS.read_only.join(', ')}). ${then}\`[]\`: a key with no scope, which can read its account and its usage alone. No scope the calling key lacks.`,
   })
 const AccountLimits = Type.Object({ perMinute: Type.Integer(), perDay: Type.Integer() }, { additionalProperties: false, description: 'The rate limits the account\'s keys share.' })
-const Name = Type.String({ minLength: 1, maxLength: 100, ...STORABLE_TEXT, description: `A label for people: ${STORABLE_TEXT_NOTE}.` })
+const Name = Type.String({ minLength: 1, maxLength: 100, ...LABEL_TEXT, description: `A label for people: ${LABEL_TEXT_NOTE}.` })
 
 export const ApiKey = Type.Object(
   {

@@ -1,7 +1,7 @@
 // One schema per shape: these validate requests, serialize responses, document the
 // API in OpenAPI and type the handlers and the client.
 import { Type, type Static } from 'typebox'
-import { STORABLE_TEXT } from './text.js'
+import { LABEL_TEXT, LABEL_TEXT_NOTE } from './text.js'
 
 export const PET_STATUSES = ['available', 'pending', 'sold'] as const
 export type PetStatus = (typeof PET_STATUSES)[number]
@@ -18,7 +18,7 @@ export const idSchema = (description: string, options: { examples?: number[] } =
   Type.Integer({ minimum: 1, maximum: MAX_SAFE_ID, format: 'int64', description, ...options })
 
 const description = {
-  name: 'The animal\'s name: 1 to 200 characters, not only white space, valid Unicode without U+0000 (no lone surrogates). Stored and returned exactly as sent.',
+  name: `The animal's name: 1 to 200 characters, not only white space, ${LABEL_TEXT_NOTE}. Stored and returned exactly as sent.`,
   categoryId: 'Identifier of the category the animal belongs to (`GET /categories`): it must name an existing category.',
   status: 'Availability: `available`, `pending` or `sold`.',
 }
@@ -30,7 +30,7 @@ const name = Type.String({
   minLength: 1,
   maxLength: 200,
   pattern: '\\S',
-  ...STORABLE_TEXT,
+  ...LABEL_TEXT,
   description: description.name,
   examples: ['Rex'],
 })

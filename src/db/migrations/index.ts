@@ -21,6 +21,7 @@ import * as keysReplacedBy from './2026-11-28-017-keys-replaced-by.js'
 import * as orderEventsOwnEndpoints from './2026-11-28-018-order-events-own-endpoints.js'
 import * as webhookSubscriptions from './2026-11-28-019-webhook-subscriptions.js'
 import * as keysDisabledByOperator from './2026-11-28-020-keys-disabled-by-operator.js'
+import * as categoryNamesAsRead from './2026-11-28-021-category-names-as-read.js'
 
 const MIGRATIONS = {
   '2026-11-22-001-pets-and-api-keys': petsAndApiKeys,
@@ -42,6 +43,7 @@ const MIGRATIONS = {
   '2026-11-28-018-order-events-own-endpoints': orderEventsOwnEndpoints,
   '2026-11-28-019-webhook-subscriptions': webhookSubscriptions,
   '2026-11-28-020-keys-disabled-by-operator': keysDisabledByOperator,
+  '2026-11-28-021-category-names-as-read': categoryNamesAsRead,
 }
 
 // PostgreSQL runs every migration in a transaction (Kysely's adapter reports

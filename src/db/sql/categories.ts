@@ -6,13 +6,7 @@ import type { CategoriesTable, Database } from '../schema.js'
 import { isUniqueViolation } from '../store-errors.js'
 import { completeClaimIn } from './idempotency-claims.js'
 import type { Category } from '../../schemas/category.js'
-
-/**
- * A name as its uniqueness sees it: Unicode-normalised (NFC) and case-folded by upper
- * then lower case, so that `Straße` and `STRASSE` are one name, as are `é` composed or not.
- * Folded here rather than by lower() in SQL: SQLite's knows ASCII only.
- */
-export const foldName = (name: string): string => name.normalize('NFC').toUpperCase().toLowerCase()
+import { foldName } from '../../vocabulary/category-names.js'
 
 /**
  * True for the refusal of deleting a category pets still name: PostgreSQL's foreign
