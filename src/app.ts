@@ -141,7 +141,7 @@ export async function buildApp({ config, store, clock = systemClock, limiter, lo
   if (!givenUsage) app.addHook('onClose', () => usage.close())
   const keyAdmin = createKeyAdmin({ apiKeys: store.apiKeys, limiter, clock, environment: keyEnvironmentFor(config.environment), onChanged: (ids) => authenticator.forget(ids) })
   const accountAdmin = createAccountAdmin({ accounts: store.accounts, keyAdmin, clock })
-  const catalogue = createCatalogue({ pets: store.pets, categories: store.categories, clock })
+  const catalogue = createCatalogue({ pets: store.pets, categories: store.categories, clock, maxCategories: config.maxCategories })
   const orderService = createOrderService({ orders: store.orders, pets: store.pets, clock })
   const webhookAdmin = createWebhookAdmin({
     endpoints: store.webhookEndpoints,

@@ -146,3 +146,29 @@ for (const store of STORES) describe(`categories (${store})`, () => {
     }
   })
 })
+
+for (const store of STORES) describe(`categories, as many as the service keeps (${store})`, () => {
+  let server: TestServer
+  let key: string
+  before(async () => {
+    // A fresh database holds the 7 common categories: room for 3 more.
+    server = await startTestServer({ store, env: { PETSTORE_MAX_CATEGORIES: '10' } })
+    key = await server.createKey('enterprise', UNLIMITED, { scopes: ['categories:read', 'categories:write'] })
+  })
+  after(() => server.close())
+
+  const create = (name: string) => server.request<Answer<Category>>('/v1/categories', { method: 'POST', key, json: { name } })
+
+  it('refuses one more than PETSTORE_MAX_CATEGORIES with 409 category_limit_reached, concurrent creates included, and takes one again once one is deleted', async () => {
+    const answers = await Promise.all(Array.from({ length: 6 }, (_, i) => create(`Kind ${i}`)))
+    assert.deepEqual(answers.map((answer) => answer.status).sort(), [201, 201, 201, 409, 409, 409])
+    const refused = answers.find((answer) => answer.status === 409)!
+    assert.equal(refused.body.code, 'category_limit_reached')
+    assert.match(refused.body.message ?? '', /keeps at most 10 categories/)
+    const all = await server.request<Category[]>('/v1/categories?limit=100', { key })
+    assert.equal(all.body.length, 10)
+    const made = answers.find((answer) => answer.status === 201)!.body
+    assert.equal((await server.request(`/v1/categories/${made.id}`, { method: 'DELETE', key })).status, 204)
+    assert.equal((await create('Kind again')).status, 201)
+  })
+})

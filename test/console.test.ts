@@ -367,6 +367,20 @@ for (const store of STORES) {
       assert.ok(apiCalls.includes('GET /v1/pets?limit=20&categoryId=3&q=zebrafinch'), apiCalls.join('\n'))
       assert.ok(await pager.getByRole('button', { name: 'Previous page' }).isDisabled())
       await expectNoAxeViolations('the pets page, filtered')
+
+      // Two emoji are two characters, as the API counts them (not four UTF-16 units): too few, said so, and not sent.
+      await filters.getByLabel('Name contains').fill('🐶🐶')
+      assert.match((await filters.locator('#name-filter-note').textContent()) ?? '', /Type at least 3 characters/)
+      await page.waitForTimeout(500) // past the typing pause
+      assert.ok(!apiCalls.some((call) => call.includes('q=%F0')), apiCalls.join('\n'))
+
+      // Categories are read once a session, not at each visit of the page: they are shared by every account.
+      const categoryReads = () => apiCalls.filter((call) => call.startsWith('GET /v1/categories')).length
+      const read = categoryReads()
+      await open('Orders')
+      await open('Pets')
+      await filters.getByLabel('Category').selectOption({ label: 'Reptiles' })
+      assert.equal(categoryReads(), read, apiCalls.join('\n'))
     })
 
     it('creates a key and shows its secret once; rolls it', async () => {

@@ -73,6 +73,13 @@ export function createApi(apiKey: string): Api {
 
   const pageOf = <T>({ items, nextCursor }: { items: T[]; nextCursor: string | undefined }): Page<T> => ({ items, nextCursor })
 
+  let categories: Promise<Category[]> | undefined
+  const readAllCategories = async () => {
+    const all: Category[] = []
+    for await (const category of client.allCategories({ limit: 100 })) all.push(category)
+    return all
+  }
+
   return {
     getAccount: () => client.getAccount(),
     getUsage: () => client.getUsage(),
@@ -82,9 +89,14 @@ export function createApi(apiKey: string): Api {
       const { pets, nextCursor } = await client.listPets({ status, categoryId, q, cursor, limit })
       return { items: pets, nextCursor }
     },
-    async listCategories() {
-      const categories: Category[] = []
-      for await (const category of client.allCategories({ limit: 100 })) categories.push(category)
+    // Read once a session, not at each visit of the Pets page: categories are shared by
+    // every account, so another tenant's many would otherwise spend this one's rate limit
+    // on every visit. One made since shows as its id until the page is reloaded.
+    listCategories() {
+      categories ??= readAllCategories().catch((error: unknown) => {
+        categories = undefined
+        throw error
+      })
       return categories
     },
     createPet: (pet) => client.createPet(pet),

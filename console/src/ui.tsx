@@ -33,7 +33,11 @@ export function missingScope(session: Session, operation: keyof typeof NEEDS): S
 export function describeError(error: unknown): string {
   if (error instanceof PetstoreError) {
     if (error.code === 'precondition_failed') return 'Someone else changed this pet after you opened it. Your changes were not saved: close the form, look at the pet as it is now, and edit again.'
-    const details = error.details?.map((d) => `${d.field}: ${d.message}`).join('; ')
+    // A detail the message already says (a single field's problem) is not said twice.
+    const details = error.details
+      ?.filter((d) => !error.message.includes(d.message))
+      .map((d) => `${d.field}: ${d.message}`)
+      .join('; ')
     return `${error.message}${details ? ` (${details})` : ''} [${error.code}, ${error.status}]`
   }
   return error instanceof Error ? error.message : String(error)

@@ -21,9 +21,11 @@ export interface CatalogueOptions {
   pets: Omit<PetsStore, 'inventory'>
   categories: CategoriesStore
   clock: Clock
+  /** Categories the service keeps (PETSTORE_MAX_CATEGORIES): one more is `limit_reached`. */
+  maxCategories?: number
 }
 
-export function createCatalogue({ pets, categories, clock }: CatalogueOptions) {
+export function createCatalogue({ pets, categories, clock, maxCategories }: CatalogueOptions) {
   return {
     pets: {
       list: (query: ListPetsQuery): Promise<PetsPage> => pets.list(query),
@@ -37,8 +39,8 @@ export function createCatalogue({ pets, categories, clock }: CatalogueOptions) {
       list: (query: { afterId: number; limit: number }): Promise<Category[]> => categories.list(query),
       find: (id: number): Promise<Category | undefined> => categories.find(id),
       /** With `completion`, the created category is also the Idempotency-Key's answer, in the same transaction. */
-      add: (category: NewCategory, completion?: Completion) => categories.insert(category, clock.now(), completion),
-      change: (id: number, changes: CategoryPatch): Promise<CategoryWriteResult> => categories.update(id, changes),
+      add: (category: NewCategory, completion?: Completion) => categories.insert(category, clock.now(), completion, maxCategories),
+      change: (id: number, changes: CategoryPatch) => categories.update(id, changes),
       remove: (id: number): Promise<CategoryRemoveResult> => categories.remove(id),
     },
   }

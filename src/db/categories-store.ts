@@ -17,6 +17,8 @@ export type CategoryWriteResult =
   | { outcome: 'no_such_category' }
   /** Another category has this name, case-insensitively. */
   | { outcome: 'name_taken'; categoryId: number }
+  /** A create: there are as many categories as the service keeps (PETSTORE_MAX_CATEGORIES). */
+  | { outcome: 'limit_reached'; limit: number }
 
 export type CategoryRemoveResult =
   | { outcome: 'removed' }
@@ -28,8 +30,11 @@ export interface CategoriesStore {
   /** In ascending id order. */
   list(query: ListCategoriesQuery): Promise<Category[]>
   find(id: number): Promise<Category | undefined>
-  /** With `completion`, the category is also stored as the Idempotency-Key's response, in the same transaction (ClaimLostError if it was taken over: nothing inserted). */
-  insert(category: NewCategory, now: number, completion?: Completion): Promise<Exclude<CategoryWriteResult, { outcome: 'no_such_category' }>>
-  update(id: number, changes: CategoryPatch): Promise<CategoryWriteResult>
+  /**
+   * With `completion`, the category is also stored as the Idempotency-Key's response, in the same transaction (ClaimLostError if it was taken over: nothing inserted).
+   * `limit_reached`, and nothing written, when `limit` categories exist (counted under a lock: concurrent inserts cannot pass it).
+   */
+  insert(category: NewCategory, now: number, completion?: Completion, limit?: number): Promise<Exclude<CategoryWriteResult, { outcome: 'no_such_category' }>>
+  update(id: number, changes: CategoryPatch): Promise<Exclude<CategoryWriteResult, { outcome: 'limit_reached' }>>
   remove(id: number): Promise<CategoryRemoveResult>
 }

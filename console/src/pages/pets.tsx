@@ -190,9 +190,11 @@ function FilterPets({ categories, onChange }: { categories: Category[]; onChange
   const [categoryId, setCategoryId] = useState('')
   const [name, setName] = useState('')
   const q = name.trim()
+  // Characters as the API counts them: code points (an emoji is one, not two UTF-16 units).
+  const typed = [...q].length
   const missing = missingScope(session, 'listCategories')
   // The name is applied once typing pauses, and only from 3 characters on (the API's minimum).
-  const applied = q.length >= NAME_MIN ? q : ''
+  const applied = typed >= NAME_MIN ? q : ''
   const [nameFilter, setNameFilter] = useState('')
   useEffect(() => {
     const timer = setTimeout(() => setNameFilter(applied), 250)
@@ -221,7 +223,7 @@ function FilterPets({ categories, onChange }: { categories: Category[]; onChange
         <input type="search" value={name} maxLength={100} aria-describedby="name-filter-note" onInput={(event) => setName(event.currentTarget.value)} />
       </label>
       <p id="name-filter-note" class="note">
-        {q.length > 0 && q.length < NAME_MIN ? `Type at least ${NAME_MIN} characters to filter by name.` : `At least ${NAME_MIN} characters, any part of the name, in any case.`}
+        {typed > 0 && typed < NAME_MIN ? `Type at least ${NAME_MIN} characters to filter by name.` : `At least ${NAME_MIN} characters, any part of the name, in any case.`}
       </p>
     </form>
   )

@@ -43,7 +43,7 @@ export async function openPostgresStore(url: string, options: PostgresPoolOption
   return {
     dialect: 'postgres',
     pets: createPostgresPetsStore(pool),
-    categories: createCategoriesStore(db),
+    categories: createCategoriesStore(db, 'postgres'),
     orders: createPostgresOrdersStore(db, pool),
     apiKeys: createApiKeysStore(db),
     accounts: createAccountsStore(db),

@@ -1,7 +1,8 @@
 // The categories store (categories-store.ts), written once in Kysely for both
 // databases, and the one mapping of a categories row to the API's Category.
-import type { Kysely, Selectable } from 'kysely'
+import { sql, type Kysely, type Selectable } from 'kysely'
 import type { CategoriesStore } from '../categories-store.js'
+import type { Dialect } from '../dialect.js'
 import type { CategoriesTable, Database } from '../schema.js'
 import { isUniqueViolation } from '../store-errors.js'
 import { completeClaimIn } from './idempotency-claims.js'
@@ -23,7 +24,7 @@ export function isNoSuchCategory(error: unknown): boolean {
   return code === '23503' || (code === 'SQLITE_CONSTRAINT_TRIGGER' && message === 'no_such_category')
 }
 
-export function createCategoriesStore(db: Kysely<Database>): CategoriesStore {
+export function createCategoriesStore(db: Kysely<Database>, dialect: Dialect): CategoriesStore {
   const holderOf = async (name: string) => (await db.selectFrom('categories').select('id').where('name_key', '=', foldName(name)).executeTakeFirst())?.id
 
   return {
@@ -36,17 +37,20 @@ export function createCategoriesStore(db: Kysely<Database>): CategoriesStore {
       return row && toCategory(row)
     },
 
-    async insert({ name, description = '' }, now, completion) {
+    async insert({ name, description = '' }, now, completion, limit = Infinity) {
       try {
-        const insertRow = async (executor: Kysely<Database>) =>
-          toCategory(await executor.insertInto('categories').values({ name, name_key: foldName(name), description, created_at: now }).returningAll().executeTakeFirstOrThrow())
-        const category = completion
-          ? await db.transaction().execute(async (trx) => {
-              const created = await insertRow(trx)
-              await completeClaimIn(trx, { completion, body: (stored) => stored }, created)
-              return created
-            })
-          : await insertRow(db)
+        const category = await db.transaction().execute(async (trx) => {
+          if (Number.isFinite(limit)) {
+            // PostgreSQL: one insert counts at a time (SQLite's writer is alone already).
+            if (dialect === 'postgres') await sql`select pg_advisory_xact_lock(hashtext('petstore categories'))`.execute(trx)
+            const { count } = await trx.selectFrom('categories').select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow()
+            if (Number(count) >= limit) return undefined
+          }
+          const created = toCategory(await trx.insertInto('categories').values({ name, name_key: foldName(name), description, created_at: now }).returningAll().executeTakeFirstOrThrow())
+          if (completion) await completeClaimIn(trx, { completion, body: (stored) => stored }, created)
+          return created
+        })
+        if (category === undefined) return { outcome: 'limit_reached', limit }
         return { outcome: 'written', category }
       } catch (error) {
         const holder = isUniqueViolation(error) ? await holderOf(name) : undefined

@@ -31,7 +31,7 @@ export async function openSqliteStore(path: string): Promise<BackendStore> {
   return {
     dialect: 'sqlite',
     pets,
-    categories: createCategoriesStore(db),
+    categories: createCategoriesStore(db, 'sqlite'),
     orders: createSqliteOrdersStore({ db, writer, groupCommit, completeClaim }),
     apiKeys: createApiKeysStore(db),
     accounts: createAccountsStore(db),

@@ -42,6 +42,9 @@ function visible(name: string | undefined): void {
 /** The category written, or the refusal as an ApiError. */
 function written(name: string | undefined, result: CategoryWriteResult, id?: number): Category {
   if (result.outcome === 'no_such_category') throw noSuchCategory(id!)
+  if (result.outcome === 'limit_reached') {
+    throw new ApiError('category_limit_reached', `The service keeps at most ${result.limit} categories, and has as many: delete one no pet names, or use one there is (GET /v1/categories).`)
+  }
   if (result.outcome === 'name_taken') {
     throw new ApiError('category_name_taken', `The name "${name}" is taken by category ${result.categoryId} (names are compared case-insensitively).`, {
       details: [{ field: 'name', message: `taken by category ${result.categoryId}` }],
@@ -92,7 +95,7 @@ export async function categoryRoutes(app: FastifyInstance, { categories, idempot
         tags: ['categories'],
         summary: 'Add a category',
         description:
-          'Adds a category. Names are unique case-insensitively. Send an `Idempotency-Key` to make retries safe: a retry of a create whose answer was lost then gets the same 201 (with `Idempotent-Replayed: true`); without one it gets 409 `category_name_taken` naming the category it made. Unknown fields are refused and values are never coerced.',
+          'Adds a category. Names are unique as people read them: case, white space around or doubled, invisible characters and compatibility forms aside (`Cats `, `CATS` and fullwidth `Ｃａｔｓ` are `Cats`). Categories are shared by every account, and the service keeps at most 500 (the operator sets the number: `PETSTORE_MAX_CATEGORIES`); one more is refused with 409 `category_limit_reached`. Send an `Idempotency-Key` to make retries safe: a retry of a create whose answer was lost then gets the same 201 (with `Idempotent-Replayed: true`); without one it gets 409 `category_name_taken` naming the category it made. Unknown fields are refused and values are never coerced.',
         headers: idempotencyKeyHeaders({ replays: 'the first 201', doesNot: 'adds nothing' }),
         body: ref(NewCategory),
         response: {
@@ -102,8 +105,8 @@ export async function categoryRoutes(app: FastifyInstance, { categories, idempot
           400: errorResponse('The body is not a JSON object, or a field is missing, of the wrong type, out of range or unknown; or the Idempotency-Key header is malformed.', ['invalid_body', 'invalid_field', 'invalid_parameter']),
           401: UNAUTHORIZED,
           409: errorResponse(
-            'Another category has this name, compared case-insensitively (`category_name_taken`, the message names it); or a request with this Idempotency-Key is still running (`idempotency_key_in_use`): retry after `Retry-After` seconds.',
-            ['category_name_taken', 'idempotency_key_in_use'],
+            'Another category has this name, compared as people read it (`category_name_taken`, the message names it); or the service has as many categories as it keeps (`category_limit_reached`, the message says how many); or a request with this Idempotency-Key is still running (`idempotency_key_in_use`): retry after `Retry-After` seconds.',
+            ['category_name_taken', 'category_limit_reached', 'idempotency_key_in_use'],
             { 'Retry-After': optionalHeader('With `idempotency_key_in_use` only: seconds to wait before retrying.', Type.Integer()) },
           ),
           413: BODY_TOO_LARGE,
