@@ -142,6 +142,7 @@ describe('petstore command line', () => {
     [['keys', 'crate'], 'unknown keys command "crate" (did you mean create?)'],
     [['serv'], 'unknown command "serv" (did you mean serve?)'],
     [['keys', 'list', '--colour'], "unknown option '--colour'; usage: petstore keys list [--account ID] [--json]"],
+    [['keys', 'create', '--plan', 'free', '--name', '-Rex'], "--name's value starts with a dash, which reads as an option: write it joined, --name=<value>; usage: petstore keys create"],
   ]
   for (const [argv, message] of guesses) {
     it(`says what was meant for petstore ${argv.join(' ')}, exit 2`, async () => {

@@ -106,6 +106,9 @@ function parse(argv: string[], flags: Flags, usage: string): { values: Record<st
     if (missingValue !== undefined) throw new CliError(`--${missingValue} needs a value (${flags[missingValue]?.value ?? 'VALUE'}); ${usage}`)
     const switchValue = /^Option '--([\w-]+)' does not take an argument/.exec(message)?.[1]
     if (switchValue !== undefined) throw new CliError(`--${switchValue} takes no value; ${usage}`)
+    // A value starting with a dash reads as another option: parseArgs wants it after '='.
+    const dashValue = /^Option '(?:-\w, )?--([\w-]+)' argument is ambiguous/.exec(message)?.[1]
+    if (dashValue !== undefined) throw new CliError(`--${dashValue}'s value starts with a dash, which reads as an option: write it joined, --${dashValue}=<value>; ${usage}`)
     throw new CliError(`${message.split('\n')[0]}; ${usage}`)
   }
 }
