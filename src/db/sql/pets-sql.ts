@@ -68,7 +68,14 @@ export function filteredListStatement(dialect: Dialect, query: ListPetsQuery): S
   const id = searched ? 'pets_search.rowid' : 'p.id'
   const where: string[] = []
   if (query.q !== undefined) {
-    where.push(dialect === 'sqlite' ? `pets_search MATCH ${param(ftsPhrase(query.q))}` : `p.name ILIKE ${param(`%${likeEscaped(query.q)}%`)}`)
+    // Names are stored as sent, an accented letter composed (NFC) or not (NFD): q is
+    // looked for both ways (one way alone for most text, which reads the same in both).
+    const forms = [...new Set([query.q.normalize('NFC'), query.q.normalize('NFD')])]
+    where.push(
+      dialect === 'sqlite'
+        ? `pets_search MATCH ${param(forms.map(ftsPhrase).join(' OR '))}`
+        : `(${forms.map((form) => `p.name ILIKE ${param(`%${likeEscaped(form)}%`)}`).join(' OR ')})`,
+    )
   }
   if (query.statuses !== undefined && query.statuses.length > 0) where.push(`p.status ${list(query.statuses, '::text[]')}`)
   if (query.categoryIds !== undefined) where.push(`p.category_id ${list(query.categoryIds, '::bigint[]')}`)

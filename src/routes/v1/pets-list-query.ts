@@ -27,7 +27,7 @@ export const PetsListQuery = parametersWithDefaults(
         minLength: MIN_Q_LENGTH,
         maxLength: 100,
         ...STORABLE_TEXT,
-        description: `Only animals whose name contains this text, case-insensitively (a substring, anywhere in the name: \`una\` finds Luna): ${MIN_Q_LENGTH} to 100 characters.`,
+        description: `Only animals whose name contains this text, case-insensitively (a substring, anywhere in the name: \`una\` finds Luna), an accented letter composed or not (NFC or NFD): ${MIN_Q_LENGTH} to 100 characters.`,
       }),
     ),
     ids: Type.Optional(
