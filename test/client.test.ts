@@ -6,7 +6,7 @@ import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { createClient, PetstoreError, PetstoreNetworkError, type ClientOptions, type Pet } from '../src/client/index.js'
+import { createClient, PetstoreError, PetstoreNetworkError, type ClientOptions, type ListPetsOptions, type Pet } from '../src/client/index.js'
 import { normalizeBaseUrl } from '../src/client/base-url.js'
 import { createManualClock } from '../src/clock.js'
 import { errorBody, flakyFetch, recordingSleep, rejectsWith, scriptedServer } from './helpers/client-fakes.js'
@@ -125,6 +125,19 @@ describe('typed client: operations', () => {
       second.pets.map((pet) => pet.id),
       ids.slice(3, 6),
     )
+  })
+
+  it('refuses an option listPets does not take, as the API refuses a query parameter, and answers an empty list filter with no pets, unasked', async () => {
+    const traced = flakyFetch()
+    const client = createClient({ ...options, fetch: traced.fetch })
+    // A JavaScript caller, or a variable past TypeScript's excess-property check.
+    const misspelt = { stauts: 'sold' } as ListPetsOptions
+    await assert.rejects(client.listPets(misspelt), (error: unknown) => error instanceof TypeError && /listPets: unknown option "stauts"; it takes limit, status, categoryId/.test(error.message))
+    for (const empty of [{ ids: [] }, { categoryId: [] }, { status: [] }] as ListPetsOptions[]) {
+      const page = await client.listPets(empty)
+      assert.deepEqual([page.pets, page.nextCursor], [[], undefined], JSON.stringify(empty))
+    }
+    assert.equal(traced.seen.length, 0, 'nothing was sent')
   })
 
   it('accepts a base URL with or without /v1 and with trailing slashes', async () => {

@@ -43,16 +43,17 @@ export interface ClientOptions extends Partial<RetryPolicy> {
 export interface ListPetsOptions {
   /** 1 to 100; the API's default is 20. */
   limit?: number
-  /** Only pets with this status, or any of these. */
+  /** Only pets with this status, or any of these (an empty list: none, and no request is sent). */
   status?: PetStatus | readonly PetStatus[]
-  /** Only pets of this category, or of any of these. */
+  /** Only pets of this category, or of any of these (an empty list: none, and no request is sent). */
   categoryId?: number | readonly number[]
   /** Only pets whose name contains this text, case-insensitively: 3 to 100 characters. */
   q?: string
   /**
    * Only these pets (up to 100); the page's `etags` then holds each one's ETag. The way
    * to read a pet before changing it: `listPets({ ids: [id] })` answers the pet and, in
-   * `etags[id]`, the version to send back as updatePet's `ifMatch`.
+   * `etags[id]`, the version to send back as updatePet's `ifMatch`. An empty list: none,
+   * and no request is sent.
    */
   ids?: readonly number[]
   /** `id` (the API's default), `-id` or `name`. */
@@ -306,7 +307,11 @@ export function createClient(options: ClientOptions): PetstoreClient {
     policy,
   })
 
-  async function listPets({ limit, status, categoryId, q, ids, sort, cursor }: ListPetsOptions = {}): Promise<PetPage> {
+  async function listPets(options: ListPetsOptions = {}): Promise<PetPage> {
+    knownOptions('listPets', options, LIST_PETS_OPTIONS)
+    const { limit, status, categoryId, q, ids, sort, cursor } = options
+    // Pets among none of these statuses, categories or ids: none, without asking.
+    if ([status, categoryId, ids].some((list) => Array.isArray(list) && list.length === 0)) return { pets: [], nextCursor: undefined, etags: {}, rateLimit: undefined, requestId: undefined }
     const query = { limit, status: commaList(status), categoryId: commaList(categoryId), q, ids: commaList(ids), sort, cursor }
     const { body, headers, rateLimit, requestId } = await send({ operation: 'listPets', method: 'GET', path: `/pets${search(query)}`, repeatable: true })
     return { pets: body as Pet[], nextCursor: nextCursor(headers.get('link')), etags: petETags(headers.get('pet-etags')), rateLimit, requestId }
@@ -457,6 +462,18 @@ export function createClient(options: ClientOptions): PetstoreClient {
     updateCategory,
     deleteCategory,
   }
+}
+
+/** ListPetsOptions' names: the options a JavaScript caller (or a variable, past TypeScript's excess-property check) may pass. */
+const LIST_PETS_OPTIONS: readonly (keyof ListPetsOptions)[] = ['limit', 'status', 'categoryId', 'q', 'ids', 'sort', 'cursor']
+
+/**
+ * Refuses an option the operation does not take, as the API refuses an unknown query
+ * parameter: a filter misspelt (`stauts`) would otherwise answer every pet.
+ */
+function knownOptions(operation: OperationId, options: object, known: readonly string[]): void {
+  const unknown = Object.keys(options).find((name) => !known.includes(name))
+  if (unknown !== undefined) throw new TypeError(`${operation}: unknown option "${unknown}"; it takes ${known.join(', ')}`)
 }
 
 /** A list parameter as the API takes it: comma-separated. */
