@@ -28,7 +28,7 @@ const ListQuery = listQuery('categories')
 
 const BAD_ID = errorResponse('categoryId is not a positive integer.', ['invalid_parameter'])
 const NOT_FOUND = errorResponse('There is no category with this id.', ['not_found'])
-const NAME_TAKEN = errorResponse('Another category has this name, compared case-insensitively; the message names it.', ['category_name_taken'])
+const NAME_TAKEN = errorResponse('Another category has this name, compared as people read it (case, white space and invisible characters aside); the message names it.', ['category_name_taken'])
 
 const noSuchCategory = (id: number) => new ApiError('not_found', `There is no category with id ${id}.`)
 
@@ -46,7 +46,7 @@ function written(name: string | undefined, result: CategoryWriteResult, id?: num
     throw new ApiError('category_limit_reached', `The service keeps at most ${result.limit} categories, and has as many: delete one no pet names, or use one there is (GET /v1/categories).`)
   }
   if (result.outcome === 'name_taken') {
-    throw new ApiError('category_name_taken', `The name "${name}" is taken by category ${result.categoryId} (names are compared case-insensitively).`, {
+    throw new ApiError('category_name_taken', `The name "${name}" is taken by category ${result.categoryId} (names are compared as people read them: case, white space and invisible characters aside).`, {
       details: [{ field: 'name', message: `taken by category ${result.categoryId}` }],
     })
   }
