@@ -167,6 +167,10 @@ for (const store of STORES) describe(`categories, as many as the service keeps (
     assert.match(refused.body.message ?? '', /keeps at most 10 categories/)
     const all = await server.request<Category[]>('/v1/categories?limit=100', { key })
     assert.equal(all.body.length, 10)
+    // Full, a name held is still told so, naming its category (a retried create learns its id).
+    const taken = await create('Dogs')
+    assert.deepEqual([taken.status, taken.body.code], [409, 'category_name_taken'])
+    assert.match(taken.body.message ?? '', /taken by category 1 /)
     const made = answers.find((answer) => answer.status === 201)!.body
     assert.equal((await server.request(`/v1/categories/${made.id}`, { method: 'DELETE', key })).status, 204)
     assert.equal((await create('Kind again')).status, 201)

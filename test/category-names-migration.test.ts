@@ -22,6 +22,11 @@ const MADE = [
   { name: 'Ｃａｔｓ', key: 'ｃａｔｓ' },
   { name: 'Fish\u200b', key: 'fish\u200b' },
   { name: ' Hamsters', key: ' hamsters' },
+  // Ids 12, 13, 14 of a fresh database: 12 takes "gerbils"; 13 had that key and must give
+  // it up for one no fold makes; 14 is named as a fallback "<key> #13" would read.
+  { name: 'Ｇｅｒｂｉｌｓ', key: 'ｇｅｒｂｉｌｓ' },
+  { name: 'Gerbils', key: 'gerbils' },
+  { name: 'gerbils #13', key: 'gerbils #13' },
 ]
 
 for (const { dialect, create } of DIALECTS) {
@@ -55,6 +60,12 @@ for (const { dialect, create } of DIALECTS) {
       assert.equal(await keyOf(ids[3]!), 'hamsters')
       assert.deepEqual(await store.categories.insert({ name: 'HAMSTERS' }, NOW), { outcome: 'name_taken', categoryId: ids[3] })
       assert.deepEqual(await store.categories.insert({ name: 'Dogs\u00a0' }, NOW), { outcome: 'name_taken', categoryId: 1 })
+    })
+
+    it('gives a category whose old key another now holds a key no name folds to, whatever names there are', async () => {
+      assert.deepEqual(ids.slice(4), [12, 13, 14])
+      assert.deepEqual(await Promise.all(ids.slice(4).map(keyOf)), ['gerbils', ' gerbils #13', 'gerbils #13'])
+      assert.deepEqual(await store.categories.insert({ name: 'GERBILS' }, NOW), { outcome: 'name_taken', categoryId: 12 })
     })
 
     it('wrote no event: the names did not change', async () => {

@@ -351,7 +351,9 @@ describe('petstore command line', () => {
     const account = await cli('accounts', 'show', String(accountId))
     assert.ok(account.out.includes(`name       ${escaped}`), account.out.join('\n'))
     assert.ok(![...account.out.join('')].some((c) => (c < ' ' && c !== '\t') || c === '\u007f' || c === '\u202e'), 'no control character but the table\'s tabs reaches the terminal')
-    assert.equal((await cli('keys', 'show', String(id), '--json')).json<{ name: string }>().name, name, 'JSON carries the name as stored')
+    const asJson = await cli('keys', 'show', String(id), '--json')
+    assert.equal(asJson.json<{ name: string }>().name, name, 'JSON carries the name as stored')
+    assert.ok(asJson.out.join('\n').includes('pwned\\u0007\\u202e"'), 'escaped, the override too (JSON.stringify leaves it raw)')
   })
 })
 

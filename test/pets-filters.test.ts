@@ -73,6 +73,11 @@ for (const store of STORES) describe(`listing pets with filters (${store})`, () 
     assert.deepEqual(await named('R\u00e9m'), ['R\u00e9my', 'Re\u0301my'])
     assert.deepEqual(await named('Re\u0301m'), ['R\u00e9my', 'Re\u0301my'])
     assert.deepEqual(await named('\u00e9my'), ['R\u00e9my', 'Re\u0301my'])
+    // Three code points, two letters: under the 3 characters q needs, whichever way it was typed.
+    for (const short of ['e\u0301m', '\u00e9m']) {
+      const res = await server.request<{ code: string; message: string }>(`/v1/pets?q=${encodeURIComponent(short)}`, { key })
+      assert.deepEqual([res.status, res.body.code], [400, 'invalid_parameter'], short)
+    }
     assert.deepEqual(await named('0% c'), ['100% cat'])
     assert.deepEqual(await named('a_b'), ['a_b'])
     assert.deepEqual(await named('zzz'), [])

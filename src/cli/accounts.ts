@@ -7,7 +7,7 @@ import { systemClock } from '../clock.js'
 import { USAGE_OUTCOMES } from '../vocabulary/usage.js'
 import { accountId, allKeys, fieldList, json, keyFlags, keyInput, keyTable, limitFlags, limitsOf, limitsText, noSuchAccount, PLAN_LIST, tabbed, withAdmin } from './admin.js'
 import { defineCommand } from './command.js'
-import { printable } from './io.js'
+import { printable, printableJson } from './io.js'
 
 export const accountsCommands = [
   defineCommand({
@@ -17,7 +17,7 @@ export const accountsCommands = [
     run: ({ values }, context) =>
       withAdmin(context, async ({ accounts }) => {
         const { account, secret, key } = await accounts.create({ plan: values.plan, ...keyInput(values), limits: limitsOf(values) })
-        if (values.json) context.io.out(JSON.stringify({ account, key: secret, apiKey: key }, null, 2))
+        if (values.json) context.io.out(printableJson({ account, key: secret, apiKey: key }))
         else {
           context.io.out(secret)
           context.io.out(`Created account ${account.id} (${printable(account.name)}, plan ${account.plan}: ${limitsText(account)}) with key ${key.id}. The key is shown only this once.`)
@@ -34,7 +34,7 @@ export const accountsCommands = [
       withAdmin(context, async ({ accounts }) => {
         const list: AccountView[] = []
         for (let page = await accounts.page(0, 100); page.length > 0; page = await accounts.page(page.at(-1)!.id, 100)) list.push(...page)
-        if (values.json) context.io.out(JSON.stringify(list, null, 2))
+        if (values.json) context.io.out(printableJson(list))
         else if (list.length === 0) context.io.out('No accounts yet: create one with "petstore accounts create --plan free".')
         else context.io.out(accountTable(list))
         return 0
@@ -54,7 +54,7 @@ export const accountsCommands = [
         const now = systemClock.now()
         const [today] = await usageHistory(store.usage.history, { accountId: account.id }, { from: now, to: now + 1, granularity: 'day' }, now)
         const usageToday = Object.fromEntries(USAGE_OUTCOMES.map((outcome) => [outcome, today?.[outcome] ?? 0]))
-        if (values.json) context.io.out(JSON.stringify({ ...account, keys, usageToday }, null, 2))
+        if (values.json) context.io.out(printableJson({ ...account, keys, usageToday }))
         else {
           context.io.out(accountDetails(account))
           context.io.out(`today      ${USAGE_OUTCOMES.map((outcome) => `${outcome} ${usageToday[outcome]}`).join(', ')}`)

@@ -10,7 +10,7 @@ import { accountId, allKeys, fieldList, json, keyFlags, keyId, keyInput, keyStat
 import { DAYS_FLAG, duration, historyDays } from './arguments.js'
 import { CliError, CommandFailed } from './cli-error.js'
 import { defineCommand } from './command.js'
-import { printable } from './io.js'
+import { printable, printableJson } from './io.js'
 
 export const keysCommands = [
   defineCommand({
@@ -34,7 +34,7 @@ export const keysCommands = [
           ...keyInput(values),
           limits: limitsOf(values),
         })
-        if (values.json) context.io.out(JSON.stringify({ key: secret, ...key }, null, 2))
+        if (values.json) context.io.out(printableJson({ key: secret, ...key }))
         else {
           context.io.out(secret)
           context.io.out(`Created key ${key.id} in account ${key.accountId} (${printable(key.name)}, plan ${key.plan}: ${limitsText(key)}; ${key.scopes.join(' ')}${key.expiresAt ? `; expires ${key.expiresAt}` : ''}). It is shown only this once.`)
@@ -52,7 +52,7 @@ export const keysCommands = [
         const account = values.account === undefined ? undefined : accountId(values.account)
         if (account !== undefined && !(await accounts.get(account))) throw noSuchAccount(values.account!, where)
         const keys = await allKeys(admin, account)
-        if (values.json) context.io.out(JSON.stringify(keys, null, 2))
+        if (values.json) context.io.out(printableJson(keys))
         else if (keys.length === 0) context.io.out('No keys yet: create one with "petstore keys create --plan free".')
         else context.io.out(keyTable(keys))
         return 0
@@ -68,7 +68,7 @@ export const keysCommands = [
       withAdmin(context, async ({ admin, where }) => {
         const key = await admin.get(keyId(id))
         if (!key) throw noSuchKey(id, where)
-        context.io.out(values.json ? JSON.stringify(key, null, 2) : details(key))
+        context.io.out(values.json ? printableJson(key) : details(key))
         return 0
       }),
   }),
@@ -128,7 +128,7 @@ export const keysCommands = [
       withAdmin(context, async ({ admin, where }) => {
         const rolled = await admin.roll(keyId(id), values.grace === undefined ? 86_400_000 : duration(values.grace, '--grace'))
         if (!rolled) throw new CommandFailed(`there is no key with id ${id} that can be rolled (it may be revoked) in ${where}`)
-        if (values.json) context.io.out(JSON.stringify({ key: rolled.secret, ...rolled.key }, null, 2))
+        if (values.json) context.io.out(printableJson({ key: rolled.secret, ...rolled.key }))
         else {
           context.io.out(rolled.secret)
           context.io.out(`Created key ${rolled.key.id} in place of key ${id}, which works until ${rolled.old.expiresAt}. The new key is shown only this once.`)
@@ -165,7 +165,7 @@ export const keysCommands = [
         const now = systemClock.now()
         const range = { from: now - days * DAY_MS, granularity: values.hourly ? 'hour' : 'day' } as const
         const list = await usageHistory(store.usage.history, { accountId: key.accountId, keyId: key.id }, range, now)
-        if (values.json) context.io.out(JSON.stringify(list, null, 2))
+        if (values.json) context.io.out(printableJson(list))
         else if (list.length === 0) context.io.out(`No requests from key ${id} in the last ${days} days.`)
         else context.io.out(usageTable(list, values.hourly))
         return 0

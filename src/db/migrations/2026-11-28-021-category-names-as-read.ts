@@ -5,8 +5,8 @@ import { foldName } from '../../vocabulary/category-names.js'
 // ` Dogs`, `Dogs` with a zero-width space, fullwidth `Ｄｏｇｓ` are now the name `Dogs`.
 // Each category's `name_key` is folded again. Where categories made before this
 // migration now fold alike, the oldest (the lowest id, so the seeded ones) takes the
-// name; the others keep the key they had (or that key and their id, should another
-// category now hold it), and stay, as they were, distinct categories: nothing is
+// name; the others keep the key they had (or, should another category now hold it, one
+// no fold makes), and stay, as they were, distinct categories: nothing is
 // renamed or merged, and pets keep their categories.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- migrations see the schema as it was, not today's Database type
 export async function up(db: Kysely<any>): Promise<void> {
@@ -21,7 +21,9 @@ export async function up(db: Kysely<any>): Promise<void> {
   }
   for (const row of rows) {
     if (keys.has(Number(row.id))) continue
-    const key = taken.has(row.name_key) ? `${row.name_key} #${row.id}` : row.name_key
+    // Its old key, or else one no fold makes (folds are trimmed: it starts with a space).
+    let key = row.name_key
+    for (let n = 0; taken.has(key); n++) key = ` ${row.name_key} #${row.id}${n > 0 ? `.${n}` : ''}`
     taken.add(key)
     keys.set(Number(row.id), key)
   }

@@ -50,8 +50,11 @@ export function createCategoriesStore(db: Kysely<Database>, dialect: Dialect): C
           if (completion) await completeClaimIn(trx, { completion, body: (stored) => stored }, created)
           return created
         })
-        if (category === undefined) return { outcome: 'limit_reached', limit }
-        return { outcome: 'written', category }
+        if (category !== undefined) return { outcome: 'written', category }
+        // Full, but a name held is still told so, naming its category: a create retried
+        // without an Idempotency-Key learns the id of the category its first attempt made.
+        const holder = await holderOf(name)
+        return holder === undefined ? { outcome: 'limit_reached', limit } : { outcome: 'name_taken', categoryId: holder }
       } catch (error) {
         const holder = isUniqueViolation(error) ? await holderOf(name) : undefined
         if (holder === undefined) throw error

@@ -70,7 +70,12 @@ export function filteredListStatement(dialect: Dialect, query: ListPetsQuery): S
   if (query.q !== undefined) {
     // Names are stored as sent, an accented letter composed (NFC) or not (NFD): q is
     // looked for both ways (one way alone for most text, which reads the same in both).
-    const forms = [...new Set([query.q.normalize('NFC'), query.q.normalize('NFD')])]
+    // The composed form is left out when under 3 characters (é and a combining accent
+    // composed): the trigram indexes cannot answer it, and FTS5 would match nothing with
+    // it. The decomposed one is never shorter than q.
+    const composed = query.q.normalize('NFC')
+    const decomposed = query.q.normalize('NFD')
+    const forms = composed === decomposed || [...composed].length < 3 ? [decomposed] : [composed, decomposed]
     where.push(
       dialect === 'sqlite'
         ? `pets_search MATCH ${param(forms.map(ftsPhrase).join(' OR '))}`

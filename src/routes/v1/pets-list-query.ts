@@ -27,7 +27,7 @@ export const PetsListQuery = parametersWithDefaults(
         minLength: MIN_Q_LENGTH,
         maxLength: 100,
         ...STORABLE_TEXT,
-        description: `Only animals whose name contains this text, case-insensitively (a substring, anywhere in the name: \`una\` finds Luna), an accented letter composed or not (NFC or NFD): ${MIN_Q_LENGTH} to 100 characters.`,
+        description: `Only animals whose name contains this text, case-insensitively (a substring, anywhere in the name: \`una\` finds Luna), an accented letter composed or not (NFC or NFD): ${MIN_Q_LENGTH} to 100 characters, an accented letter counted once.`,
       }),
     ),
     ids: Type.Optional(
@@ -84,6 +84,8 @@ export function parsePetsListFilters(raw: PetsListQuery): PetsListFilters {
     parts.push(`categoryId=${query.categoryIds.join(',')}`)
   }
   if (raw.q !== undefined) {
+    // Counted composed, as people count letters: e and a combining accent are one.
+    if ([...raw.q.normalize('NFC')].length < MIN_Q_LENGTH) throw invalid('q', `must be at least ${MIN_Q_LENGTH} characters long, an accented letter counted once`)
     query.q = raw.q
     parts.push(`q=${encodeURIComponent(raw.q)}`)
   }
