@@ -6,9 +6,9 @@ export interface Io {
 
 export const consoleIo: Io = { out: (line) => console.log(line), err: (line) => console.error(line) }
 
-// C0 and C1 controls, DEL, and the bidirectional marks and controls that reorder what follows.
+// C0 and C1 controls, DEL, the line and paragraph separators, and the bidirectional marks and controls that reorder what follows.
 // eslint-disable-next-line no-control-regex -- matching control characters is the point
-const UNPRINTABLE = /[\u0000-\u001F\u007F-\u009F\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/g
+const UNPRINTABLE = /[\u0000-\u001F\u007F-\u009F\u061C\u200E\u200F\u2028\u2029\u202A-\u202E\u2066-\u2069]/g
 
 const escaped = (c: string) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`
 
@@ -27,4 +27,4 @@ export const printable = (text: string): string => text.replace(UNPRINTABLE, esc
 export const printableJson = (value: unknown): string => JSON.stringify(value, null, 2).replace(LEFT_BY_JSON, escaped)
 
 // What JSON.stringify leaves as it is of UNPRINTABLE (it escapes C0 itself; the newlines of its indentation are not in strings).
-const LEFT_BY_JSON = /[\u007F-\u009F\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/g
+const LEFT_BY_JSON = /[\u007F-\u009F\u061C\u200E\u200F\u2028\u2029\u202A-\u202E\u2066-\u2069]/g
