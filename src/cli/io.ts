@@ -6,9 +6,12 @@ export interface Io {
 
 export const consoleIo: Io = { out: (line) => console.log(line), err: (line) => console.error(line) }
 
-// C0 and C1 controls, DEL, the line and paragraph separators, and the bidirectional marks and controls that reorder what follows.
-// eslint-disable-next-line no-control-regex -- matching control characters is the point
-const UNPRINTABLE = /[\u0000-\u001F\u007F-\u009F\u061C\u200E\u200F\u2028\u2029\u202A-\u202E\u2066-\u2069]/g
+// What a terminal must not be given raw, beyond the C0 controls (which JSON.stringify
+// escapes itself): DEL and the C1 controls, the line and paragraph separators, and the
+// bidirectional marks and controls that reorder what follows.
+const BEYOND_C0 = '\\u007F-\\u009F\\u061C\\u200E\\u200F\\u2028\\u2029\\u202A-\\u202E\\u2066-\\u2069'
+const UNPRINTABLE = new RegExp(`[\\u0000-\\u001F${BEYOND_C0}]`, 'g')
+const LEFT_BY_JSON = new RegExp(`[${BEYOND_C0}]`, 'g')
 
 const escaped = (c: string) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`
 
@@ -20,11 +23,5 @@ const escaped = (c: string) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0
  */
 export const printable = (text: string): string => text.replace(UNPRINTABLE, escaped)
 
-/**
- * JSON for the terminal: JSON.stringify escapes C0 controls but writes DEL, C1 controls
- * and bidirectional ones as they are; these are escaped too (`\u202e` reads back the same).
- */
+/** JSON for the terminal: what JSON.stringify writes as it is (see BEYOND_C0) is escaped too (`\u202e` reads back the same). */
 export const printableJson = (value: unknown): string => JSON.stringify(value, null, 2).replace(LEFT_BY_JSON, escaped)
-
-// What JSON.stringify leaves as it is of UNPRINTABLE (it escapes C0 itself; the newlines of its indentation are not in strings).
-const LEFT_BY_JSON = /[\u007F-\u009F\u061C\u200E\u200F\u2028\u2029\u202A-\u202E\u2066-\u2069]/g

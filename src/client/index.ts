@@ -464,8 +464,8 @@ export function createClient(options: ClientOptions): PetstoreClient {
   }
 }
 
-/** ListPetsOptions' names: the options a JavaScript caller (or a variable, past TypeScript's excess-property check) may pass. */
-const LIST_PETS_OPTIONS: readonly (keyof ListPetsOptions)[] = ['limit', 'status', 'categoryId', 'q', 'ids', 'sort', 'cursor']
+/** ListPetsOptions' names, every one (the compiler checks): what a JavaScript caller (or a variable, past TypeScript's excess-property check) may pass. */
+const LIST_PETS_OPTIONS = Object.keys({ limit: true, status: true, categoryId: true, q: true, ids: true, sort: true, cursor: true } satisfies Record<keyof ListPetsOptions, true>)
 
 /**
  * Refuses an option the operation does not take, as the API refuses an unknown query

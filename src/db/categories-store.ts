@@ -15,7 +15,7 @@ export interface ListCategoriesQuery {
 export type CategoryWriteResult =
   | { outcome: 'written'; category: Category }
   | { outcome: 'no_such_category' }
-  /** Another category has this name, case-insensitively. */
+  /** Another category has this name, as people read it (vocabulary/category-names.ts). */
   | { outcome: 'name_taken'; categoryId: number }
   /** A create: there are as many categories as the service keeps (PETSTORE_MAX_CATEGORIES). */
   | { outcome: 'limit_reached'; limit: number }

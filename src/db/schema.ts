@@ -14,7 +14,7 @@ export interface PetsTable {
 export interface CategoriesTable {
   id: Generated<number>
   name: string
-  /** The name folded for case-insensitive uniqueness (vocabulary/category-names.ts foldName). */
+  /** The name as its uniqueness sees it (vocabulary/category-names.ts foldName). */
   name_key: string
   description: Generated<string>
   created_at: number

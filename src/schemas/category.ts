@@ -8,7 +8,7 @@ const name = Type.String({
   maxLength: 100,
   pattern: '\\S',
   ...LABEL_TEXT,
-  description: `The category's name: 1 to 100 characters, not only white space, ${LABEL_TEXT_NOTE}. Unique case-insensitively (\`Cats\` and \`CATS\` are one name). Stored and returned exactly as sent.`,
+  description: `The category's name: 1 to 100 characters, not only white space, ${LABEL_TEXT_NOTE}. Unique as people read it: case, white space around or doubled, invisible characters and compatibility forms aside (\`Cats\`, \`CATS \` and fullwidth \`Ｃａｔｓ\` are one name). Stored and returned exactly as sent.`,
   examples: ['Cats'],
 })
 const description = Type.String({ maxLength: 1000, ...STORABLE_TEXT, description: 'What the category holds, for people: up to 1000 characters; empty when not given.' })
