@@ -267,6 +267,14 @@ for (const store of STORES) {
       // The inventory is read again after a change.
       await waitForAsync(async () => Number(await available.textContent()) === availableBefore + 1)
       await expectNoAxeViolations('the pets page')
+
+      // A refusal says the API's message once: a detail that repeats it is not added after it.
+      const form = page.getByRole('form', { name: 'Add a pet' })
+      await form.getByLabel('Name').fill('   ')
+      await form.getByRole('button', { name: 'Add pet' }).click()
+      const alert = form.getByRole('alert')
+      await alert.waitFor()
+      assert.equal(await alert.textContent(), 'field "name" must not be blank [invalid_field, 400]')
     })
 
     it('edits a pet with If-Match, and says so when someone changed it first', async () => {
@@ -586,11 +594,11 @@ for (const store of STORES) {
 
     it('loaded everything from this server and needed nothing the CSP refused', () => {
       assert.deepEqual(elsewhere, [])
-      // The API's refusals (the wrong key, the 412, the ban) are logged by the browser as
-      // failed loads; anything else (a 403, a CSP refusal, an error) is a fault.
+      // The API's refusals (the blank name, the wrong key, the 412, the ban) are logged by
+      // the browser as failed loads; anything else (a 403, a CSP refusal, an error) is a fault.
       assert.deepEqual(refusals403, [])
       assert.deepEqual(
-        problems.filter((p) => !/^Failed to load resource: the server responded with a status of 4(01|12|29)/.test(p)),
+        problems.filter((p) => !/^Failed to load resource: the server responded with a status of 4(00|01|12|29)/.test(p)),
         [],
       )
     })
