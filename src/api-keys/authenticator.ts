@@ -102,6 +102,9 @@ export function createAuthenticator({
       .findByHash(hashApiKey(token))
       .then((stored) => {
         const key = stored && toApiKeyRecord(stored)
+        // A later lookup of this token began (the store refused at once meanwhile, so it did
+        // not join this one): what it read, or will read, is fresher than this.
+        if (looking.get(token) !== pending) return key
         cache.delete(token) // re-inserted last: the oldest entries go first when the cache is full
         unknown.delete(token)
         // A key changed here while it was read (forget) may have been read as it was: answered, not kept.

@@ -8,6 +8,7 @@ import { guarded, StoreUnavailableError } from '../../src/db/store-errors.js'
 import { createAuthenticator } from '../../src/api-keys/authenticator.js'
 import { generateApiKey } from '../../src/api-keys/key-format.js'
 import { systemClock } from '../../src/clock.js'
+import type { StoredApiKey } from '../../src/db/api-keys-store.js'
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 const silence = () => Object.assign(new Error('Query read timeout'))
@@ -89,5 +90,40 @@ describe('circuit breaker at the store edge', () => {
     } finally {
       breaker.close()
     }
+  })
+  it('keeps what a later key lookup read over what one begun before the circuit opened read, answered late', async () => {
+    let refusing = false
+    const answers: Array<(stored: StoredApiKey) => void> = []
+    const apiKeys = { findByHash: () => new Promise<StoredApiKey>((resolve) => answers.push(resolve)), touch: async () => {} }
+    const authenticator = createAuthenticator({ apiKeys, clock: systemClock, environment: 'test', storeRefusing: () => refusing })
+    const header = `Bearer ${generateApiKey('test')}`
+    const now = Date.now()
+    const row = (revokedAt: number | null): StoredApiKey => ({
+      id: 7,
+      account: { id: 1, name: 'Shelter', plan: 'free', custom: null, createdAt: now, disabledAt: null },
+      name: 'k',
+      prefix: 'ps_test_AbCd',
+      scopes: 'pets:read',
+      createdAt: now,
+      lastUsedAt: null,
+      revokedAt,
+      expiresAt: null,
+      disabledAt: null,
+      disabledByOperator: false,
+      replacedBy: null,
+      createdBy: null,
+    })
+    const early = authenticator.authenticate(header) // its query waits on a silent database
+    refusing = true // the circuit opened: the next request does not join that lookup
+    const later = authenticator.authenticate(header)
+    refusing = false
+    assert.equal(answers.length, 2)
+    answers[1]!(row(now)) // the later lookup reads the key revoked
+    assert.equal((await later).ok, false)
+    answers[0]!(row(null)) // the early one is answered at last, with the key as it was before
+    assert.equal((await early).ok, true, 'a request is answered what its own lookup read')
+    const next = await authenticator.authenticate(header)
+    assert.equal(next.ok, false, 'the late answer did not replace the fresher record in the cache')
+    assert.equal(answers.length, 2, 'and the next request was answered from the cache')
   })
 })
