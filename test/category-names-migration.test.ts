@@ -72,5 +72,14 @@ for (const { dialect, create } of DIALECTS) {
       const events = await handle.db.selectFrom('events').select('type').where('type', '=', 'category.updated').execute()
       assert.deepEqual(events, [])
     })
+
+    it('lets a look-alike be sent with its own name, as a client that PATCHes a whole category does', async () => {
+      assert.deepEqual(await store.categories.update(ids[0]!, { name: 'Dogs ', description: 'Kept apart' }), {
+        outcome: 'written',
+        category: { id: ids[0], name: 'Dogs ', description: 'Kept apart' },
+      })
+      assert.equal(await keyOf(ids[0]!), 'dogs ')
+      assert.deepEqual(await store.categories.update(ids[0]!, { name: 'DOGS' }), { outcome: 'name_taken', categoryId: 1 })
+    })
   })
 }

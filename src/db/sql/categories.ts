@@ -66,7 +66,12 @@ export function createCategoriesStore(db: Kysely<Database>, dialect: Dialect): C
       try {
         const row = await db
           .updateTable('categories')
-          .set({ ...(name === undefined ? {} : { name, name_key: foldName(name) }), ...(description === undefined ? {} : { description }) })
+          // A name sent as it stands keeps its key: a look-alike the migration of 2026-11-28
+          // let keep its name (whose fold another category holds) can still be sent whole.
+          .set((eb) => ({
+            ...(name === undefined ? {} : { name, name_key: eb.case().when('name', '=', name).then(eb.ref('name_key')).else(foldName(name)).end() }),
+            ...(description === undefined ? {} : { description }),
+          }))
           .where('id', '=', id)
           .returningAll()
           .executeTakeFirst()
