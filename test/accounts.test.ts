@@ -196,6 +196,9 @@ for (const store of STORES) {
       for (const banned of [child.apiKey.id, parent.apiKey.id]) {
         assert.equal((await server.request(`/v1/keys/${banned}/unban`, { method: 'POST', key: successor.key })).status, 403, `the successor of the child, for key ${banned}`)
       }
+      const byPredecessor = await server.request<{ message: string }>(`/v1/keys/${successor.apiKey.id}/unban`, { method: 'POST', key: child.key! })
+      assert.equal(byPredecessor.status, 403, 'nor the child, in its grace period, its successor\'s: a roll is the same credential')
+      assert.match(byPredecessor.body.message, /is this key rolled/)
       assert.equal((await server.request(`/v1/keys/${grandchild.apiKey.id}/unban`, { method: 'POST', key: child.key! })).status, 200, 'a key may lift the ban of a key it made')
 
       const cascade = await server.request<ApiKey>(`/v1/keys/${parent.apiKey.id}/revoke?cascade=true`, { method: 'POST', key: owner })
@@ -223,6 +226,46 @@ for (const store of STORES) {
       assert.equal(cascade.headers.get('petstore-revoked'), [parent.apiKey.id, child.apiKey.id, successor].sort((x, y) => x - y).join(','))
       pastCache()
       assert.equal((await other.request('/v1/pets', { key: child.key! })).status, 401)
+    })
+
+    it('a revoked key makes and rolls no key where a cache still lets it through (401), so that the cascade that revoked it missed nothing', async () => {
+      const owner = await operatorKey()
+      const leaked = (await make(owner, { scopes: SCOPES })).body
+      const sibling = (await make(owner, { scopes: ['pets:read'] })).body
+      const before = (await other.request<Created>('/v1/keys', { method: 'POST', key: leaked.key!, json: { name: 'before' } })).body
+      assert.equal(before.apiKey.createdBy, leaked.apiKey.id, 'the other instance has the leaked key cached, as its holder keeps it busy')
+      const revoked = await server.request(`/v1/keys/${leaked.apiKey.id}/revoke?cascade=true`, { method: 'POST', key: owner })
+      assert.equal(revoked.headers.get('petstore-revoked'), [leaked.apiKey.id, before.apiKey.id].join(','))
+      // Within the other instance's cache lifetime: its reads still pass (D6), its keys do not.
+      assert.equal((await other.request('/v1/pets', { key: leaked.key! })).status, 200, 'the cache still lets it through')
+      for (const [what, res] of [
+        ['make', await other.request<{ code: string; message: string }>('/v1/keys', { method: 'POST', key: leaked.key!, json: { name: 'after' } })],
+        ['roll', await other.request<{ code: string; message: string }>(`/v1/keys/${sibling.apiKey.id}/roll`, { method: 'POST', key: leaked.key!, json: { grace: 0 } })],
+      ] as const) {
+        assert.equal(res.status, 401, `${what}: ${res.text}`)
+        assert.equal(res.body.code, 'unauthorized', what)
+        assert.match(res.body.message, /was revoked, expired or disabled while the request ran: nothing was changed/, what)
+        assert.match(res.headers.get('www-authenticate') ?? '', /error="invalid_token"/, what)
+      }
+      const keys = (await server.request<ApiKey[]>('/v1/keys?limit=100', { key: owner })).body
+      assert.deepEqual(keys.filter((key) => key.createdBy === leaked.apiKey.id).map((key) => key.id), [before.apiKey.id], 'nothing made after the revoke')
+      assert.equal(keys.find((key) => key.id === sibling.apiKey.id)?.replacedBy, null, 'nothing rolled')
+    })
+
+    it('a cascading revoke that reaches a key holding a scope the caller lacks is 403, and revokes nothing', async () => {
+      const owner = await operatorKey()
+      const maker = (await make(owner, { scopes: SCOPES })).body
+      const made = (await make(maker.key!, { scopes: SCOPES })).body
+      const narrow = (await make(owner, { scopes: ['pets:read', 'keys:read', 'keys:write'] })).body
+      // The maker is narrowed later: within the narrow key's reach, what it made is not.
+      assert.equal((await server.request(`/v1/keys/${maker.apiKey.id}`, { method: 'PATCH', key: owner, json: { scopes: ['pets:read'] } })).status, 200)
+      assert.equal((await server.request(`/v1/keys/${made.apiKey.id}/revoke`, { method: 'POST', key: narrow.key! })).status, 403, 'as revoking that key alone is')
+      const cascade = await server.request<{ code: string; message: string }>(`/v1/keys/${maker.apiKey.id}/revoke?cascade=true`, { method: 'POST', key: narrow.key! })
+      assert.equal(cascade.status, 403, cascade.text)
+      assert.equal(cascade.body.code, 'forbidden')
+      assert.match(cascade.body.message, new RegExp(`reaches key ${made.apiKey.id}, holding scopes this key lacks`))
+      for (const id of [maker.apiKey.id, made.apiKey.id]) assert.equal((await server.request<ApiKey>(`/v1/keys/${id}`, { key: owner })).body.revokedAt, null, `key ${id} not revoked`)
+      assert.equal((await server.request(`/v1/keys/${maker.apiKey.id}/revoke`, { method: 'POST', key: narrow.key! })).status, 200, 'the maker alone is within its reach')
     })
 
     it('disabling an account refuses every key of it on every instance', async () => {

@@ -69,6 +69,23 @@ for (const store of STORES) describe(`operations that take no body (${store})`, 
     }
   })
 
+  it('an operation whose body is optional (not required in the document) takes none, or an empty one, as {}', async () => {
+    const optional = operationsOf(document).filter(({ operation }) => (operation.requestBody as { required?: boolean } | undefined)?.required === false)
+    assert.deepEqual(optional.map(({ operation }) => operation.operationId).sort(), ['rollKey', 'rotateWebhookSecret'])
+    // A key of its own: the tests above revoke the documented example key ids.
+    const key = await server.createKey('enterprise', UNLIMITED, { scopes: SCOPES })
+    const target = await server.request<{ apiKey: { id: number } }>('/v1/keys', { method: 'POST', key, json: { name: 'to roll' } })
+    assert.equal(target.status, 201, target.text)
+    const rolled = await server.request<{ apiKey: { id: number } }>(`/v1/keys/${target.body.apiKey.id}/roll`, { method: 'POST', key, body: '', headers: { 'content-type': 'application/json' } })
+    assert.equal(rolled.status, 201, rolled.text)
+    const bare = await server.request(`/v1/keys/${rolled.body.apiKey.id}/roll`, { method: 'POST', key })
+    assert.equal(bare.status, 201, bare.text)
+    for (const { path } of optional) {
+      const res = await server.request<{ code: string }>(`/v1${fillPath(path, { keyId: '999999', endpointId: '999999' })}`, { method: 'POST', key, body: '', headers: { 'content-type': 'application/json' } })
+      assert.equal(res.status, 404, `${path}: ${res.text}`)
+    }
+  })
+
   it('refuses a large chunked body on POST …/complete before reading it; the client reads the 413 whole', async () => {
     const { answer, error } = await floodBodyInThread(server.url, `POST /v1/store/orders/1/complete HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`, { chunks: 16 })
     const refused = parseRawAnswer(answer)

@@ -128,7 +128,7 @@ for (const { dialect, create } of DIALECTS) {
       if (dialect === 'postgres') await query('analyze api_keys')
 
       const head = Number(first) + KEYS / 2
-      const { answer: revoked, statement } = await captured((db) => createApiKeysStore(db).revoke(head, 1, true))
+      const { answer: revoked, statement } = await captured((db) => createApiKeysStore(db, dialect).revoke(head, 1, true))
       assert.deepEqual(revoked, Array.from({ length: 10 }, (_, i) => head + i), 'the chain, and no other key')
       if (dialect === 'postgres') {
         // The recursion's reads (the update after it takes the 10 as the planner sees fit: at this size, a scan).

@@ -160,7 +160,24 @@ for (const store of STORES) {
         assert.match((res.body as { message: string }).message, /cannot roll a key that outlives it/)
         assert.equal((await server.request<ApiKey>(`/v1/keys/${id}`, { key: admin })).body.replacedBy, null, 'nothing rolled')
       }
+      // Nor add scopes to one, or enable one: its power would outlast the short-lived key's.
+      const stopped = (await create({ scopes: ['pets:read'] })).body.apiKey
+      assert.equal((await server.request(`/v1/keys/${stopped.id}`, { method: 'PATCH', key: admin, json: { enabled: false } })).status, 200)
+      for (const [what, id, json] of [
+        ['add a scope', forever.id, { scopes: ['pets:read', 'keys:write'] }],
+        ['enable', stopped.id, { enabled: true }],
+      ] as const) {
+        const res = await server.request(`/v1/keys/${id}`, { method: 'PATCH', key: shortLived, json })
+        assert.equal(res.status, 403, `${what}: ${res.text}`)
+        assert.match((res.body as { message: string }).message, new RegExp(`cannot ${what === 'enable' ? 'enable' : 'add scopes to'} a key that outlives it`))
+      }
+      assert.deepEqual((await server.request<ApiKey>(`/v1/keys/${forever.id}`, { key: admin })).body.scopes, ['pets:read'], 'no scope added')
+      assert.equal((await server.request<ApiKey>(`/v1/keys/${stopped.id}`, { key: admin })).body.status, 'disabled', 'not enabled')
+      const narrowed = await server.request<ApiKey>(`/v1/keys/${forever.id}`, { method: 'PATCH', key: shortLived, json: { scopes: [], name: 'renamed' } })
+      assert.equal(narrowed.status, 200, 'taking scopes away, or a name, gives nothing')
+      assert.equal((await server.request(`/v1/keys/${stopped.id}`, { method: 'PATCH', key: shortLived, json: { enabled: false } })).status, 200, 'nor disabling')
       const sooner = (await create({ scopes: ['pets:read'], expiresIn: '5m' })).body.apiKey
+      assert.equal((await server.request(`/v1/keys/${sooner.id}`, { method: 'PATCH', key: shortLived, json: { scopes: ['pets:read', 'keys:write'] } })).status, 200, 'a key that ends first takes a scope')
       assert.equal((await server.request(`/v1/keys/${sooner.id}/roll`, { method: 'POST', key: shortLived, json: {} })).status, 201, 'one that ends first')
       assert.equal((await server.request('/v1/keys/' + (await server.keyId(shortLived)) + '/roll', { method: 'POST', key: shortLived, json: {} })).status, 201, 'itself')
     })
@@ -210,7 +227,9 @@ for (const store of STORES) {
       assert.equal((await create({ expiresIn: '367d' })).status, 400, 'at most a year, as a duration too')
       const soon = await create({ expiresIn: '1y' })
       assert.equal(soon.status, 400)
-      assert.equal((soon.body as unknown as { message: string }).message, 'field "expiresIn" must be an integer, or must match ^[0-9]{1,9}[smhd]?$', 'each form it may take, not only the first')
+      assert.equal((soon.body as unknown as { message: string }).message, 'field "expiresIn" must be an integer, or must match ^[1-9][0-9]{0,8}[smhd]?$', 'each form it may take, not only the first')
+      const padded = await create({ expiresIn: '00001' })
+      assert.equal((padded.body as unknown as { message: string }).message, (soon.body as unknown as { message: string }).message, 'the document\'s pattern refuses what the service refuses')
       const durations = [['30d', 30 * 86_400_000], ['12h', 12 * 3_600_000], ['90s', 90_000], ['3600', 3_600_000]] as const
       for (const [expiresIn, ms] of durations) {
         assert.equal((await create({ expiresIn })).body.apiKey.expiresAt, new Date(clock.now() + ms).toISOString(), `expiresIn ${expiresIn}, as the command line takes it`)
@@ -283,6 +302,15 @@ for (const store of STORES) {
         assert.equal(res.status, 409, what)
         assert.equal(res.body.code, 'key_revoked', what)
       }
+    })
+
+    it('rolls a key once when rolls of it race on two instances: one 201, and 409 key_already_rolled for each other', async () => {
+      const target = (await create({ scopes: ['pets:read'] })).body.apiKey
+      const answers = await Promise.all(
+        Array.from({ length: 12 }, (_, i) => (i % 2 ? other : server).request<{ code?: string }>(`/v1/keys/${target.id}/roll`, { method: 'POST', key: admin, json: { grace: 0 } })),
+      )
+      const tally = answers.map((res) => `${res.status}${res.body.code ? ` ${res.body.code}` : ''}`).sort()
+      assert.deepEqual(tally, ['201', ...Array<string>(11).fill('409 key_already_rolled')])
     })
 
     it('shows a ban in the key\'s status, and lifts it; the ban is the key\'s own, not its account\'s', async () => {

@@ -5,7 +5,7 @@
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { sql } from 'kysely'
-import type { NewStoredApiKey } from '../src/db/api-keys-store.js'
+import { ActingKeyRefused, type NewStoredApiKey } from '../src/db/api-keys-store.js'
 import type { ClaimedDelivery } from '../src/db/delivery-queue.js'
 import { ClaimLostError, type ClaimOptions, type IdempotencyScope } from '../src/db/idempotency-store.js'
 import type { NewPet, Pet } from '../src/schemas/pet.js'
@@ -438,6 +438,52 @@ describe(`store contract (${dialect})`, async () => {
         assert.equal(await suite.store.apiKeys.roll(again.next.id, { ...NEW_KEY, hash, account: old.account.id }, NOW, NOW), undefined, 'a revoked key is not rolled')
         assert.equal(await suite.store.apiKeys.findByHash(hash), undefined, 'and nothing was inserted')
         assert.equal(await suite.store.apiKeys.roll(2 ** 40, { ...NEW_KEY, hash, account: old.account.id }, NOW, NOW), undefined)
+      })
+
+      it('makes or rolls a key for an acting key only while that key is active, writing nothing otherwise', async () => {
+        const actor = await suite.store.apiKeys.insert({ ...NEW_KEY, hash: `actor-${Math.random()}` }, NOW)
+        const account = actor.account.id
+        const sibling = await suite.store.apiKeys.insert({ ...NEW_KEY, hash: `sib-${Math.random()}`, account }, NOW)
+        const made = await suite.store.apiKeys.insert({ ...NEW_KEY, hash: `made-${Math.random()}`, account, createdBy: actor.id, actingKey: actor.id }, NOW)
+        assert.equal(made.createdBy, actor.id, 'an active key makes one')
+        const refusedFor = async (what: string, at = NOW) => {
+          const hash = `refused-${Math.random()}`
+          await assert.rejects(suite.store.apiKeys.insert({ ...NEW_KEY, hash, account, createdBy: actor.id, actingKey: actor.id }, at), ActingKeyRefused, `make, ${what}`)
+          await assert.rejects(suite.store.apiKeys.roll(sibling.id, { ...NEW_KEY, hash, account, actingKey: actor.id }, at, at), ActingKeyRefused, `roll, ${what}`)
+          assert.equal(await suite.store.apiKeys.findByHash(hash), undefined, `nothing inserted, ${what}`)
+          assert.equal((await suite.store.apiKeys.findById(sibling.id))!.replacedBy, null, `nothing rolled, ${what}`)
+        }
+        await suite.store.apiKeys.update(actor.id, { disabledAt: NOW })
+        await refusedFor('disabled')
+        await suite.store.apiKeys.update(actor.id, { disabledAt: null })
+        await suite.store.accounts.update(account, { disabledAt: NOW })
+        await refusedFor('its account disabled')
+        await suite.store.accounts.update(account, { disabledAt: null })
+        await sql`update api_keys set expires_at = ${NOW + 10} where id = ${actor.id}`.execute(suite.other.db)
+        await refusedFor('expired', NOW + 10)
+        await suite.store.apiKeys.revoke(actor.id, NOW, false)
+        await refusedFor('revoked')
+      })
+
+      // SQLite runs one write transaction at a time: a revoke never overlaps an insert there.
+      if (dialect === 'postgres') it('a cascading revoke finds a key committed by one of the keys it revokes while it ran (its first pass read before that commit)', async () => {
+        const root = await suite.store.apiKeys.insert({ ...NEW_KEY, hash: `root-${Math.random()}` }, NOW)
+        // Another instance makes a key for root, as apiKeys.insert does: inserted, then root held in share mode, then committed.
+        const child = await suite.other.db.connection().execute(async (conn) => {
+          await sql`begin`.execute(conn)
+          const { id } = await conn.insertInto('api_keys').values({ account_id: root.account.id, name: 'made meanwhile', prefix: 'ps_test_Mmmm', key_hash: `meanwhile-${Math.random()}`, scopes: 'pets:read', created_by: root.id, created_at: NOW }).returning('id').executeTakeFirstOrThrow()
+          await sql`select id from api_keys where id = ${root.id} for share`.execute(conn)
+          const revoking = suite.store.apiKeys.revoke(root.id, NOW + 1, true)
+          // The revoke waits for root's row until this commits.
+          for (let waited = 0; Number((await sql<{ n: string }>`select count(*) as n from pg_locks where not granted`.execute(suite.other.db)).rows[0]!.n) === 0; waited += 10) {
+            assert.ok(waited < 5_000, 'the revoke never waited for the insert')
+            await new Promise((resolve) => setTimeout(resolve, 10))
+          }
+          await sql`commit`.execute(conn)
+          return { id: Number(id), revoked: await revoking }
+        })
+        assert.deepEqual(child.revoked, [root.id, child.id])
+        assert.equal((await suite.store.apiKeys.findById(child.id))!.revokedAt, NOW + 1)
       })
     })
 

@@ -6,16 +6,18 @@
 // other is "not found"), never a key holding a scope it lacks, and never grants what
 // it lacks: no scope beyond its own, no expiry later than its own. Plans, limits and
 // accounts are the operator's alone. A key may revoke itself, but lift neither its own
-// ban nor its maker's.
+// ban nor its maker's. A key that expires gives no more power to a key that outlives it
+// (no roll, no added scope, no enabling). And what a key does to keys is refused once it
+// is revoked, even while caches elsewhere still let its requests through.
 import type { Clock } from '../clock.js'
-import type { ApiKeyChanges, ApiKeysStore, NewStoredAccount, StoredApiKey } from '../db/api-keys-store.js'
+import { ActingKeyRefused, type ApiKeyChanges, type ApiKeysStore, type NewStoredAccount, type StoredApiKey } from '../db/api-keys-store.js'
 import type { SealingCompletion } from '../idempotency/idempotency.js'
 import type { RateLimiter } from '../rate-limit/limiter.js'
 import { keyState, toApiKeyRecord, type ApiKeyRecord } from './api-key-record.js'
 import { newKeyRow } from './issue-key.js'
 import type { KeyEnvironment } from './key-format.js'
 import { checkPlan, type Limits, type Plan } from '../vocabulary/plans.js'
-import { formatScopes, scopesBeyond, SCOPE_PRESETS, type Scope } from '../vocabulary/scopes.js'
+import { formatScopes, scopesBeyond, SCOPE_PRESETS, storedScopes, type Scope } from '../vocabulary/scopes.js'
 import { LABEL_PATTERN, LABEL_TEXT_NOTE } from '../schemas/text.js'
 
 /** What the schema's LABEL_TEXT refuses in a name, as a RegExp (u: a paired surrogate is one code point, as Ajv compiles it). */
@@ -74,6 +76,23 @@ export class KeyStateConflict extends KeyAdminError {
   ) {
     super(message, 'keyId')
   }
+}
+
+/**
+ * The acting key was revoked, expired or disabled (or its account) while its request ran,
+ * before the change committed: nothing was changed, and the request is answered as a
+ * request with that key now is (401).
+ */
+export class ActorRefused extends Error {
+  override name = 'ActorRefused'
+  constructor(readonly keyId: number) {
+    super(`This API key (key ${keyId}) was revoked, expired or disabled while the request ran: nothing was changed.`)
+  }
+}
+
+/** The store's refusal of the acting key, as ActorRefused; anything else as it is. */
+const actorRefused = (error: unknown): never => {
+  throw error instanceof ActingKeyRefused ? new ActorRefused(error.keyId) : error
 }
 
 /** Disabled, and by the operator: enabled again by the operator alone. */
@@ -206,6 +225,12 @@ export function createKeyAdmin({ apiKeys, limiter, clock, environment, onChanged
     return asked
   }
 
+  /** Refuses `what` when `actor` expires and `key` outlives it: its power would outlast the actor's own. */
+  function notOutliving(actor: ApiKeyRecord | undefined, key: ApiKeyRecord, what: string) {
+    if (actor?.expiresAt == null || (key.expiresAt !== null && Date.parse(key.expiresAt) <= Date.parse(actor.expiresAt))) return
+    throw new KeyAdminError(`A key cannot ${what} a key that outlives it: this key expires at ${actor.expiresAt}, key ${key.id} ${key.expiresAt === null ? 'never does' : `at ${key.expiresAt}`}.`, 'keyId', true)
+  }
+
   const fresh = (stored: StoredApiKey) => viewAs(toApiKeyRecord(stored), stored.disabledAt === null ? 'active' : 'disabled', null)
 
   return {
@@ -231,7 +256,9 @@ export function createKeyAdmin({ apiKeys, limiter, clock, environment, onChanged
         expiresAt,
         createdBy: actor?.id ?? null,
       })
-      const stored = await apiKeys.insert(row, now, completion && { completion, body: (inserted) => ({ apiKey: fresh(inserted) }), sealedSecret: completion.seal(secret) })
+      const stored = await apiKeys
+        .insert({ ...row, actingKey: actor?.id }, now, completion && { completion, body: (inserted) => ({ apiKey: fresh(inserted) }), sealedSecret: completion.seal(secret) })
+        .catch(actorRefused)
       return { secret, key: fresh(stored) }
     },
 
@@ -259,9 +286,11 @@ export function createKeyAdmin({ apiKeys, limiter, clock, environment, onChanged
       if (input.name !== undefined) changes.name = input.name
       if (input.scopes !== undefined) {
         scopesWithin(actor, input.scopes)
+        if (scopesBeyond(input.scopes, current.scopes).length > 0) notOutliving(actor, current, 'add scopes to')
         changes.scopes = formatScopes(input.scopes)
       }
       if (input.enabled !== undefined) {
+        if (input.enabled && current.disabledAt !== null) notOutliving(actor, current, 'enable')
         // The operator's stop holds against the account's own keys: they enable a key they
         // (or the operator before them) did not stop only if no operator stopped it.
         if (input.enabled && actor && stoppedByOperator(current)) {
@@ -289,9 +318,7 @@ export function createKeyAdmin({ apiKeys, limiter, clock, environment, onChanged
         throw new KeyStateConflict(`Key ${id} was rolled already, into key ${current.replacedBy}: roll key ${current.replacedBy} instead.`, 'key_already_rolled')
       }
       // The roll's secret goes to the actor: a key that expires would get one that outlives it.
-      if (actor?.expiresAt != null && (current.expiresAt === null || Date.parse(current.expiresAt) > Date.parse(actor.expiresAt))) {
-        throw new KeyAdminError(`A key cannot roll a key that outlives it (its new secret would): this key expires at ${actor.expiresAt}, key ${id} ${current.expiresAt === null ? 'never does' : `at ${current.expiresAt}`}.`, 'keyId', true)
-      }
+      notOutliving(actor, current, 'roll')
       const { secret, row } = newKeyRow({
         name: current.name,
         account: current.accountId,
@@ -303,8 +330,14 @@ export function createKeyAdmin({ apiKeys, limiter, clock, environment, onChanged
         createdBy: current.createdBy,
       })
       const now = clock.now()
-      const rolled = await apiKeys.roll(id, row, now + graceMs, now)
-      if (!rolled) return undefined
+      const rolled = await apiKeys.roll(id, { ...row, actingKey: actor?.id }, now + graceMs, now).catch(actorRefused)
+      if (!rolled) {
+        // Rolled or revoked meanwhile (by a roll sent at the same time): say which, as above.
+        const after = await visible(id, actor)
+        if (after?.revokedAt != null) throw revokedKey(id)
+        if (after?.replacedBy != null) throw new KeyStateConflict(`Key ${id} was rolled already, into key ${after.replacedBy}: roll key ${after.replacedBy} instead.`, 'key_already_rolled')
+        return undefined
+      }
       onChanged([id])
       return { secret, key: await view(toApiKeyRecord(rolled.next)), old: await view(toApiKeyRecord(rolled.old)) }
     },
@@ -312,6 +345,14 @@ export function createKeyAdmin({ apiKeys, limiter, clock, environment, onChanged
     /** Revokes the key, and with `cascade` every key it made, however deep: the key, and the ids revoked now. */
     async revoke(id: number, actor?: ApiKeyRecord, cascade = false): Promise<{ key: KeyView; revoked: number[] } | undefined> {
       if (!(await target(id, actor))) return undefined
+      if (cascade && actor) {
+        // What the key made may hold more than it does now (its scopes narrowed since, or
+        // theirs widened by another key): the rule holds for each key the cascade reaches.
+        const beyond = (await apiKeys.cascadeOf(id)).filter((key) => scopesBeyond(storedScopes(key.scopes), actor.scopes).length > 0).map((key) => key.id)
+        if (beyond.length > 0) {
+          throw new KeyAdminError(`The cascade from key ${id} reaches key${beyond.length > 1 ? 's' : ''} ${beyond.join(', ')}, holding scopes this key lacks: a key revokes only keys with no scope beyond its own. Revoke with a key that holds them, or the operator (npx petstore keys revoke ${id} --cascade).`, 'cascade', true)
+        }
+      }
       const revoked = await apiKeys.revoke(id, clock.now(), cascade)
       onChanged([id, ...(revoked ?? [])])
       const key = revoked && (await this.get(id))
@@ -323,10 +364,11 @@ export function createKeyAdmin({ apiKeys, limiter, clock, environment, onChanged
       const key = await target(id, actor)
       if (!key) return undefined
       if (actor?.id === id) throw new KeyAdminError('A key cannot lift its own ban: another key with keys:write, or the operator, can.', 'keyId', true)
-      // Nor that of a key whose cascading revoke reaches it (its maker, their makers, a key
-      // it replaced by a roll): a key about to flood could make a grandchild first.
+      // Nor that of its maker, their makers, or a key of its own roll (the key it replaced,
+      // the key that replaced it: the same credential): a key about to flood could make a
+      // grandchild, or roll itself, first.
       if (actor && (await apiKeys.ancestors(actor.id)).includes(id)) {
-        throw new KeyAdminError(`Key ${id} made this key, or a key that made it, or was replaced by it: it cannot lift that key's ban. The operator can (npx petstore keys unban ${id}).`, 'keyId', true)
+        throw new KeyAdminError(`Key ${id} made this key, or a key that made it, or is this key rolled: it cannot lift that key's ban. The operator can (npx petstore keys unban ${id}).`, 'keyId', true)
       }
       const lifted = await limiter.unban(key)
       return { key: await view(key), lifted }

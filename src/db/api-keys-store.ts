@@ -63,6 +63,21 @@ export interface NewStoredApiKey {
   createdBy: number | null
   /** An existing account's id, or a new account to make with the key, in one transaction. */
   account: number | NewStoredAccount
+  /**
+   * The key making (or rolling) this one over the API. The write fails with
+   * ActingKeyRefused unless that key is still active when it commits: revoked on another
+   * instance, or by the operator, a key stays in caches for a few seconds (D6), and a
+   * key it made then must not escape the cascade that revoked it.
+   */
+  actingKey?: number
+}
+
+/** The key acting was revoked, expired or disabled (or its account) before the write committed: nothing was written. */
+export class ActingKeyRefused extends Error {
+  override name = 'ActingKeyRefused'
+  constructor(readonly keyId: number) {
+    super(`key ${keyId} is no longer active`)
+  }
 }
 
 /** What an update may change; absent fields are kept. */
@@ -95,9 +110,12 @@ export interface ApiKeysStore {
    * revoked now (a key revoked before keeps its time); undefined when there is no such key.
    */
   revoke(id: number, now: number, cascade: boolean): Promise<number[] | undefined>
+  /** The keys a cascading revoke of `id` would revoke now (itself included, if not revoked yet), with their scopes. */
+  cascadeOf(id: number): Promise<{ id: number; scopes: string }[]>
   /**
-   * The keys whose cascading revoke reaches this one: the key that made it and the key
-   * it replaced by a roll, and theirs, however far (the inverse of `revoke`'s cascade).
+   * The key's lineage upward: the key that made it, and theirs, however far, and the keys
+   * of its roll (the one it replaced and the one that replaced it, which are the same
+   * credential rolled), and theirs.
    */
   ancestors(id: number): Promise<number[]>
   /** The key as changed; undefined when there is no such key. */

@@ -112,8 +112,8 @@ export default fp(
         return done(new ApiError('unsupported_media_type', 'application/merge-patch+json is for PATCH; send this body as application/json.'), undefined)
       }
       // Many HTTP clients send Content-Type: application/json on every POST: an operation
-      // that takes no body (completeOrder, cancelOrder) accepts an empty one.
-      if ((body as Buffer).length === 0 && request.routeOptions.schema?.body === undefined) return done(null, undefined)
+      // that takes no body (completeOrder, cancelOrder), or an optional one (rollKey), accepts an empty one.
+      if ((body as Buffer).length === 0 && (request.routeOptions.schema?.body === undefined || request.routeOptions.config.optionalBody)) return done(null, undefined)
       try {
         done(null, parseJsonBody(decodeUtf8(body as Buffer)))
       } catch (error) {

@@ -15,9 +15,13 @@ interface ResponseObject {
   content?: Record<string, { schema: unknown }>
 }
 interface OperationObject {
-  requestBody?: unknown
+  requestBody?: { required?: boolean }
   responses?: Record<string, ResponseObject>
+  [OPTIONAL_BODY]?: true
 }
+
+/** The mark openapi.ts puts on an operation whose body may be left out (`config.optionalBody`); taken off here. */
+export const OPTIONAL_BODY = 'x-petstore-optional-body'
 type Document = { paths?: Record<string, Record<string, OperationObject>>; components?: { responses?: Record<string, ResponseObject> } }
 
 /** The methods Fastify runs a content-type parser on (a 415 for another type), whether or not the operation takes a body. */
@@ -113,6 +117,10 @@ export function completeResponses<T>(openapiObject: T): T {
 
   for (const [, methods] of Object.entries(document.paths ?? {})) {
     for (const [method, operation] of Object.entries(methods)) {
+      if (operation[OPTIONAL_BODY]) {
+        delete operation[OPTIONAL_BODY]
+        if (operation.requestBody) operation.requestBody.required = false
+      }
       const responses = (operation.responses ??= {})
       for (const response of Object.values(responses)) markRequiredHeaders(response)
       const own400 = responses['400']

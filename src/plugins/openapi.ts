@@ -5,7 +5,7 @@ import fp from 'fastify-plugin'
 import swagger from '@fastify/swagger'
 import type { Config } from '../config.js'
 import { ERROR_STATUS } from '../errors.js'
-import { completeResponses } from './openapi-responses.js'
+import { completeResponses, OPTIONAL_BODY } from './openapi-responses.js'
 import { PLAN_LIMITS, PLANS } from '../vocabulary/plans.js'
 import { SCOPE_PRESETS, SCOPES } from '../vocabulary/scopes.js'
 
@@ -109,7 +109,8 @@ export default fp(
       },
       hideUntagged: true,
       // Server URLs end in /v1, so paths are written without it.
-      transform: ({ schema, url }) => ({ schema, url: url.replace(/^\/v1(?=\/)/, '') }),
+      // An optional body is marked for completeResponses (@fastify/swagger makes every body required).
+      transform: ({ schema, url, route }) => ({ schema: route.config?.optionalBody ? { ...schema, [OPTIONAL_BODY]: true } : schema, url: url.replace(/^\/v1(?=\/)/, '') }),
       // Answers every operation can give (408, 431, 500, 503…), and which headers are always sent.
       transformObject: (document) => ('openapiObject' in document ? completeResponses(document.openapiObject) : document.swaggerObject),
       refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },

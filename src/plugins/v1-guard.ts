@@ -31,6 +31,8 @@ declare module 'fastify' {
     uncounted?: boolean
     /** A write that makes events: paced while the webhooks fall behind (routes/v1/scopes.ts sets it; webhooks/write-pacing.ts). */
     paced?: boolean
+    /** A POST whose JSON body may be left out, or sent empty: either is `{}` (routes/v1/parameters.ts `optionalBody`). */
+    optionalBody?: boolean
   }
   interface FastifyRequest {
     /** The caller's key, once the guard has accepted it. */

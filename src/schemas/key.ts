@@ -58,7 +58,7 @@ export const NewApiKey = Type.Object(
     name: Type.Optional(Name),
     scopes: Type.Optional(scopeOrPresetList('Default: `all`. ')),
     expiresIn: Type.Optional(
-      Type.Union([Type.Integer({ minimum: 1, maximum: 366 * 86_400 }), Type.String({ pattern: '^[0-9]{1,9}[smhd]?$' })], {
+      Type.Union([Type.Integer({ minimum: 1, maximum: 366 * 86_400 }), Type.String({ pattern: '^[1-9][0-9]{0,8}[smhd]?$' })], {
         description: 'How long until the key stops working: seconds (`3600`), or a duration (`"90s"`, `"30m"`, `"12h"`, `"30d"`); at most 366 days. Absent: as long as the calling key (never, if it never expires); never later than the calling key.',
         examples: ['30d'],
       }),

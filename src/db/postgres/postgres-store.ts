@@ -45,7 +45,7 @@ export async function openPostgresStore(url: string, options: PostgresPoolOption
     pets: createPostgresPetsStore(pool),
     categories: createCategoriesStore(db, 'postgres'),
     orders: createPostgresOrdersStore(db, pool),
-    apiKeys: createApiKeysStore(db),
+    apiKeys: createApiKeysStore(db, 'postgres'),
     accounts: createAccountsStore(db),
     usage: createUsageStore(db),
     webhookEndpoints: createWebhookEndpointsStore(db, 'postgres'),

@@ -2,15 +2,41 @@
 // (api-keys-store.ts). A key is always read with its account: one join.
 import { sql, type Kysely, type Selectable, type Updateable } from 'kysely'
 import type { AccountsTable, ApiKeysTable, Database } from '../schema.js'
-import type { AccountsStore, ApiKeysStore, NewStoredApiKey, StoredAccount, StoredApiKey } from '../api-keys-store.js'
+import { ActingKeyRefused, type AccountsStore, type ApiKeysStore, type NewStoredApiKey, type StoredAccount, type StoredApiKey } from '../api-keys-store.js'
+import type { Dialect } from '../dialect.js'
 import { completeClaimIn } from './idempotency-claims.js'
 
-export function createApiKeysStore(db: Kysely<Database>): ApiKeysStore {
+export function createApiKeysStore(db: Kysely<Database>, dialect: Dialect): ApiKeysStore {
+  /**
+   * Refuses the write under way unless `id` is still active. Run after the write's first
+   * statement: SQLite then holds the write lock, and no revoke can commit before this
+   * does; PostgreSQL takes the key's row in share mode, so that a revoke under way is
+   * waited for and then seen, and a revoke that comes later waits for this commit and
+   * finds what it made (`revoke` looks again until it finds nothing new).
+   */
+  async function refuseUnlessActive(trx: Kysely<Database>, id: number, now: number): Promise<void> {
+    let query = trx
+      .selectFrom('api_keys as k')
+      .innerJoin('accounts as a', 'a.id', 'k.account_id')
+      .select(['k.revoked_at', 'k.expires_at', 'k.disabled_at', 'a.disabled_at as account_disabled_at'])
+      .where('k.id', '=', id)
+    if (dialect === 'postgres') query = query.forShare('k')
+    const key = await query.executeTakeFirst()
+    const active = key && key.revoked_at === null && (key.expires_at === null || key.expires_at > now) && key.disabled_at === null && key.account_disabled_at === null
+    if (!active) throw new ActingKeyRefused(id)
+  }
+
+  async function insertChecked(trx: Kysely<Database>, key: NewStoredApiKey, now: number): Promise<StoredApiKey> {
+    const stored = await insertKey(trx, key, now)
+    if (key.actingKey !== undefined) await refuseUnlessActive(trx, key.actingKey, now)
+    return stored
+  }
+
   return {
     async insert(key, now, completion) {
-      if (completion || typeof key.account !== 'number') {
+      if (completion || typeof key.account !== 'number' || key.actingKey !== undefined) {
         return db.transaction().execute(async (trx) => {
-          const stored = await insertKey(trx, key, now)
+          const stored = await insertChecked(trx, key, now)
           if (completion) await completeClaimIn(trx, completion, stored)
           return stored
         })
@@ -45,20 +71,21 @@ export function createApiKeysStore(db: Kysely<Database>): ApiKeysStore {
       return db
         .transaction()
         .execute(async (trx) => {
-          const inserted = await insertKey(trx, next, now)
+          // The old key's row first (a write that changes nothing): concurrent rolls of one
+          // key wait here, one at a time, and each after the first finds it rolled, before
+          // it makes a key.
+          const held = await trx.updateTable('api_keys').set({ replaced_by: null }).where('id', '=', id).where('revoked_at', 'is', null).where('replaced_by', 'is', null).returning('id').executeTakeFirst()
+          if (!held) throw new NoSuchKey()
+          const inserted = await insertChecked(trx, next, now)
           // The old key ends at the grace period's end, or at its own expiry if that comes first.
-          const old = await trx
+          await trx
             .updateTable('api_keys')
             .set((eb) => ({
               expires_at: eb.case().when('expires_at', 'is', null).then(oldExpiresAt).when('expires_at', '>', oldExpiresAt).then(oldExpiresAt).else(eb.ref('expires_at')).end(),
               replaced_by: inserted.id,
             }))
             .where('id', '=', id)
-            .where('revoked_at', 'is', null)
-            .where('replaced_by', 'is', null)
-            .returning('id')
-            .executeTakeFirst()
-          if (!old) throw new NoSuchKey()
+            .execute()
           return { old: (await findKey(trx, id))!, next: inserted }
         })
         .catch((error: unknown) => {
@@ -69,28 +96,32 @@ export function createApiKeysStore(db: Kysely<Database>): ApiKeysStore {
 
     async revoke(id, now, cascade) {
       return db.transaction().execute(async (trx) => {
-        if (!(await trx.selectFrom('api_keys').select('id').where('id', '=', id).executeTakeFirst())) return undefined
-        // The key and, with cascade, every key it made, and every key those made; and
-        // the keys it replaced (a roll), with what they made: a roll must not hide a
-        // leaked key's children from the cascade of its successor.
-        const { rows } = cascade
-          ? await sql<{ id: number }>`with recursive made (id) as (
-                select cast(${id} as bigint)
-                union
-                select k.id from api_keys k join made m on k.created_by = m.id or k.replaced_by = m.id
-              )
-              update api_keys set revoked_at = ${now} where id in (select id from made) and revoked_at is null returning id`.execute(trx)
-          : await sql<{ id: number }>`update api_keys set revoked_at = ${now} where id = ${id} and revoked_at is null returning id`.execute(trx)
-        return rows.map((row) => Number(row.id)).sort((a, b) => a - b)
+        const revoked: number[] = []
+        // With cascade, until nothing new is found: on PostgreSQL a key being made by one of
+        // these when the first pass began commits after that pass's snapshot, and the next
+        // pass sees it; once revoked here, none of them can make another (refuseUnlessActive).
+        for (;;) {
+          const { rows } = await (cascade ? cascadeUpdate(id, now) : sql<{ id: number }>`update api_keys set revoked_at = ${now} where id = ${id} and revoked_at is null returning id`).execute(trx)
+          revoked.push(...rows.map((row) => Number(row.id)))
+          if (!cascade || rows.length === 0) break
+        }
+        if (revoked.length === 0 && !(await trx.selectFrom('api_keys').select('id').where('id', '=', id).executeTakeFirst())) return undefined
+        return revoked.sort((a, b) => a - b)
       })
     },
 
+    async cascadeOf(id) {
+      const { rows } = await sql<{ id: number | string; scopes: string }>`with recursive ${made(id)}
+        select id, scopes from api_keys where id in (select id from made) and revoked_at is null order by id`.execute(db)
+      return rows.map((row) => ({ id: Number(row.id), scopes: row.scopes }))
+    },
+
     async ancestors(id) {
-      // Each step: the key's maker (by its primary key) and the key it replaced (by the replaced_by index).
+      // Each step: the key's maker and the key that replaced it (by primary key), and the key it replaced (by the replaced_by index).
       const { rows } = await sql<{ id: number | string }>`with recursive up (id) as (
           select cast(${id} as bigint)
           union
-          select k.id from api_keys k join up u on k.id = (select c.created_by from api_keys c where c.id = u.id) or k.replaced_by = u.id
+          select k.id from api_keys k join up u on k.id = (select c.created_by from api_keys c where c.id = u.id) or k.id = (select c.replaced_by from api_keys c where c.id = u.id) or k.replaced_by = u.id
         )
         select id from up where id <> ${id}`.execute(db)
       return rows.map((row) => Number(row.id)).sort((a, b) => a - b)
@@ -139,6 +170,23 @@ export function createAccountsStore(db: Kysely<Database>): AccountsStore {
     },
   }
 }
+
+/**
+ * The keys a cascading revoke of `id` reaches, as a recursive CTE named `made`: the key,
+ * every key it made, and every key those made; and the keys it replaced (a roll), with
+ * what they made: a roll must not hide a leaked key's children from the cascade of its
+ * successor. Revoked keys are walked through: what a key made before its own revoke
+ * reached every cache is found from it.
+ */
+const made = (id: number) => sql`made (id) as (
+    select cast(${id} as bigint)
+    union
+    select k.id from api_keys k join made m on k.created_by = m.id or k.replaced_by = m.id
+  )`
+
+const cascadeUpdate = (id: number, now: number) =>
+  sql<{ id: number }>`with recursive ${made(id)}
+    update api_keys set revoked_at = ${now} where id in (select id from made) and revoked_at is null returning id`
 
 const withAccount = (db: Kysely<Database>) =>
   db

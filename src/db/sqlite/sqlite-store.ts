@@ -33,7 +33,7 @@ export async function openSqliteStore(path: string): Promise<BackendStore> {
     pets,
     categories: createCategoriesStore(db, 'sqlite'),
     orders: createSqliteOrdersStore({ db, writer, groupCommit, completeClaim }),
-    apiKeys: createApiKeysStore(db),
+    apiKeys: createApiKeysStore(db, 'sqlite'),
     accounts: createAccountsStore(db),
     usage: createUsageStore(db),
     webhookEndpoints: createWebhookEndpointsStore(db, 'sqlite'),

@@ -5,7 +5,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { durationMs } from '../../api-keys/duration.js'
-import { KeyAdminError, KeyStateConflict, MAX_GRACE_MS, DEFAULT_GRACE_MS, type KeyAdmin } from '../../api-keys/key-admin.js'
+import { ActorRefused, KeyAdminError, KeyStateConflict, MAX_GRACE_MS, DEFAULT_GRACE_MS, type KeyAdmin } from '../../api-keys/key-admin.js'
 import { scopesNamed } from '../../vocabulary/scopes.js'
 import type { Clock } from '../../clock.js'
 import { ApiError } from '../../errors.js'
@@ -17,7 +17,7 @@ import { BODY_TOO_LARGE, errorResponse, header, idempotencyKeyReused, notJsonBod
 import { parametersWithDefaults, ref } from '../../schemas/shared.js'
 import { refuseOtherMethods } from '../method-not-allowed.js'
 import { decodeCursor, pageWithLink } from './cursor.js'
-import { idempotencyKeyHeaders, listQuery, noBodyIsEmptyObject } from './parameters.js'
+import { idempotencyKeyHeaders, listQuery, optionalBody } from './parameters.js'
 import { HistoryQuery, historyOf } from './usage.js'
 import type { UsageRecorder } from '../../usage/recorder.js'
 
@@ -64,6 +64,10 @@ function refuseAccountFields(request: FastifyRequest, _reply: FastifyReply, done
 
 /** A refusal of the service layer as the ApiError it answers. */
 function refused(error: unknown): never {
+  // As the /v1 guard answers the key now (RFC 6750 §3): its revocation had not reached this process's cache.
+  if (error instanceof ActorRefused) {
+    throw new ApiError('unauthorized', error.message, { headers: { 'www-authenticate': 'Bearer realm="petstore", error="invalid_token", error_description="The API key is no longer active"' } })
+  }
   if (error instanceof KeyStateConflict) throw new ApiError(error.code, error.message, { details: [{ field: error.field, message: error.message }] })
   if (error instanceof KeyAdminError) {
     const message = error.message
@@ -183,7 +187,8 @@ export async function keyRoutes(app: FastifyInstance, { keyAdmin, usage, idempot
         tags: ['keys'],
         summary: 'Change a key',
         description:
-          'Changes the fields given (a JSON merge patch): name, scopes, and `enabled` to disable or enable the key. Running instances apply it within 5 seconds. The calling key changes only keys of its account with no scope beyond its own, and gives no scope it lacks.',
+          'Changes the fields given (a JSON Merge Patch, RFC 7396, sent as `application/merge-patch+json` or `application/json`): name, scopes, and `enabled` to disable or enable the key. Running instances apply it within 5 seconds. The calling key changes only keys of its account with no scope beyond its own, and gives no scope it lacks; a calling key that expires neither adds scopes to nor enables a key that outlives it.',
+        consumes: ['application/merge-patch+json', 'application/json'],
         params: KeyIdParams,
         body: ref(ApiKeyPatch),
         response: {
@@ -211,7 +216,7 @@ export async function keyRoutes(app: FastifyInstance, { keyAdmin, usage, idempot
   v1.post(
     '/keys/:keyId/roll',
     {
-      preValidation: noBodyIsEmptyObject,
+      ...optionalBody,
       schema: {
         operationId: 'rollKey',
         tags: ['keys'],
@@ -235,7 +240,7 @@ export async function keyRoutes(app: FastifyInstance, { keyAdmin, usage, idempot
     async (request, reply) => {
       const grace = (request.body.grace ?? DEFAULT_GRACE_MS / 1000) * 1000
       const rolled = await keyAdmin.roll(request.params.keyId, grace, request.apiKey!).catch(refused)
-      if (!rolled) throw new ApiError('not_found', `There is no key with id ${request.params.keyId} in this account, or it was rolled or revoked meanwhile.`)
+      if (!rolled) throw noSuchKey(request.params.keyId)
       return reply.code(201).header('location', `/v1/keys/${rolled.key.id}`).send({ key: rolled.secret, apiKey: rolled.key })
     },
   )
@@ -248,7 +253,7 @@ export async function keyRoutes(app: FastifyInstance, { keyAdmin, usage, idempot
         tags: ['keys'],
         summary: 'Revoke a key',
         description:
-          'Revokes the key for good (a key may revoke itself); running instances refuse it within 5 seconds. Revoking it again changes nothing. With `cascade=true`, every key it made, and every key those made, is revoked too, and so are the keys it replaced by a roll (still in their grace period) with what they made: the `Petstore-Revoked` header lists the ids revoked now.',
+          'Revokes the key for good (a key may revoke itself); running instances refuse it within 5 seconds. Revoking it again changes nothing. With `cascade=true`, every key it made, and every key those made, is revoked too, and so are the keys it replaced by a roll (still in their grace period) with what they made: the `Petstore-Revoked` header lists the ids revoked now. A cascade that reaches a key holding a scope the calling key lacks is 403, and revokes nothing. A key being made by one of these while the revoke runs is revoked too, or refused.',
         params: KeyIdParams,
         querystring: RevokeQuery,
         response: {

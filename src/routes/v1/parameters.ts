@@ -34,11 +34,15 @@ export function idempotencyKeyHeaders({ replays, doesNot, more = '' }: { replays
   })
 }
 
-/**
- * preValidation for an operation whose JSON body is optional (roll a key, rotate a
- * secret): no body is the empty object, so the body schema's defaults apply.
- */
-export function noBodyIsEmptyObject(request: FastifyRequest, _reply: FastifyReply, done: () => void) {
+/** No body is the empty object, so the body schema's defaults apply. */
+function noBodyIsEmptyObject(request: FastifyRequest, _reply: FastifyReply, done: () => void) {
   request.body ??= {}
   done()
 }
+
+/**
+ * The route options of an operation whose JSON body is optional (roll a key, rotate a
+ * secret): no body, or an empty one sent as application/json (as many clients send on
+ * every POST), is `{}`; the document says the body is not required.
+ */
+export const optionalBody = { config: { optionalBody: true }, preValidation: noBodyIsEmptyObject } as const

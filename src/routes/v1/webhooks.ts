@@ -18,7 +18,7 @@ import { BODY_TOO_LARGE, errorResponse, header, idempotencyKeyReused, notJsonBod
 import { parametersWithDefaults, ref } from '../../schemas/shared.js'
 import { refuseOtherMethods } from '../method-not-allowed.js'
 import { decodeCursor, encodeCursor } from './cursor.js'
-import { DEFAULT_LIMIT, idempotencyKeyHeaders, MAX_LIMIT, noBodyIsEmptyObject } from './parameters.js'
+import { DEFAULT_LIMIT, idempotencyKeyHeaders, MAX_LIMIT, optionalBody } from './parameters.js'
 
 export interface WebhookRoutesOptions {
   webhookAdmin: WebhookAdmin
@@ -218,7 +218,8 @@ export async function webhookRoutes(app: FastifyInstance, { webhookAdmin, idempo
         operationId: 'updateWebhookEndpoint',
         tags: ['webhooks'],
         summary: 'Change a webhook endpoint',
-        description: 'Changes the fields given: url (checked as on creation), enabledEvents (each one the calling key may read, as on creation), description, and `enabled`.',
+        description: 'Changes the fields given (a JSON Merge Patch, RFC 7396, sent as `application/merge-patch+json` or `application/json`): url (checked as on creation), enabledEvents (each one the calling key may read, as on creation), description, and `enabled`.',
+        consumes: ['application/merge-patch+json', 'application/json'],
         params: EndpointParams,
         body: ref(WebhookEndpointPatch),
         response: {
@@ -259,7 +260,7 @@ export async function webhookRoutes(app: FastifyInstance, { webhookAdmin, idempo
   v1.post(
     '/webhook-endpoints/:endpointId/rotate-secret',
     {
-      preValidation: noBodyIsEmptyObject,
+      ...optionalBody,
       schema: {
         operationId: 'rotateWebhookSecret',
         tags: ['webhooks'],
