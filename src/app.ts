@@ -139,7 +139,7 @@ export async function buildApp({ config, store, clock = systemClock, limiter, lo
   })
   const usage = givenUsage ?? createUsageRecorder({ usage: store.usage, writes: store.background.usage, clock, onError: (error) => app.log.warn({ err: error }, 'could not write usage counts; kept for the next try') })
   if (!givenUsage) app.addHook('onClose', () => usage.close())
-  const keyAdmin = createKeyAdmin({ apiKeys: store.apiKeys, limiter, clock, environment: keyEnvironmentFor(config.environment), onChanged: (ids) => authenticator.forget(ids) })
+  const keyAdmin = createKeyAdmin({ apiKeys: store.apiKeys, limiter, clock, environment: keyEnvironmentFor(config.environment), onChanged: (ids) => authenticator.forget(ids), maxKeys: config.maxKeys })
   const accountAdmin = createAccountAdmin({ accounts: store.accounts, keyAdmin, clock })
   const catalogue = createCatalogue({ pets: store.pets, categories: store.categories, clock, maxCategories: config.maxCategories })
   const orderService = createOrderService({ orders: store.orders, pets: store.pets, clock })

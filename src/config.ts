@@ -52,6 +52,8 @@ export interface Config {
   readonly webhookMaxEndpoints: number
   /** Categories the service keeps: they are shared by every account, and every client that names them by name reads them all. */
   readonly maxCategories: number
+  /** Live keys (not revoked, not expired) an account may have for its keys to make another over the API. */
+  readonly maxKeys: number
   /** Deliveries to one endpoint under way at once (across the dispatchers, as each claim sees them). */
   readonly webhookPerEndpoint: number
   /** Seconds the oldest webhook waiting may get: writes that make events are paced from a quarter of it (webhooks/write-pacing.ts); 0: never paced. */
@@ -110,6 +112,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookLease: integer(env, 'PETSTORE_WEBHOOK_LEASE', 60, 1, 3600),
     webhookMaxEndpoints: integer(env, 'PETSTORE_WEBHOOK_MAX_ENDPOINTS', 16, 1, 10_000),
     maxCategories: integer(env, 'PETSTORE_MAX_CATEGORIES', 500, 1, 100_000),
+    maxKeys: integer(env, 'PETSTORE_MAX_KEYS', 100, 1, 100_000),
     webhookPerEndpoint: integer(env, 'PETSTORE_WEBHOOK_PER_ENDPOINT', 8, 1, 64),
     webhookMaxLag: integer(env, 'PETSTORE_WEBHOOK_MAX_LAG', 60, 0, 86_400),
     dispatchMetricsPort: env.PETSTORE_DISPATCH_METRICS_PORT ? integer(env, 'PETSTORE_DISPATCH_METRICS_PORT', 0, 1, 65535) : undefined,

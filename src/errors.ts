@@ -20,6 +20,7 @@ export const ERROR_STATUS = {
   category_name_taken: 409,
   endpoint_limit_reached: 409,
   category_limit_reached: 409,
+  key_limit_reached: 409,
   endpoint_disabled: 409,
   key_already_rolled: 409,
   key_revoked: 409,

@@ -268,6 +268,33 @@ for (const store of STORES) {
       assert.equal((await server.request(`/v1/keys/${maker.apiKey.id}/revoke`, { method: 'POST', key: narrow.key! })).status, 200, 'the maker alone is within its reach')
     })
 
+    it('an account\'s keys make at most PETSTORE_MAX_KEYS live keys (409 key_limit_reached), however many ask at once; a revoked or expired one frees its place, a roll and the operator are not held to it', async () => {
+      const capped = await startTestServer({ store: 'sqlite', clock, env: { DATABASE_URL: server.config.databaseUrl, PETSTORE_MAX_KEYS: '4' } })
+      try {
+        const owner = await operatorKey()
+        const makeOn = (instance: TestServer, json: object = { scopes: SCOPES }) => instance.request<Created & { code?: string; message?: string }>('/v1/keys', { method: 'POST', key: owner, json })
+        // The owner's key is live: three more fit, asked at once on two instances sharing the cap.
+        const asked = await Promise.all([capped, capped, capped, capped, capped, capped].map((instance) => makeOn(instance)))
+        assert.deepEqual(asked.map((res) => `${res.status}${res.body.code ? ` ${res.body.code}` : ''}`).sort(), ['201', '201', '201', '409 key_limit_reached', '409 key_limit_reached', '409 key_limit_reached'])
+        assert.match(asked.find((res) => res.status === 409)!.body.message!, /^The account has 4 live keys/)
+        const made = asked.filter((res) => res.status === 201).map((res) => res.body)
+        const live = async () => (await server.request<ApiKey[]>('/v1/keys?limit=100', { key: owner })).body.filter((key) => key.status === 'active').length
+        assert.equal(await live(), 4, 'nothing made past the cap')
+        assert.equal((await capped.request(`/v1/keys/${made[2]!.apiKey.id}/roll`, { method: 'POST', key: owner, json: { grace: 60 } })).status, 201, 'a roll is not counted')
+        assert.equal((await capped.request(`/v1/keys/${made[1]!.apiKey.id}/revoke`, { method: 'POST', key: owner })).status, 200)
+        assert.equal((await makeOn(capped)).status, 409, 'the roll\'s old key is live until its grace ends')
+        clock.advance(61_000)
+        assert.equal((await makeOn(capped, { expiresIn: '1h' })).status, 201, 'its place is free once it ends')
+        assert.equal((await makeOn(capped)).status, 409)
+        clock.advance(3_600_000)
+        assert.equal((await makeOn(capped)).status, 201, 'an expired key frees its place')
+        for (let i = 0; i < 2; i++) await server.createKey('free', {}, { accountId: await server.accountId(owner) })
+        assert.equal(await live(), 6, 'the operator is not held to it')
+      } finally {
+        await capped.close()
+      }
+    })
+
     it('disabling an account refuses every key of it on every instance', async () => {
       const owner = await operatorKey()
       const sibling = (await make(owner, {})).body.key!

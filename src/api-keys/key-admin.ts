@@ -10,7 +10,7 @@
 // (no roll, no added scope, no enabling). And what a key does to keys is refused once it
 // is revoked, even while caches elsewhere still let its requests through.
 import type { Clock } from '../clock.js'
-import { ActingKeyRefused, type ApiKeyChanges, type ApiKeysStore, type NewStoredAccount, type StoredApiKey } from '../db/api-keys-store.js'
+import { ActingKeyRefused, KeyLimitReached, type ApiKeyChanges, type ApiKeysStore, type NewStoredAccount, type StoredApiKey } from '../db/api-keys-store.js'
 import type { SealingCompletion } from '../idempotency/idempotency.js'
 import type { RateLimiter } from '../rate-limit/limiter.js'
 import { keyState, toApiKeyRecord, type ApiKeyRecord } from './api-key-record.js'
@@ -90,9 +90,19 @@ export class ActorRefused extends Error {
   }
 }
 
-/** The store's refusal of the acting key, as ActorRefused; anything else as it is. */
+/** The account has as many live keys as a key may make (PETSTORE_MAX_KEYS); the operator is not held to it. */
+export class KeysLimitReached extends Error {
+  override name = 'KeysLimitReached'
+  constructor(readonly limit: number) {
+    super(`The account has ${limit} live keys (not revoked, not expired), as many as its keys may make: revoke one it no longer uses (POST /v1/keys/{id}/revoke), or roll one (a roll is not counted). The operator sets the number (PETSTORE_MAX_KEYS) and is not held to it.`)
+  }
+}
+
+/** The store's refusals of a write by a key, as the service's; anything else as it is. */
 const actorRefused = (error: unknown): never => {
-  throw error instanceof ActingKeyRefused ? new ActorRefused(error.keyId) : error
+  if (error instanceof ActingKeyRefused) throw new ActorRefused(error.keyId)
+  if (error instanceof KeyLimitReached) throw new KeysLimitReached(error.limit)
+  throw error
 }
 
 /** Disabled, and by the operator: enabled again by the operator alone. */
@@ -126,9 +136,11 @@ export interface KeyAdminOptions {
   environment: KeyEnvironment
   /** Told the keys whose records a change made here altered: this instance's authenticator forgets them. */
   onChanged?: (keyIds: readonly number[]) => void
+  /** Live keys an account may have for a key of it to make another (PETSTORE_MAX_KEYS); the operator is not held to it. Default: no limit. */
+  maxKeys?: number
 }
 
-export function createKeyAdmin({ apiKeys, limiter, clock, environment, onChanged = () => {} }: KeyAdminOptions) {
+export function createKeyAdmin({ apiKeys, limiter, clock, environment, onChanged = () => {}, maxKeys }: KeyAdminOptions) {
   async function view(key: ApiKeyRecord): Promise<KeyView> {
     const state = keyState(key, clock.now())
     if (state !== 'active') return viewAs(key, state, null)
@@ -257,7 +269,7 @@ export function createKeyAdmin({ apiKeys, limiter, clock, environment, onChanged
         createdBy: actor?.id ?? null,
       })
       const stored = await apiKeys
-        .insert({ ...row, actingKey: actor?.id }, now, completion && { completion, body: (inserted) => ({ apiKey: fresh(inserted) }), sealedSecret: completion.seal(secret) })
+        .insert({ ...row, ...(actor && { actingKey: actor.id, liveKeysAtMost: maxKeys }) }, now, completion && { completion, body: (inserted) => ({ apiKey: fresh(inserted) }), sealedSecret: completion.seal(secret) })
         .catch(actorRefused)
       return { secret, key: fresh(stored) }
     },

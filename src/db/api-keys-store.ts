@@ -70,6 +70,16 @@ export interface NewStoredApiKey {
    * key it made then must not escape the cascade that revoked it.
    */
   actingKey?: number
+  /** With it, the account's live keys (not revoked, not expired) this one included must be at most this many, or the write fails with KeyLimitReached. */
+  liveKeysAtMost?: number
+}
+
+/** The account has as many live keys as it may: nothing was written. */
+export class KeyLimitReached extends Error {
+  override name = 'KeyLimitReached'
+  constructor(readonly limit: number) {
+    super(`the account has ${limit} live keys`)
+  }
 }
 
 /** The key acting was revoked, expired or disabled (or its account) before the write committed: nothing was written. */

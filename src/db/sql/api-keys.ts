@@ -2,7 +2,7 @@
 // (api-keys-store.ts). A key is always read with its account: one join.
 import { sql, type Kysely, type Selectable, type Updateable } from 'kysely'
 import type { AccountsTable, ApiKeysTable, Database } from '../schema.js'
-import { ActingKeyRefused, type AccountsStore, type ApiKeysStore, type NewStoredApiKey, type StoredAccount, type StoredApiKey } from '../api-keys-store.js'
+import { ActingKeyRefused, KeyLimitReached, type AccountsStore, type ApiKeysStore, type NewStoredApiKey, type StoredAccount, type StoredApiKey } from '../api-keys-store.js'
 import type { Dialect } from '../dialect.js'
 import { completeClaimIn } from './idempotency-claims.js'
 
@@ -29,12 +29,27 @@ export function createApiKeysStore(db: Kysely<Database>, dialect: Dialect): ApiK
   async function insertChecked(trx: Kysely<Database>, key: NewStoredApiKey, now: number): Promise<StoredApiKey> {
     const stored = await insertKey(trx, key, now)
     if (key.actingKey !== undefined) await refuseUnlessActive(trx, key.actingKey, now)
+    if (key.liveKeysAtMost !== undefined) {
+      // Counted after the insert, this key included. PostgreSQL: the account's row locked,
+      // so that two inserts count one after the other, each seeing the other's commit
+      // (SQLite's writer is alone already). NO KEY UPDATE, not UPDATE: each insert holds
+      // KEY SHARE on it already (the foreign key), which UPDATE would deadlock with.
+      if (dialect === 'postgres') await trx.selectFrom('accounts').select('id').where('id', '=', stored.account.id).forNoKeyUpdate().execute()
+      const { count } = await trx
+        .selectFrom('api_keys')
+        .select((eb) => eb.fn.countAll<number | string>().as('count'))
+        .where('account_id', '=', stored.account.id)
+        .where('revoked_at', 'is', null)
+        .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
+        .executeTakeFirstOrThrow()
+      if (Number(count) > key.liveKeysAtMost) throw new KeyLimitReached(key.liveKeysAtMost)
+    }
     return stored
   }
 
   return {
     async insert(key, now, completion) {
-      if (completion || typeof key.account !== 'number' || key.actingKey !== undefined) {
+      if (completion || typeof key.account !== 'number' || key.actingKey !== undefined || key.liveKeysAtMost !== undefined) {
         return db.transaction().execute(async (trx) => {
           const stored = await insertChecked(trx, key, now)
           if (completion) await completeClaimIn(trx, completion, stored)

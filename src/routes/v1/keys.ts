@@ -5,7 +5,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { durationMs } from '../../api-keys/duration.js'
-import { ActorRefused, KeyAdminError, KeyStateConflict, MAX_GRACE_MS, DEFAULT_GRACE_MS, type KeyAdmin } from '../../api-keys/key-admin.js'
+import { ActorRefused, KeyAdminError, KeysLimitReached, KeyStateConflict, MAX_GRACE_MS, DEFAULT_GRACE_MS, type KeyAdmin } from '../../api-keys/key-admin.js'
 import { scopesNamed } from '../../vocabulary/scopes.js'
 import type { Clock } from '../../clock.js'
 import { ApiError } from '../../errors.js'
@@ -68,6 +68,7 @@ function refused(error: unknown): never {
   if (error instanceof ActorRefused) {
     throw new ApiError('unauthorized', error.message, { headers: { 'www-authenticate': 'Bearer realm="petstore", error="invalid_token", error_description="The API key is no longer active"' } })
   }
+  if (error instanceof KeysLimitReached) throw new ApiError('key_limit_reached', error.message)
   if (error instanceof KeyStateConflict) throw new ApiError(error.code, error.message, { details: [{ field: error.field, message: error.message }] })
   if (error instanceof KeyAdminError) {
     const message = error.message
@@ -89,7 +90,7 @@ export async function keyRoutes(app: FastifyInstance, { keyAdmin, usage, idempot
         tags: ['keys'],
         summary: 'Make a key',
         description:
-          'Makes an API key in the caller\'s account, sharing its plan, limits and data. The secret is in this response alone: the service keeps only its hash. The calling key can give no scope it lacks and no expiry later than its own (the new key expires with it by default). With an `Idempotency-Key`, a retry gets the same 201 again, secret included: for those 24 hours the secret is kept with the key\'s record, sealed with the main key (`PETSTORE_SECRET_KEY`), never in the clear.',
+          'Makes an API key in the caller\'s account, sharing its plan, limits and data. The secret is in this response alone: the service keeps only its hash. The calling key can give no scope it lacks and no expiry later than its own (the new key expires with it by default). An account has at most 100 live keys (not revoked, not expired) for its keys to make another (the operator sets the number: `PETSTORE_MAX_KEYS`, and is not held to it); one more is refused with 409 `key_limit_reached`. A roll is not counted. With an `Idempotency-Key`, a retry gets the same 201 again, secret included: for those 24 hours the secret is kept with the key\'s record, sealed with the main key (`PETSTORE_SECRET_KEY`), never in the clear.',
         headers: idempotencyKeyHeaders({ replays: 'the first 201 (the secret included)', doesNot: 'makes no second key' }),
         body: ref(NewApiKey),
         response: {
@@ -97,7 +98,7 @@ export async function keyRoutes(app: FastifyInstance, { keyAdmin, usage, idempot
           400: BAD_BODY,
           401: UNAUTHORIZED,
           403: BEYOND,
-          409: errorResponse('A request with this Idempotency-Key is still running.', ['idempotency_key_in_use'], {
+          409: errorResponse('The account has as many live keys as its keys may make (100 unless the operator set another number; the message says how many): `key_limit_reached`; or a request with this Idempotency-Key is still running: `idempotency_key_in_use`, retry after `Retry-After` seconds.', ['key_limit_reached', 'idempotency_key_in_use'], {
             'Retry-After': optionalHeader('Seconds to wait before retrying.', Type.Integer()),
           }),
           413: BODY_TOO_LARGE,
