@@ -86,7 +86,7 @@ export class KeyStateConflict extends KeyAdminError {
 export class ActorRefused extends Error {
   override name = 'ActorRefused'
   constructor(readonly keyId: number) {
-    super(`This API key (key ${keyId}) was revoked, expired or disabled while the request ran: nothing was changed.`)
+    super(`This API key (key ${keyId}) is no longer active: it was revoked, expired or disabled (or its account was), and this process had not heard yet. Nothing was changed.`)
   }
 }
 
