@@ -52,6 +52,8 @@ export interface AppDependencies {
   usage?: UsageRecorder
   /** Wakes this instance's webhook dispatcher (server.ts runs it), so a test event goes at once. */
   wakeDispatcher?: () => void
+  /** Tells this instance's webhook dispatcher an endpoint changed (server.ts), so that it sends nothing it held back for it as it was. */
+  endpointChanged?: (endpointId: number) => void
   /** Seals the webhook signing secrets and the secrets kept for Idempotency-Key replays; by default, the config's (secrets/secret-box.ts). */
   secrets?: SecretBox
   /** GET /metrics' answer, when it is not this process's metrics alone (a cluster worker: every worker's, cluster.ts). */
@@ -64,7 +66,7 @@ export interface AppDependencies {
   writePacing?: WritePacing
 }
 
-export async function buildApp({ config, store, clock = systemClock, limiter, logger, usage: givenUsage, wakeDispatcher = () => {}, metrics = createMetrics(), secrets = secretBoxFromConfig(config), scrapeMetrics, requests = createRequestTracker(), writePacing }: AppDependencies): Promise<FastifyInstance> {
+export async function buildApp({ config, store, clock = systemClock, limiter, logger, usage: givenUsage, wakeDispatcher = () => {}, endpointChanged, metrics = createMetrics(), secrets = secretBoxFromConfig(config), scrapeMetrics, requests = createRequestTracker(), writePacing }: AppDependencies): Promise<FastifyInstance> {
   const app = Fastify({
     logger: logger ?? loggerOptions(config),
     // request-log writes one line per request instead of Fastify's two.
@@ -151,6 +153,7 @@ export async function buildApp({ config, store, clock = systemClock, limiter, lo
     maxEndpoints: config.webhookMaxEndpoints,
     secrets,
     wake: wakeDispatcher,
+    ...(endpointChanged && { endpointChanged }),
   })
 
   // Operations endpoints, outside /v1: no key, no rate limit.

@@ -90,7 +90,7 @@ export async function startServer(config: Config) {
         })
       : undefined
   const scrapeMetrics = clusterMetricsOf(metrics.registry)
-  const app = await buildApp({ config, store, limiter, usage, metrics, secrets, requests, ...(scrapeMetrics ? { scrapeMetrics } : {}), wakeDispatcher: dispatcher?.wake ?? (() => {}), ...(pacing ? { writePacing: pacing } : {}) })
+  const app = await buildApp({ config, store, limiter, usage, metrics, secrets, requests, ...(scrapeMetrics ? { scrapeMetrics } : {}), wakeDispatcher: dispatcher?.wake ?? (() => {}), ...(dispatcher && { endpointChanged: dispatcher.endpointChanged }), ...(pacing ? { writePacing: pacing } : {}) })
   report = (level, message, error, fields) => app.log[level]({ ...fields, err: error }, message)
   // Closed in reverse order of opening, once the app has drained.
   app.addHook('onClose', async () => {

@@ -81,8 +81,12 @@ for (const store of STORES) describe(`operations that take no body (${store})`, 
     const bare = await server.request(`/v1/keys/${rolled.body.apiKey.id}/roll`, { method: 'POST', key })
     assert.equal(bare.status, 201, bare.text)
     for (const { path } of optional) {
-      const res = await server.request<{ code: string }>(`/v1${fillPath(path, { keyId: '999999', endpointId: '999999' })}`, { method: 'POST', key, body: '', headers: { 'content-type': 'application/json' } })
+      const target = `/v1${fillPath(path, { keyId: '999999', endpointId: '999999' })}`
+      const res = await server.request<{ code: string }>(target, { method: 'POST', key, body: '', headers: { 'content-type': 'application/json' } })
       assert.equal(res.status, 404, `${path}: ${res.text}`)
+      const nothing = await server.request<{ code: string }>(target, { method: 'POST', key, body: 'null', headers: { 'content-type': 'application/json' } })
+      assert.equal(nothing.status, 400, `${path}: a JSON null is a body, and not an object: ${nothing.text}`)
+      assert.equal(nothing.body.code, 'invalid_body', path)
     }
   })
 

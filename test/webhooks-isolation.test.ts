@@ -9,6 +9,8 @@ import { performance } from 'node:perf_hooks'
 import type { Pet } from '../src/schemas/pet.js'
 import { PER_ENDPOINT_IN_FLIGHT, startDispatcher, type Dispatcher } from '../src/webhooks/dispatcher.js'
 import { parseCidrs } from '../src/webhooks/outbound.js'
+import { sql } from 'kysely'
+import { numbered, openDatabase } from './helpers/database.js'
 import { STORES, startTestServer, type TestServer } from './helpers/server.js'
 
 /** A receiver on loopback that answers as `hang` says: never (the socket stays open until close), or 204 at once. */
@@ -93,6 +95,53 @@ for (const store of STORES) {
       const delivered = await until(() => answering.received >= 1, 2_000)
       assert.ok(delivered, `the other tenant's order.placed delivered within 2 s (not after ${Math.round(performance.now() - started)} ms)`)
       assert.ok(hanging.waiting <= 40 * PER_ENDPOINT_IN_FLIGHT, `at most ${PER_ENDPOINT_IN_FLIGHT} in flight to each hanging endpoint (${hanging.waiting})`)
+    })
+  })
+
+  describe(`webhook isolation behind one endpoint's backlog (${store})`, () => {
+    let server: TestServer
+    let hanging: Awaited<ReturnType<typeof startReceiver>>
+    let answering: Awaited<ReturnType<typeof startReceiver>>
+    let dispatcher: Dispatcher
+    before(async () => {
+      server = await startTestServer({ store, env: { PETSTORE_WEBHOOK_ALLOW_CIDRS: '127.0.0.0/8' } })
+      hanging = await startReceiver(true)
+      answering = await startReceiver(false)
+      dispatcher = startDispatcher({ deliveries: server.store.deliveries, secrets: server.secrets, clock: server.clock, allowed: parseCidrs(['127.0.0.0/8']) })
+    })
+    after(async () => {
+      await hanging.close()
+      await answering.close()
+      await dispatcher.close()
+      await server.close()
+    })
+
+    it("delivers one tenant's event within 2 s while another's endpoint that never answers has more due deliveries than a claim's window", async () => {
+      const hostile = await server.createKey('enterprise', LIMITS)
+      const tenant = await server.createKey('enterprise', LIMITS)
+      const post = <T>(path: string, json: unknown, key: string) => server.request<T>(path, { method: 'POST', key, json })
+      assert.equal((await post('/v1/webhook-endpoints', { url: hanging.url, enabledEvents: ['pet.created'] }, hostile)).status, 201)
+      // 1,500 pet events (a receiver down for a while): more due deliveries to the one hanging endpoint than the 1,024 oldest a claim looks at first.
+      const raw = openDatabase(server.config.databaseUrl)
+      try {
+        const { prefix, rows } = numbered(store, 1_500)
+        await sql`${sql.raw(prefix)} insert into events (type, account_id, data, created_at, fan_out_pending) select 'pet.created', null, '{"id":1}', ${server.clock.now()}, 1 from ${sql.raw(rows)}`.execute(raw.db)
+        dispatcher.wake()
+        const due = async () => Number((await raw.db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll<number | string>().as('n')).where('status', '=', 'pending').executeTakeFirstOrThrow()).n)
+        for (let i = 0; i < 200 && (await due()) < 1_500; i++) await new Promise((resolve) => setTimeout(resolve, 50))
+        assert.ok((await due()) >= 1_500, 'the backlog is fanned out')
+      } finally {
+        await raw.db.destroy()
+      }
+      assert.ok(await until(() => hanging.waiting >= PER_ENDPOINT_IN_FLIGHT, 5_000), `the hanging endpoint is full (${hanging.waiting})`)
+
+      assert.equal((await post('/v1/webhook-endpoints', { url: answering.url, enabledEvents: ['order.placed'] }, tenant)).status, 201)
+      const pet = (await post<Pet>('/v1/pets', { name: 'Ordered', categoryId: 1 }, tenant)).body
+      const started = performance.now()
+      assert.equal((await post('/v1/store/orders', { petId: pet.id }, tenant)).status, 201)
+      const delivered = await until(() => answering.received >= 1, 2_000)
+      assert.ok(delivered, `the other tenant's order.placed delivered within 2 s (not after ${Math.round(performance.now() - started)} ms)`)
+      assert.equal(hanging.waiting, PER_ENDPOINT_IN_FLIGHT, 'and the hanging endpoint still holds no more than its share')
     })
   })
 

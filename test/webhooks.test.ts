@@ -15,7 +15,7 @@ import { Webhook } from 'standardwebhooks'
 import { createManualClock } from '../src/clock.js'
 import type { Order } from '../src/schemas/order.js'
 import type { Pet } from '../src/schemas/pet.js'
-import { startDispatcher, type Dispatcher } from '../src/webhooks/dispatcher.js'
+import { REREAD_AFTER_MS, startDispatcher, type Dispatcher } from '../src/webhooks/dispatcher.js'
 import type { Event } from '../src/webhooks/events.js'
 import { parseCidrs } from '../src/webhooks/outbound.js'
 import type { Scope } from '../src/vocabulary/scopes.js'
@@ -24,6 +24,7 @@ import type { Database } from '../src/db/schema.js'
 import { STORES, startTestServer, type TestServer } from './helpers/server.js'
 
 interface Received {
+  url: string
   headers: IncomingHttpHeaders
   body: string
 }
@@ -36,7 +37,7 @@ async function startReceiver() {
     let body = ''
     req.on('data', (chunk: Buffer) => (body += chunk.toString()))
     req.on('end', () => {
-      received.push({ headers: req.headers, body })
+      received.push({ url: req.url ?? '', headers: req.headers, body })
       const reply = answer(received.length)
       if (reply === 'hang-up') return req.socket.destroy()
       setTimeout(() => res.writeHead(reply.status, reply.headers).end('ok'), reply.delayMs ?? 0)
@@ -775,6 +776,39 @@ for (const store of STORES) {
         await raw.db.destroy()
       }
       await server.request(`/v1/webhook-endpoints/${id}`, { method: 'DELETE', key })
+    })
+
+    it('sends nothing it held back to an endpoint disabled, deleted or pointed elsewhere since the claim, beyond the requests under way', async () => {
+      for (const change of ['disable', 'move', 'delete', 'disable, told'] as const) {
+        const { id } = await endpoint(['pet.created'])
+        receiver.answerWith(() => ({ status: 200, delayMs: 20 }))
+        const from = receiver.received.length
+        await backlog(60)
+        // Its own dispatcher, as `petstore dispatch` or another instance runs one: not told of the change, it reads the endpoint again.
+        const holding = startDispatcher({ deliveries: server.store.deliveries, secrets: server.secrets, clock, allowed: LOOPBACK, pollMs: 3_600_000, schedule: SCHEDULE, listen: false, perEndpoint: 1 })
+        try {
+          holding.wake()
+          for (let i = 0; i < 200 && receiver.received.length - from < 5; i++) await new Promise((resolve) => setTimeout(resolve, 10))
+          const changed =
+            change === 'delete'
+              ? await server.request(`/v1/webhook-endpoints/${id}`, { method: 'DELETE', key })
+              : await server.request(`/v1/webhook-endpoints/${id}`, { method: 'PATCH', key, json: change === 'move' ? { url: `${receiver.url}?moved` } : { enabled: false } })
+          assert.ok(changed.status < 300, changed.text)
+          // The API's process tells its own dispatcher (server.ts): nothing held back goes after that.
+          if (change === 'disable, told') holding.endpointChanged(id)
+          const answeredAt = receiver.received.length
+          await holding.pollNow()
+          const after = receiver.received.slice(answeredAt)
+          const old = after.filter(({ url }) => url === '/hook').length
+          // One request under way (perEndpoint 1), and those started within REREAD_AFTER_MS of their claim's read (20 ms each).
+          const most = change === 'disable, told' ? 2 : 1 + Math.ceil(REREAD_AFTER_MS / 20) + 1
+          assert.ok(old <= most, `${change}: ${old} sent to the old target after the answer (of ${60 - (answeredAt - from)} held or due; at most ${most})`)
+          if (change === 'move') assert.equal(after.length - old, 60 - (answeredAt - from) - old, 'the rest went to the new URL')
+        } finally {
+          await holding.close()
+        }
+        if (change !== 'delete') await server.request(`/v1/webhook-endpoints/${id}`, { method: 'DELETE', key })
+      }
     })
 
     it('gives back, rather than sends, a delivery held back until less than an attempt\'s time is left under its lease', async () => {

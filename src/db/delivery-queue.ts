@@ -101,6 +101,14 @@ export interface DeliveryQueue {
     attempts: readonly AttemptRecord[],
     claim: { now: number; leaseMs: number; limit: number; perEndpoint?: number; ahead?: ClaimAhead },
   ): Promise<{ recorded: boolean[]; claimed: ClaimedDelivery[] }>
+  /**
+   * Where claimed deliveries would go now, and whether they still may (as at a claim): for
+   * each one still pending, its endpoint and secrets as they are, and the rule's refusal.
+   * One absent is gone (its endpoint deleted). A dispatcher reads this again before it
+   * sends a delivery it has held back a while: the endpoint may have been disabled,
+   * deleted or pointed elsewhere since the claim.
+   */
+  targets(deliveryIds: readonly number[]): Promise<Map<number, Pick<ClaimedDelivery, 'endpoint' | 'secrets' | 'refusal'>>>
   /** Gives a claimed delivery back, due now (a dispatcher stopping). */
   release(deliveryId: number, leaseUntil: number): Promise<void>
   /**

@@ -70,6 +70,13 @@ const ACTIVE_MS = 10_000
  * pacing divides a lag by the frontier's speed (write-pacing.ts).
  */
 const CAUGHT_UP_AFTER_MS = 3_000
+/**
+ * A delivery held back is sent as its claim read its endpoint only this long after the
+ * read (ms); older, the endpoint is read again first: disabled, deleted or pointed
+ * elsewhere since, it is sent nothing more. (A change made through this process is seen
+ * at once: endpointChanged.)
+ */
+export const REREAD_AFTER_MS = 100
 /** Deliveries one dispatcher sends at once, across every endpoint. */
 export const MAX_IN_FLIGHT = 512
 /** Deliveries in flight to one endpoint, across the dispatchers (each claim's view). */
@@ -359,10 +366,14 @@ export function startDispatcher({
     held: number
     /** Of them, first attempts of the fan-out's (`firstAttempt`): what the claims' lag measures; a retry is not lag. */
     heldFirst: number
+    /** Its deliveries held back are being read again (`reread`): none starts meanwhile. */
+    rereading: boolean
   }
   const endpoints = new Map<number, EndpointWork>()
   /** Each delivery claimed and not yet recorded (or given back), by id: its endpoint. */
   const held = new Map<number, number>()
+  /** When each delivery held back had its endpoint read (performance.now()): at its claim, or since (`reread`). */
+  const readAt = new Map<number, number>()
   /** Sockets open: every endpoint's `sending`. */
   let sending = 0
   /** Every endpoint's `waiting`. */
@@ -420,6 +431,7 @@ export function startDispatcher({
 
   /** A delivery this dispatcher no longer holds: recorded, or given back. */
   function letGo(delivery: ClaimedDelivery) {
+    readAt.delete(delivery.id)
     if (!held.delete(delivery.id)) return
     const work = endpoints.get(delivery.endpoint.id)
     if (!work) return
@@ -447,20 +459,25 @@ export function startDispatcher({
     const endpointId = delivery.endpoint.id
     held.set(delivery.id, endpointId)
     let work = endpoints.get(endpointId)
-    if (!work) endpoints.set(endpointId, (work = { sending: 0, startedAt: [], waiting: [], lastMs: recentAnswer(endpointId, clock.now()), held: 0, heldFirst: 0 }))
+    if (!work) endpoints.set(endpointId, (work = { sending: 0, startedAt: [], waiting: [], lastMs: recentAnswer(endpointId, clock.now()), held: 0, heldFirst: 0, rereading: false }))
     work.held++
     if (firstAttempt(delivery)) work.heldFirst++
-    if (work.waiting.length === 0 && work.sending < perEndpoint) start(delivery, work)
+    if (work.waiting.length === 0 && work.sending < perEndpoint && !work.rereading) start(delivery, work)
     else {
+      readAt.set(delivery.id, performance.now())
       work.waiting.push(delivery)
       waiting++
       fill(work)
     }
   }
 
-  /** Starts the endpoint's deliveries held back, oldest first, while it has room. */
+  /** Starts the endpoint's deliveries held back, oldest first, while it has room; those held a while, once their endpoint is read again. */
   function fill(work: EndpointWork) {
-    while (work.sending < perEndpoint && work.waiting.length > 0) {
+    while (work.sending < perEndpoint && work.waiting.length > 0 && !work.rereading) {
+      if (!closed && performance.now() - (readAt.get(work.waiting[0]!.id) ?? -Infinity) > REREAD_AFTER_MS) {
+        reread(work)
+        return
+      }
       const next = work.waiting.shift()!
       waiting--
       if (closed) giveBack(next)
@@ -468,6 +485,51 @@ export function startDispatcher({
       else if (next.leaseUntil - clock.now() < timeoutMs) giveBack(next)
       else start(next, work)
     }
+  }
+
+  /**
+   * Reads again where the endpoint's deliveries held back would go (the store's `targets`),
+   * then sends them as they are now: to its URL now, signed with its secrets now, or
+   * refused ("not sent") when the rule no longer lets them go; one whose endpoint was
+   * deleted is dropped (its row went with it). On failure, they are given back.
+   */
+  function reread(work: EndpointWork) {
+    work.rereading = true
+    const asked = new Set(work.waiting.map((delivery) => delivery.id))
+    deliveries
+      .targets([...asked])
+      .then(
+        (now) => {
+          const at = performance.now()
+          const kept: ClaimedDelivery[] = []
+          for (const delivery of work.waiting) {
+            if (!asked.has(delivery.id)) kept.push(delivery)
+            else if (!now.has(delivery.id)) {
+              waiting--
+              letGo(delivery)
+            } else {
+              const { endpoint, secrets, refusal } = now.get(delivery.id)!
+              const fresh: ClaimedDelivery = { ...delivery, endpoint, secrets }
+              if (refusal === undefined) delete fresh.refusal
+              else fresh.refusal = refusal
+              kept.push(fresh)
+              readAt.set(delivery.id, at)
+            }
+          }
+          work.waiting = kept
+        },
+        (error: unknown) => {
+          onError(error, 'could not read a webhook endpoint again; its deliveries held back are given back')
+          const back = work.waiting.filter((delivery) => asked.has(delivery.id))
+          work.waiting = work.waiting.filter((delivery) => !asked.has(delivery.id))
+          waiting -= back.length
+          for (const delivery of back) giveBack(delivery)
+        },
+      )
+      .finally(() => {
+        work.rereading = false
+        fill(work)
+      })
   }
 
   /** Sends a claimed delivery on its own: it waits for no other, and none waits for it. */
@@ -690,6 +752,16 @@ export function startDispatcher({
       }
       const from = Math.min(fanOutFrom ?? Infinity, claims === -Infinity ? Infinity : claims)
       return from === Infinity ? 0 : Math.max(0, now - from)
+    },
+    /**
+     * The endpoint was changed, disabled or deleted through this process: what is held
+     * back for it is read again before it goes, whatever REREAD_AFTER_MS says.
+     */
+    endpointChanged(endpointId: number): void {
+      const work = endpoints.get(endpointId)
+      if (!work) return
+      for (const delivery of work.waiting) readAt.set(delivery.id, -Infinity)
+      fill(work)
     },
     /** How many deliveries it is sending now. */
     get inFlight() {

@@ -62,6 +62,8 @@ export interface WebhookAdminOptions {
   secrets: SecretBox
   /** Wakes this instance's dispatcher (a test event, a redelivery): sent now rather than at the next poll. */
   wake: () => void
+  /** Tells this instance's dispatcher an endpoint was changed, disabled or deleted: it reads the endpoint again before sending what it holds back for it. */
+  endpointChanged?: (endpointId: number) => void
 }
 
 /** A page of events as the store reads them, for the caller's account. */
@@ -97,7 +99,7 @@ function attemptView(attempt: StoredAttempt, latest: boolean): DeliveryAttempt {
 /** Event types as stored: space-separated and sorted, or `*` for all. */
 const eventsList = (events: readonly string[]) => (events.includes('*') ? '*' : [...events].sort().join(' '))
 
-export function createWebhookAdmin({ endpoints, clock, allowHttp, allowed, maxEndpoints, secrets, wake }: WebhookAdminOptions) {
+export function createWebhookAdmin({ endpoints, clock, allowHttp, allowed, maxEndpoints, secrets, wake, endpointChanged = () => {} }: WebhookAdminOptions) {
   async function checked(url: string): Promise<string> {
     try {
       return (await checkUrl(url, { allowHttp, allowed })).href
@@ -174,17 +176,21 @@ export function createWebhookAdmin({ endpoints, clock, allowHttp, allowed, maxEn
         ...(enabled === undefined ? {} : { disabledAt: enabled ? null : clock.now() }),
       }
       const changed = await endpoints.updateEndpoint(accountId, id, changes)
+      if (changed) endpointChanged(id)
       return changed && view(changed)
     },
 
     async delete(accountId: number, id: number): Promise<boolean> {
-      return endpoints.deleteEndpoint(accountId, id)
+      const deleted = await endpoints.deleteEndpoint(accountId, id)
+      if (deleted) endpointChanged(id)
+      return deleted
     },
 
     /** A new signing secret (shown this once); the old one keeps signing beside it for `graceS` seconds. */
     async rotateSecret(accountId: number, id: number, graceS = DEFAULT_SECRET_GRACE_S): Promise<WebhookEndpoint | undefined> {
       const secret = newSecret()
       const rotated = await endpoints.rotateSecret(accountId, id, secrets.seal(secret), clock.now() + graceS * 1000)
+      if (rotated) endpointChanged(id)
       return rotated && view(rotated, secret)
     },
 

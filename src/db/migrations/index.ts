@@ -22,6 +22,7 @@ import * as orderEventsOwnEndpoints from './2026-11-28-018-order-events-own-endp
 import * as webhookSubscriptions from './2026-11-28-019-webhook-subscriptions.js'
 import * as keysDisabledByOperator from './2026-11-28-020-keys-disabled-by-operator.js'
 import * as categoryNamesAsRead from './2026-11-28-021-category-names-as-read.js'
+import * as deliveriesDueByEndpoint from './2026-11-28-022-deliveries-due-by-endpoint.js'
 
 const MIGRATIONS = {
   '2026-11-22-001-pets-and-api-keys': petsAndApiKeys,
@@ -44,6 +45,7 @@ const MIGRATIONS = {
   '2026-11-28-019-webhook-subscriptions': webhookSubscriptions,
   '2026-11-28-020-keys-disabled-by-operator': keysDisabledByOperator,
   '2026-11-28-021-category-names-as-read': categoryNamesAsRead,
+  '2026-11-28-022-deliveries-due-by-endpoint': deliveriesDueByEndpoint,
 }
 
 // PostgreSQL runs every migration in a transaction (Kysely's adapter reports

@@ -16,10 +16,19 @@ import { sends, takes, toEndpoint, toEvent } from './webhook-rows.js'
 /**
  * How many of the oldest due deliveries a claim looks at, leased or held by their
  * endpoint's limit included: bounded, so that with a backlog of millions behind one full
- * endpoint a claim still costs a few milliseconds. Deliveries behind more than this many
- * of full endpoints wait until those are sent (or put off to a retry).
+ * endpoint a claim still costs a few milliseconds. When full endpoints own all of them,
+ * the claim finds the others' by HOPS.
  */
 const CLAIM_LOOKS_AT = 1024
+/**
+ * Endpoints with pending deliveries a claim also visits, one index seek each, in two runs
+ * of this many: from the lowest id, and from a random one. From each with room it takes
+ * its oldest due (HOP_TAKES at most). Without them, an endpoint that never answers, whose
+ * due deliveries filled the window above, held back every other endpoint's: a tenant's
+ * receiver down for an hour stopped every tenant's webhooks.
+ */
+const HOPS = 64
+const HOP_TAKES = 4
 
 /** Events one transaction of the purge deletes, with their deliveries and attempts. */
 const PURGE_BATCH = 500
@@ -100,6 +109,38 @@ export function createDeliveryQueue(db: Kysely<Database>, dialect: Dialect, watc
    * their lease (PostgreSQL's statement reads the rows as they were before it, still
    * under lease; they are not counted).
    */
+  /**
+   * A CTE `name (endpoint_id, n)`: up to HOPS endpoints with pending deliveries, in id
+   * order after `after`, each found by one seek of webhook_deliveries_endpoint_due.
+   */
+  const hops = (name: string, after: RawBuilder<unknown>) => sql`${sql.raw(name)} (endpoint_id, n) as (
+      select (select min(endpoint_id) from webhook_deliveries where status = 'pending' and endpoint_id > ${after}), 1
+      union all
+      select (select min(w.endpoint_id) from webhook_deliveries w where w.status = 'pending' and w.endpoint_id > h.endpoint_id), h.n + 1
+      from ${sql.raw(name)} h where h.endpoint_id is not null and h.n < ${HOPS}
+    )`
+  /**
+   * The oldest due deliveries (HOP_TAKES at most) of each endpoint in `hopped` that has
+   * room, by webhook_deliveries_endpoint_due: PostgreSQL by a LATERAL subquery (as an IN
+   * it joined every delivery to every endpoint); SQLite, which has no LATERAL, by rowid
+   * from a correlated IN, which it runs once an endpoint.
+   */
+  const oldestDueOfEach = (now: number) => {
+    const due = (endpoint: RawBuilder<unknown>) => sql`select x.id, x.endpoint_id, x.next_attempt_at from webhook_deliveries x
+      where x.endpoint_id = ${endpoint} and x.status = 'pending' and x.next_attempt_at <= ${now} and (x.lease_until is null or x.lease_until <= ${now})
+      order by x.next_attempt_at, x.id limit ${HOP_TAKES}`
+    return dialect === 'postgres'
+      ? sql`select d.id, d.endpoint_id, d.next_attempt_at from hopped h cross join lateral (${due(sql`h.endpoint_id`)}) d
+          where h.endpoint_id not in (select endpoint_id from full_endpoints)`
+      : sql`select d.id, d.endpoint_id, d.next_attempt_at from hopped h join webhook_deliveries d on d.id in (select id from (${due(sql`h.endpoint_id`)}))
+          where h.endpoint_id not in (select endpoint_id from full_endpoints)`
+  }
+  /** An id from 0 to the highest endpoint's, at random: where the second run of hops starts. */
+  const randomEndpointId =
+    dialect === 'postgres'
+      ? sql`(select cast(floor(random() * (coalesce(max(id), 0) + 1)) as bigint) from webhook_endpoints)`
+      : sql`(select abs(random()) % (coalesce(max(id), 0) + 1) from webhook_endpoints)`
+
   const choose = ({ now, limit, perEndpoint, ahead }: ClaimArgs, released?: RawBuilder<unknown>) => {
     const extra = ahead?.extra ?? 0
     const ids = (list: readonly number[]) =>
@@ -118,15 +159,21 @@ export function createDeliveryQueue(db: Kysely<Database>, dialect: Dialect, watc
       room as (
         select endpoint_id, case when n = held_n then ${allowance(sql`endpoint_id`)} else cast(${perEndpoint} as integer) end - n as n from busy
       ),
-      candidates as (
+      full_endpoints as (select endpoint_id from room where n <= 0),
+      head as (
         select id, endpoint_id, next_attempt_at from (
           select id, endpoint_id, next_attempt_at, lease_until from webhook_deliveries
           where status = 'pending' and next_attempt_at <= ${now}
           order by next_attempt_at, id limit ${CLAIM_LOOKS_AT}
-        ) head
-        where (lease_until is null or lease_until <= ${now}) and endpoint_id not in (select endpoint_id from room where n <= 0)
+        ) oldest
+        where (lease_until is null or lease_until <= ${now}) and endpoint_id not in (select endpoint_id from full_endpoints)
         order by next_attempt_at, id limit ${limit * Math.min(perEndpoint + extra, 4)}
       ),
+      ${hops('low', sql`-1`)},
+      ${hops('spot', randomEndpointId)},
+      hopped as (select endpoint_id from low where endpoint_id is not null union select endpoint_id from spot where endpoint_id is not null),
+      spread as (${oldestDueOfEach(now)}),
+      candidates as (select id, endpoint_id, next_attempt_at from head union select id, endpoint_id, next_attempt_at from spread),
       picked as (
         select c.id from (
           select id, endpoint_id, next_attempt_at, row_number() over (partition by endpoint_id order by next_attempt_at, id) as rank from candidates
@@ -163,9 +210,9 @@ export function createDeliveryQueue(db: Kysely<Database>, dialect: Dialect, watc
   async function claim(executor: Kysely<Database>, args: ClaimArgs): Promise<ClaimedDelivery[]> {
     let rows: ClaimRow[]
     if (dialect === 'postgres') {
-      rows = await run(executor, 'petstore_deliveries_claim', sql<ClaimRow>`with ${choose(args)}, claimed as (${lease(args)} returning id, attempts, event_id, endpoint_id, trigger, created_at) ${withTargets(sql`claimed c`)}`)
+      rows = await run(executor, 'petstore_deliveries_claim', sql<ClaimRow>`with recursive ${choose(args)}, claimed as (${lease(args)} returning id, attempts, event_id, endpoint_id, trigger, created_at) ${withTargets(sql`claimed c`)}`)
     } else {
-      const { rows: ids } = await sql<{ id: number }>`with ${choose(args)} ${lease(args)} returning id`.execute(executor)
+      const { rows: ids } = await sql<{ id: number }>`with recursive ${choose(args)} ${lease(args)} returning id`.execute(executor)
       if (ids.length === 0) return []
       rows = (await sql<ClaimRow>`${withTargets(sql`webhook_deliveries c`)} where c.id in (${sql.join(ids.map((row) => row.id))})`.execute(executor)).rows
     }
@@ -240,7 +287,7 @@ export function createDeliveryQueue(db: Kysely<Database>, dialect: Dialect, watc
       const rows = await run(
         db,
         'petstore_deliveries_record_claim',
-        sql<ClaimRow & { recorded: unknown }>`with ${recordCtes},
+        sql<ClaimRow & { recorded: unknown }>`with recursive ${recordCtes},
           ${choose(then, sql`updated`)},
           claimed as (${lease(then)} returning id, attempts, event_id, endpoint_id, trigger, created_at)
           select r.recorded, x.* from (select coalesce(json_agg(id), cast('[]' as json)) as recorded from updated) r
@@ -319,6 +366,12 @@ export function createDeliveryQueue(db: Kysely<Database>, dialect: Dialect, watc
     async recordAndClaim(attempts, { now, leaseMs, limit, perEndpoint = limit, ahead }) {
       if (attempts.length === 0) return { recorded: [], claimed: await claim(db, { now, leaseMs, limit, perEndpoint, ahead }) }
       return record(attempts, { now, leaseMs, limit, perEndpoint, ahead })
+    },
+
+    async targets(deliveryIds) {
+      if (deliveryIds.length === 0) return new Map()
+      const { rows } = await sql<ClaimRow>`${withTargets(sql`webhook_deliveries c`)} where c.id in (${sql.join(deliveryIds)}) and c.status = 'pending'`.execute(db)
+      return new Map(toClaimed(rows, 0).map(({ id, endpoint, secrets, refusal }) => [id, { endpoint, secrets, ...(refusal === undefined ? {} : { refusal }) }]))
     },
 
     async release(deliveryId, leaseUntil) {

@@ -34,9 +34,9 @@ export function idempotencyKeyHeaders({ replays, doesNot, more = '' }: { replays
   })
 }
 
-/** No body is the empty object, so the body schema's defaults apply. */
+/** No body is the empty object, so the body schema's defaults apply (a JSON `null` is a body, and refused as any other that is not an object). */
 function noBodyIsEmptyObject(request: FastifyRequest, _reply: FastifyReply, done: () => void) {
-  request.body ??= {}
+  if (request.body === undefined) request.body = {}
   done()
 }
 
