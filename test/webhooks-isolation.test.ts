@@ -55,72 +55,68 @@ const until = async (what: () => boolean, ms: number) => {
   return what()
 }
 
+/**
+ * A server with a dispatcher as a server runs it (polling every second, woken by NOTIFY
+ * on PostgreSQL, 15 s for an answer), a receiver that never answers and one that does,
+ * and a hostile tenant's and another tenant's keys; set up before the suite's tests and
+ * closed after. Read its fields inside tests.
+ */
+function isolationSuite(store: (typeof STORES)[number], env: Record<string, string> = {}) {
+  const suite = {} as { server: TestServer; hanging: Receiver; answering: Receiver; dispatcher: Dispatcher; hostile: string; tenant: string }
+  before(async () => {
+    suite.server = await startTestServer({ store, env: { PETSTORE_WEBHOOK_ALLOW_CIDRS: '127.0.0.0/8', ...env } })
+    suite.hanging = await startReceiver(true)
+    suite.answering = await startReceiver(false)
+    suite.dispatcher = startDispatcher({ deliveries: suite.server.store.deliveries, secrets: suite.server.secrets, clock: suite.server.clock, allowed: parseCidrs(['127.0.0.0/8']) })
+    suite.hostile = await suite.server.createKey('enterprise', LIMITS)
+    suite.tenant = await suite.server.createKey('enterprise', LIMITS)
+  })
+  after(async () => {
+    await suite.hanging?.close()
+    await suite.answering?.close()
+    await suite.dispatcher?.close()
+    await suite.server?.close()
+  })
+  return suite
+}
+type Receiver = Awaited<ReturnType<typeof startReceiver>>
+
+const post = <T>(server: TestServer, path: string, json: unknown, key: string) => server.request<T>(path, { method: 'POST', key, json })
+
+/** The other tenant subscribes to order.placed and places an order: whether its webhook arrives within 2 s. */
+async function otherTenantDelivered({ server, answering, tenant }: ReturnType<typeof isolationSuite>) {
+  assert.equal((await post(server, '/v1/webhook-endpoints', { url: answering.url, enabledEvents: ['order.placed'] }, tenant)).status, 201)
+  const pet = (await post<Pet>(server, '/v1/pets', { name: 'Ordered', categoryId: 1 }, tenant)).body
+  const started = performance.now()
+  assert.equal((await post(server, '/v1/store/orders', { petId: pet.id }, tenant)).status, 201)
+  const delivered = await until(() => answering.received >= 1, 2_000)
+  assert.ok(delivered, `the other tenant's order.placed delivered within 2 s (not after ${Math.round(performance.now() - started)} ms)`)
+}
+
 for (const store of STORES) {
   describe(`webhook isolation between tenants (${store})`, () => {
-    let server: TestServer
-    let hanging: Awaited<ReturnType<typeof startReceiver>>
-    let answering: Awaited<ReturnType<typeof startReceiver>>
-    let dispatcher: Dispatcher
-
-    before(async () => {
-      server = await startTestServer({ store, env: { PETSTORE_WEBHOOK_ALLOW_CIDRS: '127.0.0.0/8', PETSTORE_WEBHOOK_MAX_ENDPOINTS: '40' } })
-      hanging = await startReceiver(true)
-      answering = await startReceiver(false)
-      // As a server runs it: polling every second, woken by NOTIFY on PostgreSQL, 15 s for an answer.
-      dispatcher = startDispatcher({ deliveries: server.store.deliveries, secrets: server.secrets, clock: server.clock, allowed: parseCidrs(['127.0.0.0/8']) })
-    })
-    after(async () => {
-      await hanging.close()
-      await answering.close()
-      await dispatcher.close()
-      await server.close()
-    })
+    const suite = isolationSuite(store, { PETSTORE_WEBHOOK_MAX_ENDPOINTS: '40' })
 
     it("delivers one tenant's event within 2 s while another's 40 endpoints never answer", async () => {
-      const hostile = await server.createKey('enterprise', LIMITS)
-      const tenant = await server.createKey('enterprise', LIMITS)
-      const post = <T>(path: string, json: unknown, key: string) => server.request<T>(path, { method: 'POST', key, json })
+      const { server, hanging, hostile } = suite
       for (let i = 0; i < 40; i++) {
-        const made = await post('/v1/webhook-endpoints', { url: `${hanging.url}?${i}`, enabledEvents: ['pet.created'] }, hostile)
+        const made = await post(server, '/v1/webhook-endpoints', { url: `${hanging.url}?${i}`, enabledEvents: ['pet.created'] }, hostile)
         assert.equal(made.status, 201, made.text)
       }
       // 10 pet events: 400 deliveries that hang, more than a dispatcher may have in flight to those endpoints.
-      for (let i = 0; i < 10; i++) await post<Pet>('/v1/pets', { name: `Flood ${i}`, categoryId: 1 }, hostile)
+      for (let i = 0; i < 10; i++) await post<Pet>(server, '/v1/pets', { name: `Flood ${i}`, categoryId: 1 }, hostile)
       assert.ok(await until(() => hanging.waiting >= 20, 10_000), `the hanging endpoints are being sent to (${hanging.waiting})`)
-
-      assert.equal((await post('/v1/webhook-endpoints', { url: answering.url, enabledEvents: ['order.placed'] }, tenant)).status, 201)
-      const pet = (await post<Pet>('/v1/pets', { name: 'Ordered', categoryId: 1 }, tenant)).body
-      const started = performance.now()
-      assert.equal((await post('/v1/store/orders', { petId: pet.id }, tenant)).status, 201)
-      const delivered = await until(() => answering.received >= 1, 2_000)
-      assert.ok(delivered, `the other tenant's order.placed delivered within 2 s (not after ${Math.round(performance.now() - started)} ms)`)
+      await otherTenantDelivered(suite)
       assert.ok(hanging.waiting <= 40 * PER_ENDPOINT_IN_FLIGHT, `at most ${PER_ENDPOINT_IN_FLIGHT} in flight to each hanging endpoint (${hanging.waiting})`)
     })
   })
 
   describe(`webhook isolation behind one endpoint's backlog (${store})`, () => {
-    let server: TestServer
-    let hanging: Awaited<ReturnType<typeof startReceiver>>
-    let answering: Awaited<ReturnType<typeof startReceiver>>
-    let dispatcher: Dispatcher
-    before(async () => {
-      server = await startTestServer({ store, env: { PETSTORE_WEBHOOK_ALLOW_CIDRS: '127.0.0.0/8' } })
-      hanging = await startReceiver(true)
-      answering = await startReceiver(false)
-      dispatcher = startDispatcher({ deliveries: server.store.deliveries, secrets: server.secrets, clock: server.clock, allowed: parseCidrs(['127.0.0.0/8']) })
-    })
-    after(async () => {
-      await hanging.close()
-      await answering.close()
-      await dispatcher.close()
-      await server.close()
-    })
+    const suite = isolationSuite(store)
 
     it("delivers one tenant's event within 2 s while another's endpoint that never answers has more due deliveries than a claim's window", async () => {
-      const hostile = await server.createKey('enterprise', LIMITS)
-      const tenant = await server.createKey('enterprise', LIMITS)
-      const post = <T>(path: string, json: unknown, key: string) => server.request<T>(path, { method: 'POST', key, json })
-      assert.equal((await post('/v1/webhook-endpoints', { url: hanging.url, enabledEvents: ['pet.created'] }, hostile)).status, 201)
+      const { server, hanging, hostile, dispatcher } = suite
+      assert.equal((await post(server, '/v1/webhook-endpoints', { url: hanging.url, enabledEvents: ['pet.created'] }, hostile)).status, 201)
       // 1,500 pet events (a receiver down for a while): more due deliveries to the one hanging endpoint than the 1,024 oldest a claim looks at first.
       const raw = openDatabase(server.config.databaseUrl)
       try {
@@ -134,13 +130,7 @@ for (const store of STORES) {
         await raw.db.destroy()
       }
       assert.ok(await until(() => hanging.waiting >= PER_ENDPOINT_IN_FLIGHT, 5_000), `the hanging endpoint is full (${hanging.waiting})`)
-
-      assert.equal((await post('/v1/webhook-endpoints', { url: answering.url, enabledEvents: ['order.placed'] }, tenant)).status, 201)
-      const pet = (await post<Pet>('/v1/pets', { name: 'Ordered', categoryId: 1 }, tenant)).body
-      const started = performance.now()
-      assert.equal((await post('/v1/store/orders', { petId: pet.id }, tenant)).status, 201)
-      const delivered = await until(() => answering.received >= 1, 2_000)
-      assert.ok(delivered, `the other tenant's order.placed delivered within 2 s (not after ${Math.round(performance.now() - started)} ms)`)
+      await otherTenantDelivered(suite)
       assert.equal(hanging.waiting, PER_ENDPOINT_IN_FLIGHT, 'and the hanging endpoint still holds no more than its share')
     })
   })
