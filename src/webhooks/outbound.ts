@@ -157,23 +157,50 @@ export async function checkUrl(text: string, { allowHttp, allowed }: { allowHttp
   return url
 }
 
+/** Every address of a host, as `dns.lookup` with `all` answers it: `family` 0 for either, `hints` getaddrinfo's flags. */
+export type LookupAll = (host: string, family: number, hints: number) => Promise<LookupAddress[]>
+
+/**
+ * `lookup`, asked at most once at a time for each host (and family): the requests that
+ * ask while one runs get its answer. `dns.lookup` holds one of libuv's few threads (4 by
+ * default) until the resolver answers, and cannot be cancelled: a tenant whose DNS went
+ * silent held one for every delivery to it (8 an endpoint) for about 10 s, and every
+ * other tenant's deliveries and URL checks waited for a thread.
+ */
+export function oneLookupPerHost(lookup: LookupAll): LookupAll {
+  const running = new Map<string, Promise<LookupAddress[]>>()
+  return (host, family, hints) => {
+    const key = `${family} ${hints} ${host}`
+    let answer = running.get(key)
+    if (answer === undefined) {
+      answer = lookup(host, family, hints).finally(() => running.delete(key))
+      running.set(key, answer)
+    }
+    return answer
+  }
+}
+
+const lookupAll = oneLookupPerHost(
+  (host, family, hints) => new Promise((resolve, reject) => dnsLookup(host, { all: true, family, hints }, (error, addresses) => (error ? reject(error) : resolve(addresses)))),
+)
+
 function resolveAll(host: string): Promise<LookupAddress[]> {
-  return new Promise((resolve, reject) =>
-    dnsLookup(host, { all: true }, (error, addresses) => (error ? reject(new OutboundRefused(`url's host does not resolve: ${error.code ?? error.message}`)) : resolve(addresses))),
-  )
+  return lookupAll(host, 0, 0).catch((error: NodeJS.ErrnoException) => Promise.reject(new OutboundRefused(`url's host does not resolve: ${error.code ?? error.message}`)))
 }
 
 /** A socket lookup, for connections to `port`, that refuses non-public addresses: the address checked is the address connected to. */
 export function guardedLookup(allowed: readonly Cidr[], port?: number): LookupFunction {
   return (hostname, options, callback) => {
-    dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
-      if (error) return callback(error, '', 0)
-      const list = addresses as LookupAddress[]
-      const bad = list.map((entry) => refusal(entry.address, allowed, port)).find((why) => why !== undefined)
-      if (bad) return callback(Object.assign(new OutboundRefused(`refused: ${bad}`), { code: 'EPETSTOREREFUSED' }), '', 0)
-      if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, list)
-      const first = list[0]!
-      callback(null, first.address, first.family)
-    })
+    const { family, hints } = options as { family?: unknown; hints?: unknown }
+    lookupAll(hostname, Number(family) || 0, Number(hints) || 0).then(
+      (list) => {
+        const bad = list.map((entry) => refusal(entry.address, allowed, port)).find((why) => why !== undefined)
+        if (bad) return callback(Object.assign(new OutboundRefused(`refused: ${bad}`), { code: 'EPETSTOREREFUSED' }), '', 0)
+        if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, list)
+        const first = list[0]!
+        callback(null, first.address, first.family)
+      },
+      (error: NodeJS.ErrnoException) => callback(error, '', 0),
+    )
   }
 }

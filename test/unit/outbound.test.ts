@@ -1,8 +1,10 @@
 // The address guard's judgement of one address: the IPv6 forms that embed an IPv4
-// address are judged by that address, and an allowance may name a port.
+// address are judged by that address, and an allowance may name a port. And its DNS
+// lookups, one per host at a time.
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { parseCidrs, refusal } from '../../src/webhooks/outbound.js'
+import type { LookupAddress } from 'node:dns'
+import { oneLookupPerHost, parseCidrs, refusal } from '../../src/webhooks/outbound.js'
 
 describe('the outbound address guard', () => {
   it('refuses every IPv6 form that embeds a refused IPv4 address, naming it', () => {
@@ -62,5 +64,26 @@ describe('the outbound address guard', () => {
 
   it('refuses an allowance it cannot read', () => {
     for (const entry of ['127.0.0.1:0', '127.0.0.1:70000', 'localhost', '::1:4000x', '10.0.0.0/33']) assert.throws(() => parseCidrs([entry]), Error, entry)
+  })
+})
+
+describe('one DNS lookup per host at a time', () => {
+  it('answers every request that asks while a lookup of its host runs with that lookup, and looks up again once it ended', async () => {
+    const asked: string[] = []
+    const pending: Array<{ resolve: (addresses: LookupAddress[]) => void; reject: (error: Error) => void }> = []
+    const lookup = oneLookupPerHost((host) => {
+      asked.push(host)
+      return new Promise((resolve, reject) => pending.push({ resolve, reject }))
+    })
+    // Eight deliveries to one endpoint whose DNS is silent, and one to another host.
+    const silent = Array.from({ length: 8 }, () => lookup('e1.example', 0, 0))
+    const other = lookup('e2.example', 0, 0)
+    assert.deepEqual(asked, ['e1.example', 'e2.example'], 'one lookup (one of libuv\'s threads) per host, not one per request')
+    pending[0]!.reject(Object.assign(new Error('queryA ETIMEOUT'), { code: 'ETIMEOUT' }))
+    for (const answer of silent) await assert.rejects(answer, /ETIMEOUT/)
+    pending[1]!.resolve([{ address: '93.184.216.34', family: 4 }])
+    assert.deepEqual(await other, [{ address: '93.184.216.34', family: 4 }])
+    void lookup('e1.example', 0, 0)
+    assert.deepEqual(asked, ['e1.example', 'e2.example', 'e1.example'], 'asked again once the first lookup ended')
   })
 })
