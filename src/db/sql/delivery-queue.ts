@@ -111,10 +111,13 @@ export function createDeliveryQueue(db: Kysely<Database>, dialect: Dialect, watc
    */
   /**
    * A CTE `name (endpoint_id, n)`: up to HOPS endpoints with pending deliveries, in id
-   * order after `after`, each found by one seek of webhook_deliveries_endpoint_due.
+   * order after `after`, each found by one seek of webhook_deliveries_endpoint_due; none
+   * when the oldest due (`head`) hold `limit` a claim may take: the claim is full
+   * without them (a backlog of one endpoint with room is no one's stall).
    */
-  const hops = (name: string, after: RawBuilder<unknown>) => sql`${sql.raw(name)} (endpoint_id, n) as (
+  const hops = (name: string, after: RawBuilder<unknown>, limit: number) => sql`${sql.raw(name)} (endpoint_id, n) as (
       select (select min(endpoint_id) from webhook_deliveries where status = 'pending' and endpoint_id > ${after}), 1
+      where (select count(*) from head) < ${limit}
       union all
       select (select min(w.endpoint_id) from webhook_deliveries w where w.status = 'pending' and w.endpoint_id > h.endpoint_id), h.n + 1
       from ${sql.raw(name)} h where h.endpoint_id is not null and h.n < ${HOPS}
@@ -169,8 +172,8 @@ export function createDeliveryQueue(db: Kysely<Database>, dialect: Dialect, watc
         where (lease_until is null or lease_until <= ${now}) and endpoint_id not in (select endpoint_id from full_endpoints)
         order by next_attempt_at, id limit ${limit * Math.min(perEndpoint + extra, 4)}
       ),
-      ${hops('low', sql`-1`)},
-      ${hops('spot', randomEndpointId)},
+      ${hops('low', sql`-1`, limit)},
+      ${hops('spot', randomEndpointId, limit)},
       hopped as (select endpoint_id from low where endpoint_id is not null union select endpoint_id from spot where endpoint_id is not null),
       spread as (${oldestDueOfEach(now)}),
       candidates as (select id, endpoint_id, next_attempt_at from head union select id, endpoint_id, next_attempt_at from spread),
