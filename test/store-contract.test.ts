@@ -5,7 +5,8 @@
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { sql } from 'kysely'
-import { ActingKeyRefused, type NewStoredApiKey } from '../src/db/api-keys-store.js'
+import { ActingKeyRefused, type NewStoredApiKey, type StoredApiKey } from '../src/db/api-keys-store.js'
+import { keyState, toApiKeyRecord } from '../src/api-keys/api-key-record.js'
 import type { ClaimedDelivery } from '../src/db/delivery-queue.js'
 import { ClaimLostError, type ClaimOptions, type IdempotencyScope } from '../src/db/idempotency-store.js'
 import type { NewPet, Pet } from '../src/schemas/pet.js'
@@ -444,12 +445,14 @@ describe(`store contract (${dialect})`, async () => {
         const actor = await suite.store.apiKeys.insert({ ...NEW_KEY, hash: `actor-${Math.random()}` }, NOW)
         const account = actor.account.id
         const sibling = await suite.store.apiKeys.insert({ ...NEW_KEY, hash: `sib-${Math.random()}`, account }, NOW)
-        const made = await suite.store.apiKeys.insert({ ...NEW_KEY, hash: `made-${Math.random()}`, account, createdBy: actor.id, actingKey: actor.id }, NOW)
+        // The service's rule (key-admin.ts), given to the store: applied to the key as the write's transaction reads it.
+        const acting = (at: number) => ({ id: actor.id, mayAct: (stored: StoredApiKey) => keyState(toApiKeyRecord(stored), at) === 'active' })
+        const made = await suite.store.apiKeys.insert({ ...NEW_KEY, hash: `made-${Math.random()}`, account, createdBy: actor.id, actingKey: acting(NOW) }, NOW)
         assert.equal(made.createdBy, actor.id, 'an active key makes one')
         const refusedFor = async (what: string, at = NOW) => {
           const hash = `refused-${Math.random()}`
-          await assert.rejects(suite.store.apiKeys.insert({ ...NEW_KEY, hash, account, createdBy: actor.id, actingKey: actor.id }, at), ActingKeyRefused, `make, ${what}`)
-          await assert.rejects(suite.store.apiKeys.roll(sibling.id, { ...NEW_KEY, hash, account, actingKey: actor.id }, at, at), ActingKeyRefused, `roll, ${what}`)
+          await assert.rejects(suite.store.apiKeys.insert({ ...NEW_KEY, hash, account, createdBy: actor.id, actingKey: acting(at) }, at), ActingKeyRefused, `make, ${what}`)
+          await assert.rejects(suite.store.apiKeys.roll(sibling.id, { ...NEW_KEY, hash, account, actingKey: acting(at) }, at, at), ActingKeyRefused, `roll, ${what}`)
           assert.equal(await suite.store.apiKeys.findByHash(hash), undefined, `nothing inserted, ${what}`)
           assert.equal((await suite.store.apiKeys.findById(sibling.id))!.replacedBy, null, `nothing rolled, ${what}`)
         }

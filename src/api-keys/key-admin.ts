@@ -105,10 +105,14 @@ const actorRefused = (error: unknown): never => {
   throw error
 }
 
+/** The key, as the store reads it in the write's transaction, may still act (make or roll a key). */
+const mayAct = (actor: ApiKeyRecord, clock: Clock) => ({ id: actor.id, mayAct: (stored: StoredApiKey) => keyState(toApiKeyRecord(stored), clock.now()) === 'active' })
+
 /** Disabled, and by the operator: enabled again by the operator alone. */
 const stoppedByOperator = (key: ApiKeyRecord) => key.disabledAt !== null && key.disabledByOperator
 
 const revokedKey = (id: number) => new KeyStateConflict(`Key ${id} is revoked: it can no longer be changed or rolled.`, 'key_revoked')
+const rolledAlready = (id: number, into: number) => new KeyStateConflict(`Key ${id} was rolled already, into key ${into}: roll key ${into} instead.`, 'key_already_rolled')
 
 export interface NewKeyInput {
   name?: string
@@ -269,7 +273,7 @@ export function createKeyAdmin({ apiKeys, limiter, clock, environment, onChanged
         createdBy: actor?.id ?? null,
       })
       const stored = await apiKeys
-        .insert({ ...row, ...(actor && { actingKey: actor.id, liveKeysAtMost: maxKeys }) }, now, completion && { completion, body: (inserted) => ({ apiKey: fresh(inserted) }), sealedSecret: completion.seal(secret) })
+        .insert({ ...row, ...(actor && { actingKey: mayAct(actor, clock), liveKeysAtMost: maxKeys }) }, now, completion && { completion, body: (inserted) => ({ apiKey: fresh(inserted) }), sealedSecret: completion.seal(secret) })
         .catch(actorRefused)
       return { secret, key: fresh(stored) }
     },
@@ -326,9 +330,7 @@ export function createKeyAdmin({ apiKeys, limiter, clock, environment, onChanged
       // Rolled once, a key ends with its grace period and its successor carries on: a
       // second roll would give a key whose expiry is that grace period's end, and hide it
       // (and what the old key made meanwhile) from a cascading revoke of the successor.
-      if (current.replacedBy !== null) {
-        throw new KeyStateConflict(`Key ${id} was rolled already, into key ${current.replacedBy}: roll key ${current.replacedBy} instead.`, 'key_already_rolled')
-      }
+      if (current.replacedBy !== null) throw rolledAlready(id, current.replacedBy)
       // The roll's secret goes to the actor: a key that expires would get one that outlives it.
       notOutliving(actor, current, 'roll')
       const { secret, row } = newKeyRow({
@@ -342,12 +344,12 @@ export function createKeyAdmin({ apiKeys, limiter, clock, environment, onChanged
         createdBy: current.createdBy,
       })
       const now = clock.now()
-      const rolled = await apiKeys.roll(id, { ...row, actingKey: actor?.id }, now + graceMs, now).catch(actorRefused)
+      const rolled = await apiKeys.roll(id, { ...row, ...(actor && { actingKey: mayAct(actor, clock) }) }, now + graceMs, now).catch(actorRefused)
       if (!rolled) {
         // Rolled or revoked meanwhile (by a roll sent at the same time): say which, as above.
         const after = await visible(id, actor)
         if (after?.revokedAt != null) throw revokedKey(id)
-        if (after?.replacedBy != null) throw new KeyStateConflict(`Key ${id} was rolled already, into key ${after.replacedBy}: roll key ${after.replacedBy} instead.`, 'key_already_rolled')
+        if (after?.replacedBy != null) throw rolledAlready(id, after.replacedBy)
         return undefined
       }
       onChanged([id])

@@ -64,12 +64,13 @@ export interface NewStoredApiKey {
   /** An existing account's id, or a new account to make with the key, in one transaction. */
   account: number | NewStoredAccount
   /**
-   * The key making (or rolling) this one over the API. The write fails with
-   * ActingKeyRefused unless that key is still active when it commits: revoked on another
-   * instance, or by the operator, a key stays in caches for a few seconds (D6), and a
-   * key it made then must not escape the cascade that revoked it.
+   * The key making (or rolling) this one over the API, and whether it may still act, as
+   * read in the write's transaction. The write fails with ActingKeyRefused unless it may
+   * when the write commits: revoked on another instance, or by the operator, a key stays
+   * in caches for a few seconds (D6), and a key it made then must not escape the cascade
+   * that revoked it.
    */
-  actingKey?: number
+  actingKey?: { id: number; mayAct: (stored: StoredApiKey) => boolean }
   /** With it, the account's live keys (not revoked, not expired) this one included must be at most this many, or the write fails with KeyLimitReached. */
   liveKeysAtMost?: number
 }

@@ -8,27 +8,23 @@ import { completeClaimIn } from './idempotency-claims.js'
 
 export function createApiKeysStore(db: Kysely<Database>, dialect: Dialect): ApiKeysStore {
   /**
-   * Refuses the write under way unless `id` is still active. Run after the write's first
-   * statement: SQLite then holds the write lock, and no revoke can commit before this
-   * does; PostgreSQL takes the key's row in share mode, so that a revoke under way is
-   * waited for and then seen, and a revoke that comes later waits for this commit and
-   * finds what it made (`revoke` looks again until it finds nothing new).
+   * Refuses the write under way unless the acting key may still act (the service's rule,
+   * on the key as it is now). Run after the write's first statement: SQLite then holds the
+   * write lock, and no revoke can commit before this does; PostgreSQL takes the key's row
+   * in share mode, so that a revoke under way is waited for and then seen, and a revoke
+   * that comes later waits for this commit and finds what it made (`revoke` looks again
+   * until it finds nothing new).
    */
-  async function refuseUnlessActive(trx: Kysely<Database>, id: number, now: number): Promise<void> {
-    let query = trx
-      .selectFrom('api_keys as k')
-      .innerJoin('accounts as a', 'a.id', 'k.account_id')
-      .select(['k.revoked_at', 'k.expires_at', 'k.disabled_at', 'a.disabled_at as account_disabled_at'])
-      .where('k.id', '=', id)
+  async function refuseUnlessActing(trx: Kysely<Database>, { id, mayAct }: NonNullable<NewStoredApiKey['actingKey']>): Promise<void> {
+    let query = withAccount(trx).where('k.id', '=', id)
     if (dialect === 'postgres') query = query.forShare('k')
-    const key = await query.executeTakeFirst()
-    const active = key && key.revoked_at === null && (key.expires_at === null || key.expires_at > now) && key.disabled_at === null && key.account_disabled_at === null
-    if (!active) throw new ActingKeyRefused(id)
+    const row = await query.executeTakeFirst()
+    if (!row || !mayAct(toStored(row))) throw new ActingKeyRefused(id)
   }
 
   async function insertChecked(trx: Kysely<Database>, key: NewStoredApiKey, now: number): Promise<StoredApiKey> {
     const stored = await insertKey(trx, key, now)
-    if (key.actingKey !== undefined) await refuseUnlessActive(trx, key.actingKey, now)
+    if (key.actingKey !== undefined) await refuseUnlessActing(trx, key.actingKey)
     if (key.liveKeysAtMost !== undefined) {
       // Counted after the insert, this key included. PostgreSQL: the account's row locked,
       // so that two inserts count one after the other, each seeing the other's commit
@@ -114,7 +110,7 @@ export function createApiKeysStore(db: Kysely<Database>, dialect: Dialect): ApiK
         const revoked: number[] = []
         // With cascade, until nothing new is found: on PostgreSQL a key being made by one of
         // these when the first pass began commits after that pass's snapshot, and the next
-        // pass sees it; once revoked here, none of them can make another (refuseUnlessActive).
+        // pass sees it; once revoked here, none of them can make another (refuseUnlessActing).
         for (;;) {
           const { rows } = await (cascade ? cascadeUpdate(id, now) : sql<{ id: number }>`update api_keys set revoked_at = ${now} where id = ${id} and revoked_at is null returning id`).execute(trx)
           revoked.push(...rows.map((row) => Number(row.id)))
