@@ -785,7 +785,18 @@ for (const store of STORES) {
         const from = receiver.received.length
         await backlog(60)
         // Its own dispatcher, as `petstore dispatch` or another instance runs one: not told of the change, it reads the endpoint again.
-        const holding = startDispatcher({ deliveries: server.store.deliveries, secrets: server.secrets, clock, allowed: LOOPBACK, pollMs: 3_600_000, schedule: SCHEDULE, listen: false, perEndpoint: 1 })
+        // Told (as the API's own process tells its dispatcher), it reads it again at once: the timed reading is put off for the test.
+        const holding = startDispatcher({
+          deliveries: server.store.deliveries,
+          secrets: server.secrets,
+          clock,
+          allowed: LOOPBACK,
+          pollMs: 3_600_000,
+          schedule: SCHEDULE,
+          listen: false,
+          perEndpoint: 1,
+          ...(change === 'disable, told' ? { rereadAfterMs: 3_600_000 } : {}),
+        })
         try {
           holding.wake()
           for (let i = 0; i < 200 && receiver.received.length - from < 5; i++) await new Promise((resolve) => setTimeout(resolve, 10))

@@ -111,6 +111,8 @@ export interface DispatcherOptions {
   listen?: boolean
   /** How long an attempt may take, answer included (15 s). */
   timeoutMs?: number
+  /** How long a delivery held back goes as its claim read its endpoint (REREAD_AFTER_MS) before the endpoint is read again. */
+  rereadAfterMs?: number
   /** How long a claim holds (60 s): longer than an attempt may take, or a slow receiver is sent the event twice. */
   leaseMs?: number
   /** Deliveries this dispatcher sends at once (512: sockets, within a default limit of 1,024 open files). */
@@ -141,6 +143,7 @@ export function startDispatcher({
   listen = true,
   timeoutMs = DELIVERY_TIMEOUT_MS,
   leaseMs = 60_000,
+  rereadAfterMs = REREAD_AFTER_MS,
   maxInFlight = MAX_IN_FLIGHT,
   perEndpoint = PER_ENDPOINT_IN_FLIGHT,
   holdsProcess = false,
@@ -474,7 +477,7 @@ export function startDispatcher({
   /** Starts the endpoint's deliveries held back, oldest first, while it has room; those held a while, once their endpoint is read again. */
   function fill(work: EndpointWork) {
     while (work.sending < perEndpoint && work.waiting.length > 0 && !work.rereading) {
-      if (!closed && performance.now() - (readAt.get(work.waiting[0]!.id) ?? -Infinity) > REREAD_AFTER_MS) {
+      if (!closed && performance.now() - (readAt.get(work.waiting[0]!.id) ?? -Infinity) > rereadAfterMs) {
         reread(work)
         return
       }
@@ -755,7 +758,7 @@ export function startDispatcher({
     },
     /**
      * The endpoint was changed, disabled or deleted through this process: what is held
-     * back for it is read again before it goes, whatever REREAD_AFTER_MS says.
+     * back for it is read again before it goes, whatever rereadAfterMs says.
      */
     endpointChanged(endpointId: number): void {
       const work = endpoints.get(endpointId)
