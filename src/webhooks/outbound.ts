@@ -6,7 +6,11 @@
 // address it leads to. The delivery connects to the address that was checked: the
 // check is the socket's own DNS lookup, so a name cannot resolve to a public address
 // for the check and a private one for the request.
-import { lookup as dnsLookup, type LookupAddress } from 'node:dns'
+//
+// Names are asked of DNS by c-ares (`dns.Resolver`), with a timeout, off libuv's thread
+// pool: a tenant whose DNS server never answers costs its own deliveries a few seconds
+// each, and nobody else anything (see `resolvingLookup`).
+import { lookup as dnsLookup, Resolver, type LookupAddress } from 'node:dns'
 import ipaddr from 'ipaddr.js'
 import { isIP, type LookupFunction } from 'node:net'
 
@@ -162,10 +166,9 @@ export type LookupAll = (host: string, family: number, hints: number) => Promise
 
 /**
  * `lookup`, asked at most once at a time for each host (and family): the requests that
- * ask while one runs get its answer. `dns.lookup` holds one of libuv's few threads (4 by
- * default) until the resolver answers, and cannot be cancelled: a tenant whose DNS went
- * silent held one for every delivery to it (8 an endpoint) for about 10 s, and every
- * other tenant's deliveries and URL checks waited for a thread.
+ * ask while one runs get its answer. Eight deliveries under way to one endpoint make one
+ * lookup, not eight; and where the system's resolver is asked (a thread of libuv's pool
+ * each, held until it answers, never cancelled), one host holds one thread at most.
  */
 export function oneLookupPerHost(lookup: LookupAll): LookupAll {
   const running = new Map<string, Promise<LookupAddress[]>>()
@@ -180,9 +183,47 @@ export function oneLookupPerHost(lookup: LookupAll): LookupAll {
   }
 }
 
-const lookupAll = oneLookupPerHost(
-  (host, family, hints) => new Promise((resolve, reject) => dnsLookup(host, { all: true, family, hints }, (error, addresses) => (error ? reject(error) : resolve(addresses)))),
-)
+/** How long c-ares waits for a DNS server's answer, a try, and how many tries it makes: a silent server fails a lookup in about 4.5 s. */
+export const DNS_TIMEOUT_MS = 1_500
+export const DNS_TRIES = 2
+
+/** The error codes of a DNS that answered: the name, or the kind of address, is not there. */
+const NOT_IN_DNS = new Set(['ENOTFOUND', 'ENODATA'])
+
+/**
+ * Every address of a host, asked of DNS by `resolver` (c-ares, which uses no thread and
+ * gives up after its timeout), IPv4 first; and of `system` (the thread pool's
+ * `getaddrinfo`: `/etc/hosts`, search domains, mDNS) only for a name the DNS answered it
+ * does not know, and for `localhost` (RFC 6761). A name whose DNS did not answer in time
+ * fails with ETIMEOUT and is not asked again through the system: that is the lookup
+ * that held a thread for about 10 s, and a tenant's silent DNS server filled the pool
+ * that every other tenant's deliveries and URL checks wait on.
+ *
+ * Unlike `dns.lookup`, a name DNS knows is not looked up in `/etc/hosts`: an entry there
+ * that overrides a public name is not followed.
+ */
+export function resolvingLookup(resolver: Pick<Resolver, 'resolve4' | 'resolve6'>, system: LookupAll): LookupAll {
+  const ask = (query: 'resolve4' | 'resolve6', host: string, family: 4 | 6) =>
+    new Promise<LookupAddress[]>((resolve, reject) =>
+      resolver[query](host, (error, addresses) => (error ? reject(error) : resolve(addresses.map((address) => ({ address, family }))))),
+    )
+  return async (host, family, hints) => {
+    if (host === 'localhost' || host.endsWith('.localhost')) return system(host, family, hints)
+    const asked = [...(family === 6 ? [] : [ask('resolve4', host, 4)]), ...(family === 4 ? [] : [ask('resolve6', host, 6)])]
+    const answers = await Promise.allSettled(asked)
+    const found = answers.flatMap((answer) => (answer.status === 'fulfilled' ? answer.value : []))
+    if (found.length > 0) return found
+    const errors = answers.flatMap((answer) => (answer.status === 'rejected' ? [answer.reason as NodeJS.ErrnoException] : []))
+    const unanswered = errors.find((error) => !NOT_IN_DNS.has(error.code ?? ''))
+    if (unanswered) throw Object.assign(new Error(`DNS gave no answer for ${host} (${unanswered.code ?? unanswered.message})`), { code: unanswered.code })
+    return system(host, family, hints)
+  }
+}
+
+const systemLookup: LookupAll = (host, family, hints) =>
+  new Promise((resolve, reject) => dnsLookup(host, { all: true, family, hints }, (error, addresses) => (error ? reject(error) : resolve(addresses))))
+
+const lookupAll = oneLookupPerHost(resolvingLookup(new Resolver({ timeout: DNS_TIMEOUT_MS, tries: DNS_TRIES }), systemLookup))
 
 function resolveAll(host: string): Promise<LookupAddress[]> {
   return lookupAll(host, 0, 0).catch((error: NodeJS.ErrnoException) => Promise.reject(new OutboundRefused(`url's host does not resolve: ${error.code ?? error.message}`)))

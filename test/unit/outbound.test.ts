@@ -1,10 +1,14 @@
 // The address guard's judgement of one address: the IPv6 forms that embed an IPv4
 // address are judged by that address, and an allowance may name a port. And its DNS
-// lookups, one per host at a time.
-import { describe, it } from 'node:test'
+// lookups: one per host at a time, asked of a real DNS server on loopback (one that
+// answers, one that never does) through c-ares.
+import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import type { LookupAddress } from 'node:dns'
-import { oneLookupPerHost, parseCidrs, refusal } from '../../src/webhooks/outbound.js'
+import { Resolver, type LookupAddress } from 'node:dns'
+import { createSocket, type Socket } from 'node:dgram'
+import { once } from 'node:events'
+import * as dnsPacket from 'dns-packet'
+import { oneLookupPerHost, parseCidrs, refusal, resolvingLookup, type LookupAll } from '../../src/webhooks/outbound.js'
 
 describe('the outbound address guard', () => {
   it('refuses every IPv6 form that embeds a refused IPv4 address, naming it', () => {
@@ -85,5 +89,95 @@ describe('one DNS lookup per host at a time', () => {
     assert.deepEqual(await other, [{ address: '93.184.216.34', family: 4 }])
     void lookup('e1.example', 0, 0)
     assert.deepEqual(asked, ['e1.example', 'e2.example', 'e1.example'], 'asked again once the first lookup ended')
+  })
+})
+
+/** A DNS server on loopback (UDP): `answer` says what each question gets; undefined: no answer at all. */
+async function dnsServer(answer: (name: string, type: string) => dnsPacket.Answer[] | 'NXDOMAIN' | undefined): Promise<{ address: string; asked: string[]; close: () => void }> {
+  const socket: Socket = createSocket('udp4')
+  const asked: string[] = []
+  socket.on('message', (message, peer) => {
+    const query = dnsPacket.decode(message)
+    const question = query.questions![0]!
+    asked.push(`${question.type} ${question.name}`)
+    const found = answer(question.name, question.type)
+    if (found === undefined) return
+    const reply = dnsPacket.encode({
+      id: query.id,
+      type: 'response',
+      flags: dnsPacket.RECURSION_DESIRED | dnsPacket.RECURSION_AVAILABLE,
+      ...(found === 'NXDOMAIN' ? { rcode: 'NXDOMAIN' } : {}),
+      questions: query.questions,
+      answers: found === 'NXDOMAIN' ? [] : found,
+    } as dnsPacket.Packet)
+    socket.send(reply, peer.port, peer.address)
+  })
+  socket.bind(0, '127.0.0.1')
+  await once(socket, 'listening')
+  return { address: `127.0.0.1:${socket.address().port}`, asked, close: () => socket.close() }
+}
+
+describe('resolving a webhook host', () => {
+  let answering: Awaited<ReturnType<typeof dnsServer>>
+  let silent: Awaited<ReturnType<typeof dnsServer>>
+  before(async () => {
+    answering = await dnsServer((name, type) => {
+      if (name === 'hooks.example') return type === 'A' ? [{ type: 'A', name, ttl: 60, data: '93.184.216.34' }] : [{ type: 'AAAA', name, ttl: 60, data: '2606:2800:220:1::1' }]
+      if (name === 'v4only.example') return type === 'A' ? [{ type: 'A', name, ttl: 60, data: '93.184.216.35' }] : []
+      return 'NXDOMAIN'
+    })
+    silent = await dnsServer(() => undefined)
+  })
+  after(() => {
+    answering.close()
+    silent.close()
+  })
+
+  /** The lookup under test against `server`, and the names the system's resolver (the thread pool's getaddrinfo) was asked. */
+  function lookupVia(server: { address: string }, timeout = 200) {
+    const resolver = new Resolver({ timeout, tries: 1 })
+    resolver.setServers([server.address])
+    const system: string[] = []
+    const systemLookup: LookupAll = async (host) => {
+      system.push(host)
+      return [{ address: '10.1.2.3', family: 4 }]
+    }
+    return { lookup: resolvingLookup(resolver, systemLookup), system }
+  }
+
+  it('takes the addresses DNS answers, IPv4 first, without asking the system', async () => {
+    const { lookup, system } = lookupVia(answering)
+    assert.deepEqual(await lookup('hooks.example', 0, 0), [
+      { address: '93.184.216.34', family: 4 },
+      { address: '2606:2800:220:1::1', family: 6 },
+    ])
+    assert.deepEqual(await lookup('hooks.example', 6, 0), [{ address: '2606:2800:220:1::1', family: 6 }], 'one family when asked for one')
+    assert.deepEqual(await lookup('v4only.example', 0, 0), [{ address: '93.184.216.35', family: 4 }], 'a name with no IPv6 address')
+    assert.deepEqual(system, [])
+  })
+
+  it('asks the system (/etc/hosts, search domains) for a name DNS says it does not know, and for localhost', async () => {
+    const { lookup, system } = lookupVia(answering)
+    assert.deepEqual(await lookup('receiver', 0, 0), [{ address: '10.1.2.3', family: 4 }])
+    await lookup('localhost', 0, 0)
+    await lookup('api.localhost', 0, 0)
+    assert.deepEqual(system, ['receiver', 'localhost', 'api.localhost'])
+    assert.ok(!answering.asked.some((question) => question.endsWith('localhost')), 'localhost is never asked of DNS')
+  })
+
+  it('fails a name whose DNS never answers after its timeout, and never asks the system for it: no thread of the pool waits on a silent server', async () => {
+    const { lookup, system } = lookupVia(silent, 100)
+    // A tenant's 16 endpoints, each at a host of its own, all on a silent DNS server.
+    const started = Date.now()
+    const results = await Promise.allSettled(Array.from({ length: 16 }, (_, i) => lookup(`e${i}.silent.example`, 0, 0)))
+    for (const result of results) {
+      assert.equal(result.status, 'rejected')
+      const error = (result as PromiseRejectedResult).reason as NodeJS.ErrnoException
+      assert.equal(error.code, 'ETIMEOUT')
+      assert.match(error.message, /^DNS gave no answer for e\d+\.silent\.example \(ETIMEOUT\)$/)
+    }
+    assert.deepEqual(system, [], 'not one getaddrinfo: each would hold a thread of the pool for about 10 s')
+    assert.ok(silent.asked.length >= 32, 'both families of every name were asked of DNS')
+    assert.ok(Date.now() - started < 5_000, 'given up after the resolver\'s timeout')
   })
 })
