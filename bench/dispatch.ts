@@ -11,7 +11,7 @@
 import { spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { sql } from 'kysely'
 import { numbered, openDatabase } from '../test/helpers/database.js'
@@ -27,7 +27,9 @@ const USAGE = `npm run bench:dispatch -- [options]
   --endpoints N                  endpoints taking every event, each its own path of the receiver (1)
   --seconds S                    stop after this long even if some are left (60)
   --per-endpoint N               PETSTORE_WEBHOOK_PER_ENDPOINT (the default, 8)
-  --against REV                  measure REV too, before this checkout, in the same run`
+  --against REV                  measure REV too, before this checkout, in the same run
+  --rounds N                     runs of each revision on each store, which goes first turning each round (1)
+  --cpu-prof DIR                 run each dispatcher with --cpu-prof, writing its profile to DIR`
 
 const { values } = parseArgs({
   options: {
@@ -37,6 +39,8 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '60' },
     'per-endpoint': { type: 'string' },
     against: { type: 'string' },
+    'cpu-prof': { type: 'string' },
+    rounds: { type: 'string', default: '1' },
     help: { type: 'boolean' },
   },
 })
@@ -48,12 +52,15 @@ const stores: StoreKind[] = values.store === 'both' ? ['sqlite', 'postgres'] : [
 const events = Number(values.events)
 const seconds = Number(values.seconds)
 const endpoints = Number(values.endpoints)
+const rounds = Number(values.rounds)
 /** Deliveries to make: each event to each endpoint. */
 const deliveries = events * endpoints
-if (!stores.every((store) => store === 'sqlite' || store === 'postgres') || !(events > 0) || !(seconds > 0) || !Number.isInteger(endpoints) || !(endpoints >= 1)) {
+if (!stores.every((store) => store === 'sqlite' || store === 'postgres') || !(events > 0) || !(seconds > 0) || !Number.isInteger(endpoints) || !(endpoints >= 1) || !Number.isInteger(rounds) || !(rounds >= 1)) {
   console.error(USAGE)
   process.exit(2)
 }
+/** SIGTERM lets the dispatcher exit on its own, so --cpu-prof writes the profile. */
+const profiling = values['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', resolve(values['cpu-prof'])] : []
 /** A main key of the run's own: the endpoint's secret is sealed with it, and the dispatcher opens it. */
 const SECRET_KEY = Buffer.alloc(32, 7).toString('base64')
 
@@ -113,7 +120,7 @@ async function measure(kind: StoreKind, checkout: string, label: string): Promis
       ...(values['per-endpoint'] ? { PETSTORE_WEBHOOK_PER_ENDPOINT: values['per-endpoint'] } : {}),
     }
     const started = performance.now()
-    const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, join(checkout, 'dist/dispatch.js')], { env, stdio: ['ignore', 'ignore', 'pipe'] })
+    const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, ...profiling, join(checkout, 'dist/dispatch.js')], { env, stdio: ['ignore', 'ignore', 'pipe'] })
     let stderr = ''
     child.stderr.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)))
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
@@ -153,16 +160,36 @@ if (values.against) {
 }
 checkouts.push({ title: 'this checkout', dir: '.' })
 const lines = ['| Store | Revision | Delivered | Deliveries/s | First delivery | Peak RSS |', '|---|---|---:|---:|---:|---:|']
+/** Each store's rates by revision, over the rounds. */
+const rates = new Map<string, number[]>()
 try {
-  for (const kind of stores) {
-    for (const [i, { title, dir }] of checkouts.entries()) {
-      const result = await measure(kind, dir, `dispatch_${i}`)
-      const line = `| ${kind} | ${title} | ${result.delivered.toLocaleString('en')} of ${deliveries.toLocaleString('en')} | ${result.perS.toFixed(0)} | ${result.firstMs === undefined ? '–' : `${(result.firstMs / 1000).toFixed(2)} s`} | ${result.peakRssMb.toFixed(0)} MB |`
-      console.error(line)
-      lines.push(line)
+  for (let round = 0; round < rounds; round++) {
+    for (const kind of stores) {
+      // Which revision goes first turns each round: on this machine the second of a pair
+      // ran a few per cent slower, whichever it was.
+      const order = round % 2 === 0 ? [...checkouts.entries()] : [...checkouts.entries()].reverse()
+      for (const [i, { title, dir }] of order) {
+        const result = await measure(kind, dir, `dispatch_${i}`)
+        const line = `| ${kind} | ${title} | ${result.delivered.toLocaleString('en')} of ${deliveries.toLocaleString('en')} | ${result.perS.toFixed(0)} | ${result.firstMs === undefined ? '–' : `${(result.firstMs / 1000).toFixed(2)} s`} | ${result.peakRssMb.toFixed(0)} MB |`
+        console.error(line)
+        lines.push(line)
+        const key = `${kind}\t${title}`
+        rates.set(key, [...(rates.get(key) ?? []), result.perS])
+      }
     }
   }
 } finally {
   for (const { checkout } of checkouts) await checkout?.remove()
+}
+const mean = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / values.length
+if (rounds > 1 || checkouts.length > 1) {
+  lines.push('', '| Store | Revision | Mean deliveries/s | This checkout over it |', '|---|---|---:|---:|')
+  for (const kind of stores) {
+    const ours = mean(rates.get(`${kind}\tthis checkout`) ?? [])
+    for (const { title } of checkouts) {
+      const theirs = mean(rates.get(`${kind}\t${title}`) ?? [])
+      lines.push(`| ${kind} | ${title} | ${theirs.toFixed(0)} | ${title === 'this checkout' ? '–' : (ours / theirs).toFixed(2)} |`)
+    }
+  }
 }
 console.log(lines.join('\n'))
