@@ -19,7 +19,7 @@
 // Throughput to one endpoint: a delivery is under lease from its claim to its record, a
 // few statements' time, so `perEndpoint` leases alone would cap an endpoint at
 // `perEndpoint` deliveries per record-and-claim. An endpoint that answers quickly gets
-// up to CLAIM_AHEAD more claimed ahead, as long as this dispatcher holds all of its
+// up to `deliveries.claimAhead` more claimed ahead, as long as this dispatcher holds all of its
 // leases (the store checks): they wait here and each starts as one of its requests
 // ends, never more than `perEndpoint` under way, without waiting for the database.
 import type { KeyObject } from 'node:crypto'
@@ -39,14 +39,6 @@ export const DISABLE_AFTER_MS = 5 * 86_400_000
 /** Deliveries claimed at a time, at most. */
 const BATCH = 64
 /**
- * Deliveries claimed ahead for an endpoint that answers quickly, beyond its
- * `perEndpoint`: held back, each goes as one of the endpoint's requests ends, so that
- * its requests follow each other without waiting for a claim. A delivery is under lease
- * from its claim to its record, a few statements' time (under load, 10 ms each): the
- * rate to one endpoint is at most the deliveries held over that time.
- */
-const CLAIM_AHEAD = 64
-/**
  * Attempts written in one statement at most; and how long an ended attempt waits for
  * others to be written with it. A write costs about 130 µs on SQLite however few it
  * records (15 µs more each): written one turn of the event loop at a time, a quick
@@ -54,8 +46,14 @@ const CLAIM_AHEAD = 64
  */
 const RECORD_BATCH = 64
 const RECORD_WAIT_MS = 5
-/** After a claim that found less than it asked for, the room a quick endpoint's ended attempts must give back before the next claim (worthClaiming). */
-const CLAIM_WHEN_FREED = CLAIM_AHEAD / 4
+/**
+ * After a claim that found less than it asked for, the room a quick endpoint's ended
+ * attempts must give back before the next claim (worthClaiming). (A delivery is under
+ * lease from its claim to its record, a few statements' time, under load 10 ms each: the
+ * rate to one endpoint is at most the deliveries held over that time, its `perEndpoint`
+ * and those claimed ahead, `deliveries.claimAhead`.)
+ */
+const CLAIM_WHEN_FREED = 16
 /** Signing secrets kept open at most (see `opened`). */
 const OPENED_KEPT = 1_024
 /** An endpoint answers quickly when its latest request took less than this, and none under way has been open this long. */
@@ -390,8 +388,8 @@ export function startDispatcher({
   // oldest due deliveries): made at every write of attempts, with one quick endpoint
   // taking a few deliveries each time, claims were half the dispatcher's CPU on SQLite.
   // After a claim that found less than it asked for (the queue's due work all taken, or
-  // held by full endpoints), the next waits until there is room worth a claim: a quarter
-  // of CLAIM_AHEAD given back by a quick endpoint's attempts, or any by an endpoint with
+  // held by full endpoints), the next waits until there is room worth a claim:
+  // CLAIM_WHEN_FREED given back by a quick endpoint's attempts, or any by an endpoint with
   // nothing more held back (a slow one, or a quick one running dry). The poll claims too.
   /** A claim beyond the poll's may be made now: there is a backlog, and the dispatcher is neither closing nor giving way. */
   const mayClaim = () => backlog && !closed && !busy()
@@ -586,7 +584,7 @@ export function startDispatcher({
     // Held back, a delivery goes only with time for its attempt left under its lease
     // (fill), and only while its endpoint answers within FLOWING_MS (else given back
     // below): with a lease barely longer than an attempt, none is held back.
-    const extra = leaseMs >= 2 * timeoutMs ? CLAIM_AHEAD : 0
+    const extra = leaseMs >= 2 * timeoutMs ? deliveries.claimAhead : 0
     const ahead: { extra: number; endpoints: number[]; held: number[] } = { extra, endpoints: [], held: [] }
     for (const [endpointId, work] of endpoints) {
       if (flowing(work, at)) ahead.endpoints.push(endpointId)

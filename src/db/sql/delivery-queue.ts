@@ -307,6 +307,7 @@ export function createDeliveryQueue(db: Kysely<Database>, dialect: Dialect, watc
   }
 
   return {
+    claimAhead: dialect === 'postgres' ? 256 : 64,
     async fanOut(now, limit) {
       // One scheduled delivery per endpoint and event (the partial unique index of
       // migration 2026-11-25-012): a second fan-out of an event adds none. The rule is
