@@ -96,6 +96,40 @@ describe("the delivery queue's plans without statistics (postgres)", async () =>
     assert.ok(claimed > 0 && claimed <= 2_048, `a claim read ${claimed} deliveries (every pending one: 20,000)`)
   })
 
+  it("hops endpoint by endpoint when the oldest due all belong to a full endpoint, reading each one's oldest few, not the whole backlog", async () => {
+    // Whatever an earlier test left pending is done: this one's queue is its own.
+    await query("update webhook_deliveries set status = 'delivered', lease_until = null where status = 'pending'")
+    const [account] = await query<{ id: number }>("insert into accounts (name, plan, created_at) values ('hops', 'pro', 0) returning id")
+    const endpoints = await query<{ id: number }>(
+      "insert into webhook_endpoints (account_id, url, description, enabled_events, secret, created_at) select $1, 'https://example.com/' || n, '', '*', 'sealed', 0 from generate_series(1, 101) n returning id",
+      [account!.id],
+    )
+    const [hanging, ...others] = endpoints.map((row) => Number(row.id))
+    const [{ first }] = (await query<{ first: string }>(
+      "with made as (insert into events (type, account_id, data, created_at, fan_out_pending) select 'pet.created', null, '{}', 0, 0 from generate_series(1, 12000) returning id) select min(id) as first from made",
+    )) as [{ first: string }]
+    // An endpoint that never answers: the 10,000 oldest due are its own, and it has its 8
+    // under lease. Then 20 due, later, for each of 100 others.
+    await query(
+      "insert into webhook_deliveries (endpoint_id, event_id, status, attempts, next_attempt_at, created_at, trigger) select $1, $2::bigint + n, 'pending', 0, 0, 0, 'scheduled' from generate_series(0, 9999) n",
+      [hanging, first],
+    )
+    await query('update webhook_deliveries set lease_until = 9e15 where id in (select id from webhook_deliveries where endpoint_id = $1 order by id limit 8)', [hanging])
+    await query(
+      "insert into webhook_deliveries (endpoint_id, event_id, status, attempts, next_attempt_at, created_at, trigger) select e, $2::bigint + 10000 + n, 'pending', 0, 1, 0, 'scheduled' from unnest($1::bigint[]) e, generate_series(0, 19) n",
+      [others, first],
+    )
+    const [claim] = await statementsOf((queue) => queue.claimDue(2, 60_000, 64, 8))
+    const read = await readOf(claim!, 'webhook_deliveries')
+    // The head (CLAIM_LOOKS_AT, 1,024), then at most HOPS (64) endpoints from each end and
+    // HOP_TAKES (4) of each. A hop written as a correlated IN read every delivery once for
+    // each endpoint (12,000 × 101), and a claim took 500 ms.
+    assert.ok(read > 0 && read <= 3_000, `a claim read ${read} deliveries`)
+    const taken = await createDeliveryQueue(suite.other.db, 'postgres').claimDue(2, 60_000, 64, 8)
+    assert.equal(taken.length, 64)
+    assert.ok(taken.every((delivery) => delivery.endpoint.id !== hanging), 'none of the full endpoint')
+  })
+
   it("has autovacuum clear the queue's dead rows, and analyze it, once 1 % has changed (migration 2026-11-28-015)", async () => {
     const rows = await query<{ relname: string; reloptions: string[] }>(
       "select relname, reloptions from pg_class where relname in ('webhook_deliveries', 'events') order by relname",
