@@ -9,7 +9,11 @@ import type { FastifySchemaValidationError, FastifySchema, RouteOptions } from '
 import { closest } from '../closest.js'
 import type { TSchema } from 'typebox'
 import { ApiError, type ErrorDetail } from '../errors.js'
+import { DURATION_PATTERN, DURATION_WORDS } from '../schemas/key.js'
 import { LABEL_PATTERN, LABEL_TEXT_NOTE } from '../schemas/text.js'
+
+/** Patterns a caller types, said in words: a 400 that shows a regular expression helps few people. */
+const PATTERN_WORDS: Readonly<Record<string, string>> = { [DURATION_PATTERN]: DURATION_WORDS }
 
 type HttpPart = 'body' | 'querystring' | 'params' | 'headers' | string
 
@@ -171,9 +175,12 @@ function describe(error: ErrorObject, where: 'field' | 'parameter'): ErrorDetail
       return { field: name, message: `${subject} must be at least ${String(params.limit)} character${params.limit === 1 ? '' : 's'} long` }
     case 'maxLength':
       return { field: name, message: `${subject} must be at most ${String(params.limit)} characters long` }
-    case 'pattern':
+    case 'pattern': {
       // The names' pattern asks for one non-space character; an id's says its shape.
-      return { field: name, message: params.pattern === '\\S' ? `${subject} must not be blank` : `${subject} must match ${String(params.pattern)}` }
+      if (params.pattern === '\\S') return { field: name, message: `${subject} must not be blank` }
+      const words = PATTERN_WORDS[String(params.pattern)]
+      return { field: name, message: words ? `${subject} must be ${words}` : `${subject} must match ${String(params.pattern)}` }
+    }
     case 'enum':
       return { field: name, message: `${subject} must be one of ${(params.allowedValues as unknown[]).join(', ')}` }
     case 'format':

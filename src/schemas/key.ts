@@ -53,12 +53,16 @@ export const ApiKey = Type.Object(
 )
 export type ApiKey = Static<typeof ApiKey>
 
+/** `expiresIn` as text: seconds, or a number of s, m, h or d; and that in words, for a 400 (plugins/validation.ts). */
+export const DURATION_PATTERN = '^[1-9][0-9]{0,8}[smhd]?$'
+export const DURATION_WORDS = 'a duration: a whole number without leading zeros, then s, m, h or d, such as "90s", "30m", "12h" or "30d"'
+
 export const NewApiKey = Type.Object(
   {
     name: Type.Optional(Name),
     scopes: Type.Optional(scopeOrPresetList('Default: `all`. ')),
     expiresIn: Type.Optional(
-      Type.Union([Type.Integer({ minimum: 1, maximum: 366 * 86_400 }), Type.String({ pattern: '^[1-9][0-9]{0,8}[smhd]?$' })], {
+      Type.Union([Type.Integer({ minimum: 1, maximum: 366 * 86_400 }), Type.String({ pattern: DURATION_PATTERN })], {
         description: 'How long until the key stops working: seconds (`3600`), or a duration (`"90s"`, `"30m"`, `"12h"`, `"30d"`); at most 366 days. Absent: as long as the calling key (never, if it never expires); never later than the calling key.',
         examples: ['30d'],
       }),
