@@ -960,6 +960,39 @@ for (const store of STORES) {
       }
     })
 
+    it("leaves out of its lag an endpoint with all its requests under way while it has time to spare: one tenant's slow receiver, alone, paces nobody's writes", async () => {
+      // 500 ms an answer, 8 at a time: 16 a second, for 120 events 30 s old, and no other endpoint.
+      const slowServer = createServer((req, res) => {
+        req.resume()
+        req.on('end', () => setTimeout(() => res.writeHead(204).end(), 500))
+      })
+      await new Promise<void>((resolve) => slowServer.listen(0, '127.0.0.1', resolve))
+      const slowEndpoint = (await post<{ id: number }>('/v1/webhook-endpoints', { url: `http://127.0.0.1:${(slowServer.address() as AddressInfo).port}/`, enabledEvents: ['pet.created'] })).body
+      await backlog(120)
+      clock.advance(30_000)
+      const lagWhileSending = async (spareTime?: () => boolean) => {
+        const dispatching = startDispatcher({ deliveries: server.store.deliveries, secrets: server.secrets, clock, allowed: LOOPBACK, pollMs: 3_600_000, schedule: SCHEDULE, listen: false, ...(spareTime ? { spareTime } : {}) })
+        try {
+          dispatching.wake()
+          const started = performance.now()
+          // Its first 8 under way (an endpoint never heard from gets no more until it answers).
+          while (dispatching.inFlight < 8 && performance.now() - started < 3_000) await new Promise((resolve) => setTimeout(resolve, 10))
+          assert.equal(dispatching.inFlight, 8)
+          return dispatching.lagMs
+        } finally {
+          await dispatching.close()
+        }
+      }
+      try {
+        assert.equal(await lagWhileSending(), 0, 'its 8 under way, the process idle: the receiver is what holds it back')
+        const counted = await lagWhileSending(() => false)
+        assert.ok(counted !== undefined && counted >= 29_000, `a process with no time to spare counts it (${counted} ms): then the dispatcher may be what is behind`)
+      } finally {
+        await new Promise<void>((resolve) => slowServer.close(() => resolve()))
+        await server.request(`/v1/webhook-endpoints/${slowEndpoint.id}`, { method: 'DELETE', key })
+      }
+    })
+
     it('is 0 behind once what it claimed is delivered, however long the service then stays idle', async () => {
       const { id } = await endpoint(['pet.created'])
       await backlog(5)

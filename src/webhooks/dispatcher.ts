@@ -79,6 +79,24 @@ export const REREAD_AFTER_MS = 100
 export const MAX_IN_FLIGHT = 512
 /** Deliveries in flight to one endpoint, across the dispatchers (each claim's view). */
 export const PER_ENDPOINT_IN_FLIGHT = 8
+/** The share of its time a process's event loop may be busy and still have time to spare (spareTime). */
+const SPARE_BELOW = 0.8
+
+/** Whether the event loop was busy less than SPARE_BELOW of the last second or so (performance.eventLoopUtilization, sampled at most twice a second). */
+function eventLoopHasSpareTime(): () => boolean {
+  let last = performance.eventLoopUtilization()
+  let spare = true
+  return () => {
+    const now = performance.eventLoopUtilization()
+    const since = performance.eventLoopUtilization(now, last)
+    if (since.idle + since.active >= 500) {
+      spare = since.utilization < SPARE_BELOW
+      last = now
+    }
+    return spare
+  }
+}
+
 /** Events fanned out per transaction. */
 const FAN_OUT_BATCH = 500
 
@@ -125,6 +143,13 @@ export interface DispatcherOptions {
    * polls, and catches up when they slacken. Never, by default.
    */
   busy?: () => boolean
+  /**
+   * True while this process has time to spare (its event loop busy under SPARE_BELOW of
+   * the last second, by default). An endpoint with all its `perEndpoint` requests under
+   * way while there is time to spare is held back by its receiver, not by this
+   * dispatcher: it stays out of `lagMs`.
+   */
+  spareTime?: () => boolean
   onError?: (error: unknown, what: string) => void
   /** Told of each attempt once it is recorded: its outcome, and for a delivery, the ms from the event's creation (a manual one's queueing) to the 2xx. */
   onAttempt?: (outcome: AttemptOutcome, latencyMs: number | undefined) => void
@@ -146,6 +171,7 @@ export function startDispatcher({
   perEndpoint = PER_ENDPOINT_IN_FLIGHT,
   holdsProcess = false,
   busy = () => false,
+  spareTime = eventLoopHasSpareTime(),
   onError = () => {},
   onAttempt = () => {},
 }: DispatcherOptions) {
@@ -748,8 +774,14 @@ export function startDispatcher({
       // for ACTIVE_MS, an idle service read up to 10 s behind, and its writes were paced.)
       // Nor does one of which it holds only retries: a receiver that fails fast, retried
       // seconds later, read as that far behind, and paced every tenant's writes.
+      // Nor one with all its requests under way while this process has time to spare: its
+      // receiver is what holds it back (an endpoint that answers in 900 ms takes 9 a second),
+      // and counted, it alone paced every tenant's writes to that.
+      const spare = spareTime()
       for (const [endpointId, { from, at }] of frontiers) {
-        if (now - at < ACTIVE_MS && ((endpoints.get(endpointId)?.heldFirst ?? 0) > 0 || now - at < CAUGHT_UP_AFTER_MS)) claims = Math.max(claims, from)
+        const work = endpoints.get(endpointId)
+        if (spare && work !== undefined && work.sending >= perEndpoint) continue
+        if (now - at < ACTIVE_MS && ((work?.heldFirst ?? 0) > 0 || now - at < CAUGHT_UP_AFTER_MS)) claims = Math.max(claims, from)
       }
       const from = Math.min(fanOutFrom ?? Infinity, claims === -Infinity ? Infinity : claims)
       return from === Infinity ? 0 : Math.max(0, now - from)
