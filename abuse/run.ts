@@ -9,6 +9,8 @@
 // only). Prints a table (docs/operations.md keeps one) and exits 1 on any failed
 // assertion. --short (.ci/run): fewer requests, the store calls alone as the cost.
 import { readdirSync, readFileSync, readlinkSync, mkdtempSync, rmSync } from 'node:fs'
+import { createSocket } from 'node:dgram'
+import { once } from 'node:events'
 import { Agent, request as httpRequest } from 'node:http'
 import { connect, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -124,9 +126,14 @@ async function runOn(kind: 'sqlite' | 'postgres') {
   const doomed = (await issueTestKey(store.apiKeys, { name: 'to be banned', plan: 'enterprise', custom: { perMinute: 3, perDay: 1_000 } })).secret
   const readOnly = (await issueTestKey(store.apiKeys, { name: 'read only', plan: 'enterprise', custom: UNLIMITED, scopes: ['pets:read'] })).secret
   await store.close()
+  // A DNS server that never answers: the server asks it of webhook hosts.
+  const silentDns = createSocket('udp4')
+  silentDns.bind(0, '127.0.0.1')
+  await once(silentDns, 'listening')
 
   const env: Record<string, string> = {
     DATABASE_URL: databaseUrl,
+    PETSTORE_WEBHOOK_DNS_SERVERS: `127.0.0.1:${silentDns.address().port}`,
     PETSTORE_BAN_AFTER: String(BAN_AFTER),
     PETSTORE_BAN_SECONDS: '600',
     PETSTORE_HEADERS_TIMEOUT: String(HEADERS_TIMEOUT_S),
@@ -437,6 +444,32 @@ async function runOn(kind: 'sqlite' | 'postgres') {
     return { requests: urls.length, statuses, refusals: count(statuses, 400), check: only(statuses, 400) }
   }, { costed: false })
 
+  // A tenant's names whose DNS never answers: each is a lookup that gives up after its
+  // timeout (about 4.5 s), and none holds a thread of libuv's pool, which a name only the
+  // system resolves (localhost, /etc/hosts) needs meanwhile.
+  await attack('silent DNS: endpoints at names whose DNS never answers, and a localhost URL meanwhile', async () => {
+    const n = 20
+    const json = { ...bearer(other), 'content-type': 'application/json' }
+    const silent = Promise.all(
+      Array.from({ length: n }, (_, i) =>
+        call(server.url, '/v1/webhook-endpoints', { method: 'POST', headers: json, body: JSON.stringify({ url: `https://h${i}-${Date.now()}.silent.example/hook`, enabledEvents: ['pet.created'] }), from: ATTACKER }),
+      ),
+    )
+    await sleep(200)
+    const started = performance.now()
+    const local = await call(server.url, '/v1/webhook-endpoints', { method: 'POST', headers: { ...bearer(legit), 'content-type': 'application/json' }, body: JSON.stringify({ url: 'https://localhost/hook', enabledEvents: ['pet.created'] }) })
+    const localMs = performance.now() - started
+    const answers = await silent
+    const statuses = new Map<number, number>()
+    for (const { status } of [...answers, local]) statuses.set(status, (statuses.get(status) ?? 0) + 1)
+    const check = only(statuses, 400)
+    const timedOut = answers.filter((answer) => answer.text.includes('ETIMEOUT')).length
+    if (timedOut !== n) check.push(`${n - timedOut} of the silent names' answers do not say ETIMEOUT (asked of another DNS server?)`)
+    if (!local.text.includes('loopback')) check.push(`the localhost URL: ${local.status} ${local.text}`)
+    if (localMs > 1_000) check.push(`the localhost URL waited ${localMs.toFixed(0)} ms behind the silent lookups`)
+    return { requests: n + 1, statuses, refusals: n + 1, check }
+  }, { costed: false })
+
   await attack('fuzzing: junk paths, methods, queries and bodies', async () => {
     const junk = ['%00', '%', '..%2f..%2f', '\u{1F600}', "'; DROP TABLE pets;--", '{"__proto__":{"x":1}}', 'A'.repeat(5000), '-1', '1e309', 'null']
     const methods = ['GET', 'POST', 'PATCH', 'DELETE', 'PUT', 'OPTIONS']
@@ -465,6 +498,7 @@ async function runOn(kind: 'sqlite' | 'postgres') {
   server.child.kill('SIGTERM')
   await server.exited
   await database?.drop()
+  silentDns.close()
   rmSync(dir, { recursive: true, force: true })
 }
 

@@ -40,6 +40,8 @@ export interface Config {
   readonly maxConnectionsPerIp: number
   /** Address ranges webhooks may be sent to although not public (tests, a private network): CIDRs. */
   readonly webhookAllowCidrs: readonly string[]
+  /** DNS servers webhook hosts are asked of (`address` or `address:port`); empty: those of /etc/resolv.conf. */
+  readonly webhookDnsServers: readonly string[]
   /** `on`: this process delivers webhooks beside serving; `off`: a `petstore dispatch` process does. */
   readonly dispatch: 'on' | 'off'
   /** Seconds a dispatcher holds a delivery it claimed: a dispatcher that dies holding one, another retries after this long. */
@@ -108,6 +110,7 @@ export function loadConfig(env: Env = process.env): Config {
     // Behind a proxy every connection comes from the proxy's address: no limit unless set.
     maxConnectionsPerIp: integer(env, 'PETSTORE_MAX_CONNECTIONS_PER_IP', trustProxy(env) === false ? 128 : 0, 0, 1_000_000),
     webhookAllowCidrs: cidrs(env, 'PETSTORE_WEBHOOK_ALLOW_CIDRS'),
+    webhookDnsServers: dnsServers(env, 'PETSTORE_WEBHOOK_DNS_SERVERS'),
     dispatch: oneOf(env, 'PETSTORE_DISPATCH', ['on', 'off'] as const, 'on'),
     webhookLease: integer(env, 'PETSTORE_WEBHOOK_LEASE', 60, 1, 3600),
     webhookMaxEndpoints: integer(env, 'PETSTORE_WEBHOOK_MAX_ENDPOINTS', 16, 1, 10_000),
@@ -201,6 +204,17 @@ function cidrs(env: Env, name: string): string[] {
     const valid = range.includes('/') ? ipaddr.isValidCIDR(range) : ipaddr.isValid(range)
     if (!valid || (port !== undefined && (Number(port) < 1 || Number(port) > 65_535))) {
       throw new ConfigError(`${name} must be a comma-separated list of CIDRs or addresses, each with an optional port, such as 127.0.0.0/8, 127.0.0.1:4000 or [::1]:4000, got "${entry}"`)
+    }
+  }
+  return list
+}
+
+function dnsServers(env: Env, name: string): string[] {
+  const list = (env[name] ?? '').split(',').map((entry) => entry.trim()).filter((entry) => entry !== '')
+  for (const entry of list) {
+    const [, address = '', port] = /^\[([^\]]+)\](?::(\d{1,5}))?$/.exec(entry) ?? /^([\d.]+)(?::(\d{1,5}))?$/.exec(entry) ?? /^([\da-fA-F:]+)$/.exec(entry) ?? []
+    if (!ipaddr.isValid(address) || (port !== undefined && (Number(port) < 1 || Number(port) > 65_535))) {
+      throw new ConfigError(`${name} must be a comma-separated list of DNS servers' addresses, each with an optional port, such as 10.0.0.2, 10.0.0.2:5353 or [fd00::53]:53, got "${entry}"`)
     }
   }
   return list

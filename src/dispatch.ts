@@ -15,9 +15,10 @@ import { unsupportedNodeMessage } from './node-support.js'
 import { createDispatchMetrics } from './plugins/metrics.js'
 import { startDispatcher } from './webhooks/dispatcher.js'
 import { secretBoxFromConfig } from './secrets/secret-box.js'
-import { parseCidrs } from './webhooks/outbound.js'
+import { parseCidrs, useDnsServers } from './webhooks/outbound.js'
 
 export async function runDispatch(config: Config): Promise<void> {
+  useDnsServers(config.webhookDnsServers)
   const log = pino(loggerOptions(config))
   const secrets = secretBoxFromConfig(config)
   const store = await openStoreFromConfig(config, {

@@ -15,7 +15,7 @@ import { createRateLimiterFromConfig } from './rate-limit/from-config.js'
 import { createUsageRecorder } from './usage/recorder.js'
 import { startDispatcher } from './webhooks/dispatcher.js'
 import { secretBoxFromConfig } from './secrets/secret-box.js'
-import { parseCidrs } from './webhooks/outbound.js'
+import { parseCidrs, useDnsServers } from './webhooks/outbound.js'
 import { requestPressure } from './webhooks/request-pressure.js'
 import { writePacing, type WritePacing } from './webhooks/write-pacing.js'
 import { createRequestTracker } from './plugins/in-flight.js'
@@ -24,6 +24,7 @@ import { createRequestTracker } from './plugins/in-flight.js'
 type Report = (level: 'warn' | 'error', message: string, error?: unknown, fields?: Record<string, unknown>) => void
 
 export async function startServer(config: Config) {
+  useDnsServers(config.webhookDnsServers)
   // Log lines before the app exists (Redis that never connects is told while starting) are log lines like the others.
   const early = pino(loggerOptions(config))
   let report: Report = (level, message, error, fields) => early[level]({ ...fields, err: error }, message)

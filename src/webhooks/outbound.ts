@@ -223,7 +223,17 @@ export function resolvingLookup(resolver: Pick<Resolver, 'resolve4' | 'resolve6'
 const systemLookup: LookupAll = (host, family, hints) =>
   new Promise((resolve, reject) => dnsLookup(host, { all: true, family, hints }, (error, addresses) => (error ? reject(error) : resolve(addresses))))
 
-const lookupAll = oneLookupPerHost(resolvingLookup(new Resolver({ timeout: DNS_TIMEOUT_MS, tries: DNS_TRIES }), systemLookup))
+const resolver = new Resolver({ timeout: DNS_TIMEOUT_MS, tries: DNS_TRIES })
+const lookupAll = oneLookupPerHost(resolvingLookup(resolver, systemLookup))
+
+/**
+ * Asks webhook hosts of these DNS servers (PETSTORE_WEBHOOK_DNS_SERVERS: `address` or
+ * `address:port`) rather than those of /etc/resolv.conf: a resolver of the operator's
+ * that filters or logs what webhooks look up. For the whole process, as `dns.setServers` is.
+ */
+export function useDnsServers(servers: readonly string[]): void {
+  if (servers.length > 0) resolver.setServers(servers)
+}
 
 function resolveAll(host: string): Promise<LookupAddress[]> {
   return lookupAll(host, 0, 0).catch((error: NodeJS.ErrnoException) => Promise.reject(new OutboundRefused(`url's host does not resolve: ${error.code ?? error.message}`)))

@@ -45,6 +45,15 @@ describe('config', () => {
     assert.ok(Object.isFrozen(config))
   })
 
+  it('reads PETSTORE_WEBHOOK_DNS_SERVERS: addresses, each with an optional port; none: /etc/resolv.conf', () => {
+    assert.deepEqual(loadConfig({}).webhookDnsServers, [])
+    const entries = ['10.0.0.2', '10.0.0.2:5353', '[fd00::53]:53', 'fd00::53']
+    assert.deepEqual(loadConfig({ PETSTORE_WEBHOOK_DNS_SERVERS: entries.join(', ') }).webhookDnsServers, entries)
+    for (const bad of ['dns.example', '10.0.0.0/8', '10.0.0.2:0', '10.0.0.2:70000', '[fd00::53]x']) {
+      assert.throws(() => loadConfig({ PETSTORE_WEBHOOK_DNS_SERVERS: bad }), /PETSTORE_WEBHOOK_DNS_SERVERS must be/, bad)
+    }
+  })
+
   it('takes LOG_FORMAT json (the default) or pretty, and refuses pretty in production', () => {
     assert.equal(loadConfig({}).logFormat, 'json')
     assert.equal(loadConfig({ LOG_FORMAT: 'pretty' }).logFormat, 'pretty')
