@@ -19,17 +19,41 @@ interface Refusals {
 
 /** Above this many identities, entries whose windows and ban have all passed are dropped. */
 const SWEEP_ABOVE = 10_000
+/**
+ * Addresses counted at most (`ip:` identities, the callers without a valid key): past it,
+ * a sweep forgets those whose minute has passed, daily count and all, down to half. The
+ * daily window kept every address seen until midnight UTC (about 160 bytes each), so
+ * requests from many addresses grew the heap without bound; a flood from this many
+ * addresses forgets their daily counts, never a minute's count or a ban. (So about this
+ * many are kept, and those of the minute under way beside them.)
+ */
+export const MAX_ADDRESSES = 200_000
 
-export function createMemoryCounterStore(clock: Clock): LocalCounterStore {
+export function createMemoryCounterStore(clock: Clock, { maxAddresses = MAX_ADDRESSES }: { maxAddresses?: number } = {}): LocalCounterStore {
   const counters = new Map<string, Counters>()
   const refusals = new Map<string, Refusals>()
   let sweepAt = SWEEP_ABOVE
 
   function sweep(now: number, minute: number) {
     const day = Math.floor(now / DAY_MS)
-    for (const [identity, c] of counters) if (c.minute < minute && c.day < day) counters.delete(identity)
+    let addresses = 0
+    for (const [identity, c] of counters) {
+      if (c.minute < minute && c.day < day) counters.delete(identity)
+      else if (identity.startsWith('ip:')) addresses++
+    }
+    // In the order they were first seen: the oldest addresses go first.
+    if (addresses > maxAddresses) {
+      for (const [identity, c] of counters) {
+        if (addresses <= maxAddresses / 2) break
+        if (c.minute < minute && identity.startsWith('ip:')) {
+          counters.delete(identity)
+          addresses--
+        }
+      }
+    }
     for (const [identity, r] of refusals) if (r.minute < minute && r.bannedUntil <= now) refusals.delete(identity)
-    sweepAt = Math.max(SWEEP_ABOVE, (counters.size + refusals.size) * 2)
+    // Doubling, but never more than half the cap beyond: then a sweep finds it passed.
+    sweepAt = Math.max(SWEEP_ABOVE, Math.min((counters.size + refusals.size) * 2, counters.size + refusals.size + maxAddresses / 2 + 1))
   }
 
   function hitNow({ identity, banIdentity, limits, banAfter, banMs }: HitRequest): HitResult {

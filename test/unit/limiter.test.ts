@@ -123,3 +123,25 @@ describe('rate limiter and its headers', () => {
     assert.equal((await hit(limits)).outcome, 'served')
   })
 })
+
+describe('the in-memory counters, under requests from many addresses', () => {
+  it('keep a bounded number of addresses: past it, the oldest whose minute has passed are forgotten, daily count and all; never an account, a minute or a ban', async () => {
+    const clock = createManualClock(Date.UTC(2026, 10, 29, 1, 0, 0))
+    const store = createMemoryCounterStore(clock, { maxAddresses: 20_000 })
+    const limits = { perMinute: 60, perDay: 1_000 }
+    const hit = (identity: string) => store.hitNow({ identity, banIdentity: identity, limits, banAfter: 5, banMs: 600_000 })
+    hit('account:1@0')
+    hit('ip:10.0.0.1')
+    // A minute later, 50,000 more addresses, one request each, a minute at a time.
+    for (let i = 0; i < 50_000; i++) {
+      if (i % 10_000 === 0) clock.advance(60_000)
+      hit(`ip:10.1.${i >> 8}.${i & 255}`)
+    }
+    assert.equal(store.peekNow('ip:10.0.0.1', 'ip:10.0.0.1').dayCount, 0, 'the oldest address is forgotten')
+    assert.equal(store.peekNow('account:1@0', 'account:1@0').dayCount, 1, 'an account is never forgotten')
+    assert.equal(store.peekNow('ip:10.1.195.79', 'ip:10.1.195.79').dayCount, 1, "the minute under way's addresses are kept")
+    let kept = 0
+    for (let i = 0; i < 50_000; i++) if (store.peekNow(`ip:10.1.${i >> 8}.${i & 255}`, '').dayCount > 0) kept++
+    assert.ok(kept <= 20_000 + 10_000, `${kept} of 50,000 addresses kept (the cap, and the minute under way)`)
+  })
+})
