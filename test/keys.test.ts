@@ -131,6 +131,18 @@ for (const store of STORES) {
       assert.equal(stored.outcome, 'mismatch')
     })
 
+    it('replays a create whose body has the same fields and values in another order', async () => {
+      const headers = { 'idempotency-key': `reordered-${store}` }
+      const first = await server.request<Created>('/v1/keys', { method: 'POST', key: admin, json: { name: 'n1', expiresIn: '30d', scopes: ['pets:read', 'orders:read'] }, headers })
+      assert.equal(first.status, 201)
+      const again = await server.request<Created>('/v1/keys', { method: 'POST', key: admin, json: { scopes: ['orders:read', 'pets:read'], expiresIn: '30d', name: 'n1' }, headers })
+      assert.equal(again.status, 201, again.text)
+      assert.equal(again.headers.get('idempotent-replayed'), 'true')
+      assert.equal(again.body.apiKey.id, first.body.apiKey.id)
+      const other = await server.request('/v1/keys', { method: 'POST', key: admin, json: { name: 'n1', expiresIn: '31d' }, headers })
+      assert.equal(other.status, 422, 'another value is another request')
+    })
+
     it('never lets a key give more than it has: no scope it lacks (403 forbidden), no plan or limits (the operator\'s: 400)', async () => {
       const manager = (await create({ scopes: ['pets:read', 'keys:write'] })).body.key!
       const res = await create({ scopes: ['pets:write'] }, manager)

@@ -125,7 +125,7 @@ export async function keyRoutes(app: FastifyInstance, { keyAdmin, usage, idempot
         .run(request, {
           // The calling key is part of the request: a replay hands out the secret, which another
           // key of the account (with fewer scopes, say) must not get by sending the same body.
-          fingerprint: () => fingerprintOf('createKey', { ...body, scopes: body.scopes && [...body.scopes].sort(), by: request.apiKey!.id }),
+          fingerprint: () => fingerprintOf('createKey', { name: body.name, scopes: body.scopes && [...body.scopes].sort(), expiresIn: body.expiresIn, by: request.apiKey!.id }),
           write: (completion) => keyAdmin.create(input, request.apiKey!, completion),
         })
         .catch(refused)
