@@ -220,8 +220,38 @@ export function resolvingLookup(resolver: Pick<Resolver, 'resolve4' | 'resolve6'
   }
 }
 
-const systemLookup: LookupAll = (host, family, hints) =>
+/**
+ * System lookups (getaddrinfo) under way at once, at most: each holds a thread of
+ * libuv's pool until it answers, and a name DNS says it does not know costs a tenant
+ * nothing to make up. A burst of them held the pool for the system resolver's 5 s
+ * timeout; the rest wait their turn here, and the pool's other threads (64 under `npm
+ * start`) stay free for the file system, crypto and `localhost`.
+ */
+export const SYSTEM_LOOKUPS = 8
+
+/** `lookup`, at most `n` under way at once; the others start in turn as those end. */
+export function atMost(n: number, lookup: LookupAll): LookupAll {
+  let running = 0
+  const waiting: (() => void)[] = []
+  return async (host, family, hints) => {
+    // A lookup that ends hands its place to the next waiting, so none starts beside them.
+    if (running >= n) await new Promise<void>((resolve) => waiting.push(resolve))
+    else running++
+    try {
+      return await lookup(host, family, hints)
+    } finally {
+      const next = waiting.shift()
+      if (next) next()
+      else running--
+    }
+  }
+}
+
+const getaddrinfo: LookupAll = (host, family, hints) =>
   new Promise((resolve, reject) => dnsLookup(host, { all: true, family, hints }, (error, addresses) => (error ? reject(error) : resolve(addresses))))
+const boundedGetaddrinfo = atMost(SYSTEM_LOOKUPS, getaddrinfo)
+/** `localhost` is answered from /etc/hosts at once: it never waits behind made-up names. */
+const systemLookup: LookupAll = (host, family, hints) => (host === 'localhost' || host.endsWith('.localhost') ? getaddrinfo : boundedGetaddrinfo)(host, family, hints)
 
 const resolver = new Resolver({ timeout: DNS_TIMEOUT_MS, tries: DNS_TRIES })
 const lookupAll = oneLookupPerHost(resolvingLookup(resolver, systemLookup))

@@ -8,7 +8,7 @@ import { Resolver, type LookupAddress } from 'node:dns'
 import { createSocket, type Socket } from 'node:dgram'
 import { once } from 'node:events'
 import * as dnsPacket from 'dns-packet'
-import { oneLookupPerHost, parseCidrs, refusal, resolvingLookup, type LookupAll } from '../../src/webhooks/outbound.js'
+import { atMost, oneLookupPerHost, parseCidrs, refusal, resolvingLookup, type LookupAll } from '../../src/webhooks/outbound.js'
 
 describe('the outbound address guard', () => {
   it('refuses every IPv6 form that embeds a refused IPv4 address, naming it', () => {
@@ -116,6 +116,32 @@ async function dnsServer(answer: (name: string, type: string) => dnsPacket.Answe
   await once(socket, 'listening')
   return { address: `127.0.0.1:${socket.address().port}`, asked, close: () => socket.close() }
 }
+
+describe('system lookups, at most so many at once', () => {
+  it('starts the others in turn as those under way end, never more than the bound, and answers each', async () => {
+    let running = 0
+    let most = 0
+    const ends: (() => void)[] = []
+    const lookup = atMost(8, async (host) => {
+      running++
+      most = Math.max(most, running)
+      await new Promise<void>((resolve) => ends.push(resolve))
+      running--
+      return [{ address: `10.0.0.${host.slice(1)}`, family: 4 }]
+    })
+    // A tenant's 20 made-up names, each a getaddrinfo holding a thread until the system resolver answers.
+    const answers = Array.from({ length: 20 }, (_, i) => lookup(`h${i}`, 0, 0))
+    await new Promise((resolve) => setImmediate(resolve))
+    assert.equal(running, 8, 'eight under way, twelve waiting')
+    while (ends.length > 0) {
+      ends.shift()!()
+      // Another caller arriving as one ends waits its turn too.
+      await new Promise((resolve) => setImmediate(resolve))
+    }
+    assert.deepEqual((await Promise.all(answers)).map((list) => list[0]!.address), Array.from({ length: 20 }, (_, i) => `10.0.0.${i}`))
+    assert.equal(most, 8)
+  })
+})
 
 describe('resolving a webhook host', () => {
   let answering: Awaited<ReturnType<typeof dnsServer>>
