@@ -44,6 +44,32 @@ describe('Redis silent behind a partition', async () => {
   })
   after(() => proxy.stop())
 
+  it('fail open: a key Redis banned stays banned here while Redis is silent, not served again from empty counters', async () => {
+    const url = `redis://127.0.0.1:${proxy.port}`
+    const config = loadConfig({ REDIS_URL: url, PETSTORE_REDIS_PREFIX: uniqueRedisPrefix(), PETSTORE_BAN_AFTER: '2', PETSTORE_BAN_SECONDS: '600' })
+    const limiter = createRateLimiterFromConfig(config, systemClock, { onRedisTransition: () => {} })
+    await limiter.ready()
+    const server = await startTestServer({ limiter, env: { REDIS_URL: url } })
+    try {
+      const key = await server.createKey('enterprise', { perMinute: 2, perDay: 1_000 })
+      await clearOfMinuteEnd(MINUTE_END_MARGIN_MS)
+      // Its 2, then more than 2 refused: banned, in Redis.
+      const answers = []
+      for (let i = 0; i < 5; i++) answers.push((await server.request<{ code: string }>('/v1/pets', { key })).body.code)
+      assert.equal(answers.at(-1), 'key_banned', answers.join(' '))
+      // Past the second for which this instance takes Redis's word without asking again.
+      await new Promise((resolve) => setTimeout(resolve, 1_100))
+      proxy.silence()
+      const during = []
+      for (let i = 0; i < 10; i++) during.push((await server.request('/v1/pets', { key })).status)
+      assert.deepEqual(during, Array(10).fill(429), 'banned throughout, the request that found Redis silent included')
+    } finally {
+      proxy.heal()
+      await server.close()
+      await limiter.close()
+    }
+  })
+
   for (const mode of ['open', 'closed'] as const) {
     it(`fail ${mode}: waits out one timeout at most, charges nothing it did not count, and is back within 2 s of the heal without traffic`, async () => {
       const url = `redis://127.0.0.1:${proxy.port}`

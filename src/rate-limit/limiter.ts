@@ -110,10 +110,14 @@ export function createRateLimiter({ store, banAfter, banSeconds }: RateLimiterOp
     if (!known) return undefined
     const elapsed = Date.now() - known.seenAt
     const now = known.hit.now + elapsed
-    if (elapsed >= SHARED_BAN_KNOWN_MS || known.hit.bannedUntil <= now) {
+    if (known.hit.bannedUntil <= now) {
       knownBans.delete(caller.banIdentity)
       return undefined
     }
+    // Past a second, the shared counters are asked again (a ban lifted elsewhere is seen);
+    // while they cannot be asked, a ban they reported holds to its end, not the fallback's
+    // empty counters (a banned key was served again as soon as Redis blinked).
+    if (elapsed >= SHARED_BAN_KNOWN_MS && !shared?.degraded) return undefined
     // The windows as they were seen, emptied when they have ended since.
     const sameMinute = Math.floor(now / MINUTE_MS) === Math.floor(known.hit.now / MINUTE_MS)
     const sameDay = Math.floor(now / DAY_MS) === Math.floor(known.hit.now / DAY_MS)
@@ -128,6 +132,8 @@ export function createRateLimiter({ store, banAfter, banSeconds }: RateLimiterOp
       const hit = await store.hit(request(caller, limits))
       if (hit.outcome === 'unavailable') return hit
       remember(caller, hit)
+      // The shared counters were lost during this very hit: a ban they reported still holds.
+      if (hit.outcome !== 'banned' && shared?.degraded) return bannedNow(caller, limits) ?? count(hit, limits)
       return count(hit, limits)
     },
     bannedNow,
