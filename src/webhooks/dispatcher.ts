@@ -409,6 +409,8 @@ export function startDispatcher({
   let reserved = 0
   /** Gives back under way (a dispatcher closing, a delivery claimed ahead that can no longer go). */
   const givingBack = new Set<Promise<void>>()
+  /** Reads again of endpoints under way (reread): their deliveries held back go when each ends. */
+  const rereads = new Set<Promise<void>>()
 
   // A claim costs about 500 µs however little it finds (it looks at the CLAIM_LOOKS_AT
   // oldest due deliveries): made at every write of attempts, with one quick endpoint
@@ -523,7 +525,7 @@ export function startDispatcher({
   function reread(work: EndpointWork) {
     work.rereading = true
     const asked = new Set(work.waiting.map((delivery) => delivery.id))
-    deliveries
+    const running: Promise<void> = deliveries
       .targets([...asked])
       .then(
         (now) => {
@@ -555,8 +557,10 @@ export function startDispatcher({
       )
       .finally(() => {
         work.rereading = false
+        rereads.delete(running)
         fill(work)
       })
+    rereads.add(running)
   }
 
   /** Sends a claimed delivery on its own: it waits for no other, and none waits for it. */
@@ -745,12 +749,13 @@ export function startDispatcher({
 
   /** Until nothing is being polled, sent or recorded. */
   async function settled(): Promise<void> {
-    while (polling || inFlight.size > 0 || recording || claiming || givingBack.size > 0) {
+    while (polling || inFlight.size > 0 || recording || claiming || givingBack.size > 0 || rereads.size > 0) {
       await polling
       await claiming
       await Promise.all(inFlight)
       await recording
       await Promise.all(givingBack)
+      await Promise.all(rereads)
     }
   }
 
