@@ -183,6 +183,9 @@ export function oneLookupPerHost(lookup: LookupAll): LookupAll {
   }
 }
 
+/** `localhost` and its subdomains (RFC 6761): loopback by definition, never a question for DNS. */
+const isLocalhost = (host: string) => host === 'localhost' || host.endsWith('.localhost')
+
 /** How long c-ares waits for a DNS server's answer, a try, and how many tries it makes: a silent server fails a lookup in about 4.5 s. */
 export const DNS_TIMEOUT_MS = 1_500
 export const DNS_TRIES = 2
@@ -208,7 +211,7 @@ export function resolvingLookup(resolver: Pick<Resolver, 'resolve4' | 'resolve6'
       resolver[query](host, (error, addresses) => (error ? reject(error) : resolve(addresses.map((address) => ({ address, family }))))),
     )
   return async (host, family, hints) => {
-    if (host === 'localhost' || host.endsWith('.localhost')) return system(host, family, hints)
+    if (isLocalhost(host)) return system(host, family, hints)
     const asked = [...(family === 6 ? [] : [ask('resolve4', host, 4)]), ...(family === 4 ? [] : [ask('resolve6', host, 6)])]
     const answers = await Promise.allSettled(asked)
     const found = answers.flatMap((answer) => (answer.status === 'fulfilled' ? answer.value : []))
@@ -251,7 +254,7 @@ const getaddrinfo: LookupAll = (host, family, hints) =>
   new Promise((resolve, reject) => dnsLookup(host, { all: true, family, hints }, (error, addresses) => (error ? reject(error) : resolve(addresses))))
 const boundedGetaddrinfo = atMost(SYSTEM_LOOKUPS, getaddrinfo)
 /** `localhost` is answered from /etc/hosts at once: it never waits behind made-up names. */
-const systemLookup: LookupAll = (host, family, hints) => (host === 'localhost' || host.endsWith('.localhost') ? getaddrinfo : boundedGetaddrinfo)(host, family, hints)
+const systemLookup: LookupAll = (host, family, hints) => (isLocalhost(host) ? getaddrinfo : boundedGetaddrinfo)(host, family, hints)
 
 const resolver = new Resolver({ timeout: DNS_TIMEOUT_MS, tries: DNS_TRIES })
 const lookupAll = oneLookupPerHost(resolvingLookup(resolver, systemLookup))
