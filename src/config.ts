@@ -120,7 +120,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookMaxLag: integer(env, 'PETSTORE_WEBHOOK_MAX_LAG', 60, 0, 86_400),
     dispatchMetricsPort: env.PETSTORE_DISPATCH_METRICS_PORT ? integer(env, 'PETSTORE_DISPATCH_METRICS_PORT', 0, 1, 65535) : undefined,
     secretKey: env.PETSTORE_SECRET_KEY || undefined,
-    previousSecretKeys: (env.PETSTORE_SECRET_KEY_PREVIOUS ?? '').split(',').map((key) => key.trim()).filter((key) => key !== ''),
+    previousSecretKeys: commaList(env, 'PETSTORE_SECRET_KEY_PREVIOUS'),
   })
   // Several processes with in-memory counters would each allow the whole limit.
   if (config.workers > 1 && !config.redisUrl) {
@@ -197,8 +197,11 @@ function logFormat(env: Env, environment: Environment): 'json' | 'pretty' {
 }
 
 /** Address ranges, each a CIDR or an address, with an optional port: `10.0.0.0/8`, `127.0.0.1:4000`, `[::1]:4000`, `[fd00::/8]:443` (webhooks/outbound.ts parses them). */
+/** A comma-separated setting's entries, trimmed, empty ones left out. */
+const commaList = (env: Env, name: string): string[] => (env[name] ?? '').split(',').map((entry) => entry.trim()).filter((entry) => entry !== '')
+
 function cidrs(env: Env, name: string): string[] {
-  const list = (env[name] ?? '').split(',').map((entry) => entry.trim()).filter((entry) => entry !== '')
+  const list = commaList(env, name)
   for (const entry of list) {
     const [, range = '', port] = /^\[([^\]]+)\](?::(\d{1,5}))?$/.exec(entry) ?? /^([\d.]+(?:\/\d{1,2})?)(?::(\d{1,5}))?$/.exec(entry) ?? /^([\da-fA-F:.]+(?:\/\d{1,3})?)$/.exec(entry) ?? []
     const valid = range.includes('/') ? ipaddr.isValidCIDR(range) : ipaddr.isValid(range)
@@ -210,7 +213,7 @@ function cidrs(env: Env, name: string): string[] {
 }
 
 function dnsServers(env: Env, name: string): string[] {
-  const list = (env[name] ?? '').split(',').map((entry) => entry.trim()).filter((entry) => entry !== '')
+  const list = commaList(env, name)
   for (const entry of list) {
     const [, address = '', port] = /^\[([^\]]+)\](?::(\d{1,5}))?$/.exec(entry) ?? /^([\d.]+)(?::(\d{1,5}))?$/.exec(entry) ?? /^([\da-fA-F:]+)$/.exec(entry) ?? []
     if (!ipaddr.isValid(address) || (port !== undefined && (Number(port) < 1 || Number(port) > 65_535))) {
