@@ -6,7 +6,7 @@ import type { PgbenchResult } from './pgbench.js'
 
 export const ALL_ENDPOINTS = ['list', 'list-sold', 'post', 'get', 'order', 'inventory', 'mixed'] as const
 /** Endpoints run only when --only names them. */
-export const EXTRA_ENDPOINTS = ['list-gzip', 'list-category', 'search'] as const
+export const EXTRA_ENDPOINTS = ['list-gzip', 'list-category', 'search', 'mixed-name'] as const
 export type EndpointId = (typeof ALL_ENDPOINTS)[number] | (typeof EXTRA_ENDPOINTS)[number]
 
 export interface Measured {
@@ -93,7 +93,7 @@ function table(suite: SuiteResult): string {
         `${m.runs.reduce((n, r) => n + r.non2xx, 0)} / ${m.runs.reduce((n, r) => n + r.errors, 0)} |`,
     )
     // Latencies are the whole mix's: neither generator tells them apart per request.
-    if (m.id === 'mixed') {
+    if (m.id === 'mixed' || m.id === 'mixed-name') {
       const listRatios = [(listRps(m) / base).toFixed(2), ...(alone ? ['–'] : [])]
       lines.push(`| ${MIXED_LIST_TITLE} | ${listRps(m).toFixed(0)} | ${listRatios.join(' | ')} | – | – | – | – | – |`)
     }

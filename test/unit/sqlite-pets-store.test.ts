@@ -10,7 +10,11 @@ import { join } from 'node:path'
 import SqliteDatabase from 'better-sqlite3'
 import { openStore } from '../../src/db/open-store.js'
 import type { ListPetsQuery } from '../../src/db/pets-store.js'
-import { filteredListStatement } from '../../src/db/sql/pets-sql.js'
+import { createSqliteGroupCommit } from '../../src/db/batching/group-commit.js'
+import { filteredListStatement, nameWalkStatements } from '../../src/db/sql/pets-sql.js'
+import { openSqlite } from '../../src/db/sqlite/connection.js'
+import { createSqliteCompleteClaim } from '../../src/db/sqlite/idempotency.js'
+import { createSqlitePetsStore } from '../../src/db/sqlite/pets-store.js'
 import type { Store } from '../../src/db/store.js'
 import { insertPet } from '../helpers/pets.js'
 
@@ -103,6 +107,68 @@ describe('SQLite pets store', () => {
       const plan = planOf(query)
       assert.match(plan, /USING INDEX pets_category_id \(category_id=\?/, JSON.stringify(query))
       assert.doesNotMatch(plan, /TEMP B-TREE/, `${JSON.stringify(query)}: ${plan}`)
+    }
+  })
+
+  it('pages a filtered sort=name by walking the names, or by sorting the matches where they are rare, to the same pets either way', async () => {
+    // 300 pets in a name order of their own: one in 2 sold, one in 30 a Fish (6), the
+    // last 5 by name Birds (3). With a walk of 8 and pages of 3, a sold page is found
+    // in the walk, a Fish page is not (the matches are sorted), and the Birds' last
+    // page ends the walk at the last pet.
+    const db = new SqliteDatabase(file)
+    const insert = db.prepare('INSERT INTO pets (name, category_id, status, created_at) VALUES (?, ?, ?, 1) RETURNING id').pluck()
+    const seeded = db.transaction(() =>
+      Array.from({ length: 300 }, (_, i) => {
+        const name = `walk ${String((i * 7919) % 300).padStart(3, '0')}`
+        const categoryId = i % 30 === 0 ? 6 : name >= 'walk 295' ? 3 : 1
+        const status = i % 2 === 0 ? 'sold' : 'available'
+        return { id: Number(insert.get(name, categoryId, status)), name, categoryId, status }
+      }),
+    )()
+    db.close()
+    const connection = openSqlite(file)
+    const walking = createSqlitePetsStore({ ...connection, groupCommit: createSqliteGroupCommit(connection.db, connection.writer), completeClaim: createSqliteCompleteClaim(connection.writer), nameWalk: 8 })
+    try {
+      const paged = async (query: Omit<ListPetsQuery, 'afterId' | 'limit'>) => {
+        const seen: { id: number; name: string }[] = []
+        for (let after = { afterId: 0, afterName: undefined as string | undefined }; ; ) {
+          const { pets } = await walking.list({ ...query, ...after, sort: 'name', limit: 4 })
+          seen.push(...pets.slice(0, 3).map(({ id, name }) => ({ id, name })))
+          if (pets.length < 4) return seen
+          after = { afterId: pets[2]!.id, afterName: pets[2]!.name }
+        }
+      }
+      const expected = (test: (pet: (typeof seeded)[number]) => boolean) =>
+        seeded.filter((pet) => pet.name.startsWith('walk ') && test(pet)).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.id - b.id)).map(({ id, name }) => ({ id, name }))
+      const walked = async (query: Omit<ListPetsQuery, 'afterId' | 'limit'>) => (await paged(query)).filter((pet) => pet.name.startsWith('walk '))
+      assert.deepEqual(await walked({ statuses: ['sold'] }), expected((pet) => pet.status === 'sold'))
+      assert.deepEqual(await walked({ categoryIds: [6] }), expected((pet) => pet.categoryId === 6))
+      assert.deepEqual(await walked({ categoryIds: [3, 6], statuses: ['sold', 'available'] }), expected((pet) => pet.categoryId !== 1))
+      assert.deepEqual(await walked({ categoryIds: [3] }), expected((pet) => pet.categoryId === 3))
+    } finally {
+      walking.close()
+      await connection.db.destroy()
+    }
+  })
+
+  it('walks sort=name with filters in the (name, id) index, never sorting', () => {
+    const db = new SqliteDatabase(file, { readonly: true })
+    try {
+      for (const query of [
+        { statuses: ['sold' as const], afterId: 0, limit: 21, sort: 'name' as const },
+        { categoryIds: [1, 3], statuses: ['sold' as const, 'pending' as const], afterId: 10, afterName: 'M', limit: 21, sort: 'name' as const },
+      ]) {
+        const { page, walked } = nameWalkStatements(query, 1_000)!
+        for (const { text, values } of [page, walked]) {
+          const plan = (db.prepare(`EXPLAIN QUERY PLAN ${text}`).all(...values) as { detail: string }[]).map((step) => step.detail).join('; ')
+          assert.match(plan, /INDEX pets_name/, plan)
+          assert.doesNotMatch(plan, /TEMP B-TREE/, plan)
+        }
+      }
+      assert.equal(nameWalkStatements({ q: 'abc', statuses: ['sold'], afterId: 0, limit: 21, sort: 'name' }, 1_000), undefined, 'q leads')
+      assert.equal(nameWalkStatements({ afterId: 0, limit: 21, sort: 'name' }, 1_000), undefined, 'no filter: pets_name in order already')
+    } finally {
+      db.close()
     }
   })
 })

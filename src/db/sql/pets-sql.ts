@@ -49,19 +49,7 @@ export interface Statement {
  *   page starts at the same place whichever store answers.
  */
 export function filteredListStatement(dialect: Dialect, query: ListPetsQuery): Statement {
-  const values: unknown[] = []
-  const param = (value: unknown, cast = '') => {
-    values.push(value)
-    return dialect === 'sqlite' ? '?' : `$${values.length}${cast}`
-  }
-  // One value is an equality, not a list of one: SQLite then reads the (column, id)
-  // index in id order and stops at the page's end, where with IN (json_each) it put
-  // the value's rows through a sorter (at 1,000,000 pets, 2.3–2.8× the plain list's
-  // read; now 1.3×).
-  const list = (items: readonly unknown[], cast: string) => {
-    if (items.length === 1) return `= ${param(items[0], cast.replace('[]', ''))}`
-    return dialect === 'sqlite' ? `IN (SELECT value FROM json_each(${param(JSON.stringify(items))}))` : `= ANY(${param(items, cast)})`
-  }
+  const { values, param, list } = placeholders(dialect)
   const sort = query.sort ?? 'id'
   const searched = query.q !== undefined && dialect === 'sqlite'
   // With the FTS table leading, its rowid is the pet's id: ordering and bounding by it lets FTS5 stop at the page's end.
@@ -82,9 +70,7 @@ export function filteredListStatement(dialect: Dialect, query: ListPetsQuery): S
         : `(${forms.map((form) => `p.name ILIKE ${param(`%${likeEscaped(form)}%`)}`).join(' OR ')})`,
     )
   }
-  if (query.statuses !== undefined && query.statuses.length > 0) where.push(`p.status ${list(query.statuses, '::text[]')}`)
-  if (query.categoryIds !== undefined) where.push(`p.category_id ${list(query.categoryIds, '::bigint[]')}`)
-  if (query.ids !== undefined) where.push(`p.id ${list(query.ids, '::bigint[]')}`)
+  where.push(...columnFilters(query, list))
   const name = dialect === 'sqlite' ? 'p.name' : 'p.name COLLATE "C"'
   if (query.afterId > 0) {
     if (sort === 'id') where.push(`${id} > ${param(query.afterId)}`)
@@ -95,6 +81,62 @@ export function filteredListStatement(dialect: Dialect, query: ListPetsQuery): S
   const from = searched ? 'pets_search JOIN pets p ON p.id = pets_search.rowid' : 'pets p'
   const text = `SELECT p.id, p.name, p.category_id, p.status FROM ${from}${where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY ${order} LIMIT ${param(query.limit)}`
   return { text, values }
+}
+
+/**
+ * `sort=name` with a status or category filter, on SQLite, read by walking `pets_name`.
+ * SQLite's planner reads the filter's index instead and sorts every match by name: for
+ * one status a third of the pets, 0.2-0.4 s at 1,000,000 pets for a page of 20, which
+ * any key could ask again and again with another cursor. Walking the names in order and
+ * filtering stops at the page's end when matches are common, and reads at most `window`
+ * pets when they are not:
+ * - `page`: the page's matches among the `window` pets after the cursor, in name order;
+ * - `walked`: how many pets that walk passed (from `pets_name` alone). Fewer than
+ *   `window` means it reached the last pet, so the page holds every match there is.
+ * A short page from a full walk means the filter is rare among the next `window` names;
+ * the store then sorts its matches (filteredListStatement), few when the filter is
+ * rare. Undefined for a query the plain statement already reads in order: without
+ * these filters, or with q or ids, which lead.
+ */
+export function nameWalkStatements(query: ListPetsQuery, window: number): { page: Statement; walked: Statement } | undefined {
+  if (query.sort !== 'name' || query.q !== undefined || query.ids !== undefined) return undefined
+  if (!query.statuses?.length && query.categoryIds === undefined) return undefined
+  const after = (param: (value: unknown) => string) =>
+    query.afterId > 0 ? ` WHERE (p.name, p.id) > (${param(query.afterName ?? '')}, ${param(query.afterId)})` : ''
+  const walk = placeholders('sqlite')
+  const inWindow = `SELECT ${PET_COLUMNS} FROM pets p${after(walk.param)} ORDER BY p.name, p.id LIMIT ${walk.param(window)}`
+  const filters = columnFilters(query, walk.list)
+  const page = `SELECT ${PET_COLUMNS} FROM (${inWindow}) p WHERE ${filters.join(' AND ')} ORDER BY p.name, p.id LIMIT ${walk.param(query.limit)}`
+  const count = placeholders('sqlite')
+  const walked = `SELECT count(*) FROM (SELECT 1 FROM pets p${after(count.param)} ORDER BY p.name, p.id LIMIT ${count.param(window)})`
+  return { page: { text: page, values: walk.values }, walked: { text: walked, values: count.values } }
+}
+
+/** The dialect's placeholders for values pushed in order, and a list of them as one parameter. */
+function placeholders(dialect: Dialect) {
+  const values: unknown[] = []
+  const param = (value: unknown, cast = '') => {
+    values.push(value)
+    return dialect === 'sqlite' ? '?' : `$${values.length}${cast}`
+  }
+  // One value is an equality, not a list of one: SQLite then reads the (column, id)
+  // index in id order and stops at the page's end, where with IN (json_each) it put
+  // the value's rows through a sorter (at 1,000,000 pets, 2.3–2.8× the plain list's
+  // read; now 1.3×).
+  const list = (items: readonly unknown[], cast: string) => {
+    if (items.length === 1) return `= ${param(items[0], cast.replace('[]', ''))}`
+    return dialect === 'sqlite' ? `IN (SELECT value FROM json_each(${param(JSON.stringify(items))}))` : `= ANY(${param(items, cast)})`
+  }
+  return { values, param, list }
+}
+
+/** The conditions of `status`, `categoryId` and `ids`, in that order. */
+function columnFilters(query: ListPetsQuery, list: (items: readonly unknown[], cast: string) => string): string[] {
+  const where: string[] = []
+  if (query.statuses !== undefined && query.statuses.length > 0) where.push(`p.status ${list(query.statuses, '::text[]')}`)
+  if (query.categoryIds !== undefined) where.push(`p.category_id ${list(query.categoryIds, '::bigint[]')}`)
+  if (query.ids !== undefined) where.push(`p.id ${list(query.ids, '::bigint[]')}`)
+  return where
 }
 
 /** A filtered list's identity, for the stores' per-turn and per-version page caches. */
