@@ -4,6 +4,7 @@
 // page, and a cursor used with other filters or another sort is a 400.
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
+import { createHash } from 'node:crypto'
 import type { ErrorBody } from '../src/errors.js'
 import type { Category } from '../src/schemas/category.js'
 import type { Pet, PetStatus } from '../src/schemas/pet.js'
@@ -154,5 +155,19 @@ for (const store of STORES) describe(`listing pets with filters (${store})`, () 
       assert.deepEqual([res.status, res.body.code, res.body.details?.[0]?.field], [400, 'invalid_parameter', parameter], query)
     }
     assert.equal((await server.request(`/v1/pets?ids=${Array.from({ length: 100 }, (_, i) => i + 1).join(',')}`, { key })).status, 200, '100 ids')
+    // 100 letters is the most, however they were typed: 60 é as e and a combining accent are 60.
+    assert.equal((await server.request(`/v1/pets?q=${encodeURIComponent('e\u0301'.repeat(60))}`, { key })).status, 200, '60 letters typed decomposed')
+    assert.equal((await server.request(`/v1/pets?q=${encodeURIComponent('e\u0301'.repeat(101))}`, { key })).status, 400, '101 letters typed decomposed')
+  })
+
+  it('refuses a made-up sort=name cursor whose name no store could hold, alike on every store', async () => {
+    // The cursor is not signed: its form is public (p2:<binding>:<id>:<name>), so anyone can write one.
+    const binding = createHash('sha256').update('sort=name').digest('base64url').slice(0, 11)
+    const made = (name: Buffer) => Buffer.from(`p2:${binding}:5:${name.toString('base64url')}`).toString('base64url')
+    assert.equal((await server.request(`/v1/pets?sort=name&cursor=${made(Buffer.from('Luna'))}`, { key })).status, 200, 'a well-formed one')
+    for (const name of [Buffer.from('\0'), Buffer.from('Lu\0na'), Buffer.from([0xff, 0xfe]), Buffer.from([0xed, 0xa0, 0x80])]) {
+      const res = await server.request<ErrorBody>(`/v1/pets?sort=name&cursor=${made(name)}`, { key })
+      assert.deepEqual([res.status, res.body.code, res.body.details?.[0]?.field], [400, 'invalid_parameter', 'cursor'], name.toString('hex'))
+    }
   })
 })

@@ -14,6 +14,7 @@ import { limitParameter } from './parameters.js'
 
 export const MAX_IDS = 100
 export const MIN_Q_LENGTH = 3
+export const MAX_Q_LENGTH = 100
 
 export const PetsListQuery = parametersWithDefaults(
   Type.Object({
@@ -25,9 +26,12 @@ export const PetsListQuery = parametersWithDefaults(
     q: Type.Optional(
       Type.String({
         minLength: MIN_Q_LENGTH,
-        maxLength: 100,
+        // The schema counts code points; the route counts letters (an accent combined
+        // with its letter is one), the limit the description gives, so the schema's
+        // bound leaves room for every letter typed decomposed.
+        maxLength: MAX_Q_LENGTH * 4,
         ...STORABLE_TEXT,
-        description: `Only animals whose name contains this text, case-insensitively (a substring, anywhere in the name: \`una\` finds Luna), an accented letter composed or not (NFC or NFD): ${MIN_Q_LENGTH} to 100 characters, an accented letter counted once.`,
+        description: `Only animals whose name contains this text, case-insensitively (a substring, anywhere in the name: \`una\` finds Luna), an accented letter composed or not (NFC or NFD): ${MIN_Q_LENGTH} to ${MAX_Q_LENGTH} characters, an accented letter counted once.`,
       }),
     ),
     ids: Type.Optional(
@@ -85,7 +89,9 @@ export function parsePetsListFilters(raw: PetsListQuery): PetsListFilters {
   }
   if (raw.q !== undefined) {
     // Counted composed, as people count letters: e and a combining accent are one.
-    if ([...raw.q.normalize('NFC')].length < MIN_Q_LENGTH) throw invalid('q', `must be at least ${MIN_Q_LENGTH} characters long, an accented letter counted once`)
+    const letters = [...raw.q.normalize('NFC')].length
+    if (letters < MIN_Q_LENGTH) throw invalid('q', `must be at least ${MIN_Q_LENGTH} characters long, an accented letter counted once`)
+    if (letters > MAX_Q_LENGTH) throw invalid('q', `must be at most ${MAX_Q_LENGTH} characters long, an accented letter counted once`)
     query.q = raw.q
     parts.push(`q=${encodeURIComponent(raw.q)}`)
   }
@@ -133,5 +139,21 @@ export function decodePetsCursor(filters: PetsListFilters, cursor: string): Pick
   if (match[1] !== bindingOf(filters.canonical)) throw badCursor('was made for other filters or another sort')
   const byName = filters.query.sort === 'name'
   if (byName !== (match[3] !== undefined)) throw badCursor('was made for another sort')
-  return byName ? { afterId, afterName: Buffer.from(match[3]!, 'base64url').toString() } : { afterId }
+  if (!byName) return { afterId }
+  // Not signed, so anyone can write one: its name must be one a store could hold, or
+  // PostgreSQL refuses it (a 500) where SQLite compares it.
+  const afterName = storableOrUndefined(Buffer.from(match[3]!, 'base64url'))
+  if (afterName === undefined) throw badCursor('is not a cursor this service gave out')
+  return { afterId, afterName }
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true })
+/** The text of `bytes`, unless they are not UTF-8 or hold a U+0000 (STORABLE_TEXT: UTF-8 has no lone surrogates). */
+function storableOrUndefined(bytes: Buffer): string | undefined {
+  try {
+    const text = utf8.decode(bytes)
+    return text.includes('\0') ? undefined : text
+  } catch {
+    return undefined
+  }
 }
