@@ -54,6 +54,14 @@ for (const store of STORES) describe(`categories (${store})`, () => {
     assert.equal((await patch(made.body.id, { name: 'Ghost' })).status, 404)
   })
 
+  it('spends no id on a refused name: the next category gets the next id, alike on every store', async () => {
+    const first = await create({ name: 'Id spend one' })
+    assert.equal((await create({ name: 'ID SPEND ONE' })).status, 409)
+    const next = await create({ name: 'Id spend two' })
+    assert.deepEqual([first.status, next.status], [201, 201])
+    assert.equal(next.body.id, first.body.id + 1)
+  })
+
   it('refuses a name another category has, in any case: 409 category_name_taken naming it', async () => {
     const taken = await create({ name: 'cATS' })
     assert.deepEqual([taken.status, taken.body.code], [409, 'category_name_taken'])

@@ -25,7 +25,7 @@ export function isNoSuchCategory(error: unknown): boolean {
 }
 
 export function createCategoriesStore(db: Kysely<Database>, dialect: Dialect): CategoriesStore {
-  const holderOf = async (name: string) => (await db.selectFrom('categories').select('id').where('name_key', '=', foldName(name)).executeTakeFirst())?.id
+  const holderOf = async (name: string, on: Kysely<Database> = db) => (await on.selectFrom('categories').select('id').where('name_key', '=', foldName(name)).executeTakeFirst())?.id
 
   return {
     async list({ afterId, limit }) {
@@ -46,10 +46,15 @@ export function createCategoriesStore(db: Kysely<Database>, dialect: Dialect): C
             const { count } = await trx.selectFrom('categories').select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow()
             if (Number(count) >= limit) return undefined
           }
+          // Asked before the insert, whose refusal would still draw an id from PostgreSQL's
+          // sequence: the next category would then get another id than on SQLite.
+          const holder = await holderOf(name, trx)
+          if (holder !== undefined) return { taken: holder }
           const created = toCategory(await trx.insertInto('categories').values({ name, name_key: foldName(name), description, created_at: now }).returningAll().executeTakeFirstOrThrow())
           if (completion) await completeClaimIn(trx, { completion, body: (stored) => stored }, created)
           return created
         })
+        if (category !== undefined && 'taken' in category) return { outcome: 'name_taken', categoryId: category.taken }
         if (category !== undefined) return { outcome: 'written', category }
         // Full, but a name held is still told so, naming its category: a create retried
         // without an Idempotency-Key learns the id of the category its first attempt made.
