@@ -1,5 +1,6 @@
 // buildApp: all the wiring, top to bottom, in registration order. It never listens
 // and never reads the environment: server.ts and tests hand it its dependencies.
+import type { Socket } from 'node:net'
 import { constants as zlib } from 'node:zlib'
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
@@ -97,9 +98,28 @@ export async function buildApp({ config, store, clock = systemClock, limiter, lo
   limitConnectionsPerAddress(app.server, config.maxConnectionsPerIp)
 
   let closing = false
+  // Node keeps a connection that has not sent a whole request (a balancer's spare one,
+  // a scanner's, half a header block) open through close() until its own timeout, 35 s
+  // by default: once no request is under way, draining closes those, and any other
+  // connection with nothing left to write.
+  const connections = new Set<Socket>()
+  app.server.on('connection', (socket: Socket) => {
+    connections.add(socket)
+    socket.once('close', () => connections.delete(socket))
+  })
+  let closeUnused: NodeJS.Timeout | undefined
   app.addHook('preClose', async () => {
     closing = true
+    // The requests already under way are told too (later ones by the onRequest hook below).
+    requests.each((reply) => {
+      if (!reply.raw.headersSent) reply.header('connection', 'close')
+    })
+    closeUnused = setInterval(() => {
+      if (requests.inFlight() > 0) return
+      for (const socket of connections) if (socket.writableLength === 0) socket.destroy()
+    }, 100)
   })
+  app.addHook('onClose', async () => clearInterval(closeUnused))
   // Callback style (with `done`): it runs on every request and never waits, so it
   // skips the promise an async hook costs.
   app.addHook('onRequest', (_request, reply, done) => {

@@ -12,6 +12,8 @@ const HEALTHY_AFTER_MS = 10_000
 const FIRST_RETRY_MS = 100
 const MAX_RETRY_MS = 2_000
 const MAX_START_FAILURES = 8
+/** How long past PETSTORE_SHUTDOWN_TIMEOUT the primary waits for its workers before it kills them. */
+const STOP_MARGIN_S = 5
 
 export async function runPrimary(config: Config): Promise<void> {
   const store = await openStoreFromConfig(config)
@@ -33,7 +35,11 @@ export async function runPrimary(config: Config): Promise<void> {
   answerMetricsRequests()
   for (let i = 0; i < config.workers; i++) cluster.fork()
   cluster.on('exit', (worker, code, signal) => {
-    if (stopping) return exitOnceAllGone()
+    if (stopping) {
+      // A worker cut short while draining (killed, or out of time) failed its requests in flight.
+      if (code !== 0) exitCode = 1
+      return exitOnceAllGone()
+    }
     const listenedAt = listeningAt.get(worker.id)
     listeningAt.delete(worker.id)
     failures = listenedAt === undefined || Date.now() - listenedAt < HEALTHY_AFTER_MS ? failures + 1 : 0
@@ -52,10 +58,20 @@ export async function runPrimary(config: Config): Promise<void> {
       if (!stopping) cluster.fork()
     }, delay)
   })
+  // A signal to the whole process group reaches the workers from the kernel too: they
+  // take the first and ignore the rest (server.ts). Listened to for good, so that a
+  // second one never kills the primary while its workers drain.
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-    process.once(signal, () => {
+    process.on(signal, () => {
+      if (stopping) return
       stopping = true
       for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill(signal)
+      // Each worker exits 1 after PETSTORE_SHUTDOWN_TIMEOUT by itself; this is for one that cannot.
+      setTimeout(() => {
+        log(config, 'error', {}, `workers still running ${config.shutdownTimeout + STOP_MARGIN_S} s after ${signal}; killing them`)
+        exitCode = 1
+        for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGKILL')
+      }, (config.shutdownTimeout + STOP_MARGIN_S) * 1000).unref()
       exitOnceAllGone() // none left: between a death and its delayed replacement
     })
   }

@@ -114,22 +114,27 @@ export async function startServer(config: Config) {
   }
   const { port } = app.server.address() as AddressInfo
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-    process.once(signal, () => {
-      app.log.info({ signal }, 'shutting down: draining in-flight requests')
-      setTimeout(() => {
-        app.log.error(`in-flight requests still running after ${config.shutdownTimeout} s; exiting anyway`)
+  // Listened to for good, not once: under PETSTORE_WORKERS a signal sent to the whole
+  // process group (systemd's default, Ctrl-C) reaches a worker twice, from the kernel
+  // and from the primary, and a second one with no listener would kill it mid-drain.
+  let stopping = false
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) return app.log.info({ signal }, 'already shutting down')
+    stopping = true
+    app.log.info({ signal }, 'shutting down: draining in-flight requests')
+    setTimeout(() => {
+      app.log.error(`in-flight requests still running after ${config.shutdownTimeout} s; exiting anyway`)
+      process.exit(1)
+    }, config.shutdownTimeout * 1000).unref()
+    app.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        app.log.error({ err: error }, 'shutdown failed')
         process.exit(1)
-      }, config.shutdownTimeout * 1000).unref()
-      app.close().then(
-        () => process.exit(0),
-        (error: unknown) => {
-          app.log.error({ err: error }, 'shutdown failed')
-          process.exit(1)
-        },
-      )
-    })
+      },
+    )
   }
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, stop)
 
   // After the signals are listened to: a supervisor may send SIGTERM as soon as it reads this line.
   const storeName = redactUrl(config.databaseUrl)

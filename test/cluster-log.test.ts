@@ -3,11 +3,13 @@
 import { after, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
-import { createServer, type AddressInfo } from 'node:net'
+import { once } from 'node:events'
+import { connect, createServer, type AddressInfo } from 'node:net'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
+import { createKeyIn, UNLIMITED } from './helpers/keys.js'
 import { needs, REDIS_URL, uniqueRedisPrefix } from './helpers/services.js'
 
 const withRedis = await needs('redis', 'the PETSTORE_WORKERS log test')
@@ -71,6 +73,59 @@ describe('PETSTORE_WORKERS=2', { skip: !withRedis }, () => {
     assert.equal(restart.level, 50)
     assert.equal(restart.pid, child.pid)
     assert.deepEqual(stderr, [])
+  })
+
+  it('drains when signals go to the whole process group (systemd, Ctrl-C), twice: a POST under way gets its 201, exit 0', async () => {
+    const databaseUrl = `sqlite:${join(dir, 'group.db')}`
+    const secret = (await createKeyIn(databaseUrl, { plan: 'enterprise', custom: UNLIMITED })).secret
+    // Its own process group, as a service under systemd or a command in a terminal has;
+    // the built server, as a supervisor runs it (npm test builds it first).
+    const child = spawn(process.execPath, ['dist/server.js'], {
+      env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', PETSTORE_WORKERS: '2', REDIS_URL, PETSTORE_REDIS_PREFIX: uniqueRedisPrefix(), DATABASE_URL: databaseUrl },
+      stdio: ['ignore', 'pipe', 'inherit'],
+      detached: true,
+    })
+    const exited = new Promise<number | string | null>((resolve) => child.once('exit', (code, signal) => resolve(signal ?? code)))
+    try {
+      const lines: string[] = []
+      const url = await new Promise<string>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no worker listened within 20 s:\n${lines.join('\n')}`)), 20_000)
+        createInterface({ input: child.stdout! }).on('line', (line) => {
+          lines.push(line)
+          const address = /listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(line)?.[1]
+          if (address === undefined || lines.filter((l) => l.includes('listening at')).length < 2) return
+          clearTimeout(timer)
+          resolve(address)
+        })
+      })
+      const { hostname, port } = new URL(url)
+      const body = JSON.stringify({ name: 'group signal', categoryId: 1 })
+      const socket = connect(Number(port), hostname)
+      await once(socket, 'connect')
+      socket.on('error', () => {})
+      let received = ''
+      socket.on('data', (chunk: Buffer) => (received += chunk.toString()))
+      socket.write(`POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${secret}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body.slice(0, 5)}`)
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      // To every process of the group: the primary, and each worker, which the primary
+      // passes it on to as well. Then once more, as a second Ctrl-C or a supervisor's
+      // repeated stop would (the first copy's handling must not leave a process open to it).
+      process.kill(-child.pid!, 'SIGTERM')
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      process.kill(-child.pid!, 'SIGTERM')
+      await new Promise((resolve) => setTimeout(resolve, 600))
+      socket.write(body.slice(5))
+      await once(socket, 'close', { signal: AbortSignal.timeout(15_000) }).catch(() => {})
+      assert.match(received, /^HTTP\/1\.1 201 /)
+      const timeout = new Promise((resolve) => setTimeout(resolve, 20_000, 'still running 20 s after SIGTERM'))
+      assert.equal(await Promise.race([exited, timeout]), 0)
+    } finally {
+      try {
+        process.kill(-child.pid!, 'SIGKILL')
+      } catch {
+        // gone already
+      }
+    }
   })
 
   it('backs off when workers cannot start, then exits 1 saying so instead of crash-looping', async () => {

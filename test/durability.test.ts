@@ -2,7 +2,9 @@
 // Decision D10: an order and its pet's status commit together, kill -9 or not.
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
+import { once } from 'node:events'
 import { mkdtempSync, rmSync } from 'node:fs'
+import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { openDatabase } from './helpers/database.js'
@@ -87,6 +89,39 @@ for (const store of STORES) describe(`durability (${store})`, () => {
     const { exit, statuses } = await writeUntil('SIGTERM')
     assert.equal(exit, 0)
     assert.deepEqual([...statuses], [201])
+  })
+
+  it('drains on SIGTERM past connections that sent nothing or half a request: a POST under way gets its 201, then exit 0 at once', async () => {
+    const secret = await createKey()
+    const server = await spawnServer({ DATABASE_URL: databaseUrl })
+    const { hostname, port } = new URL(server.url)
+    const open = async (first?: string) => {
+      const socket = connect(Number(port), hostname)
+      await once(socket, 'connect')
+      if (first !== undefined) socket.write(first)
+      let received = ''
+      socket.on('data', (chunk: Buffer) => (received += chunk.toString()))
+      socket.on('error', () => {})
+      return { socket, received: () => received, closed: once(socket, 'close') }
+    }
+    // A balancer's spare connection, and a client stalled within its headers: neither has a request under way.
+    await open()
+    await open('GET /healthz HTTP/1.1\r\nHost: x\r\n')
+    // A POST whose body is not all there when the signal comes.
+    const body = JSON.stringify({ name: 'sent slowly', categoryId: 1 })
+    const slow = await open(`POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${secret}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body.slice(0, 5)}`)
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    const signalled = Date.now()
+    server.child.kill('SIGTERM')
+    await new Promise((resolve) => setTimeout(resolve, 700))
+    slow.socket.write(body.slice(5))
+    const exit = await server.exited
+    const took = Date.now() - signalled
+    await slow.closed
+    assert.match(slow.received(), /^HTTP\/1\.1 201 /)
+    assert.match(slow.received(), /\r\nconnection: close\r\n/i, 'a keep-alive client of a request under way is told to go elsewhere too')
+    assert.equal(exit, 0)
+    assert.ok(took < 5_000, `exited ${took} ms after SIGTERM (the shutdown timeout is 10 s)`)
   })
 
   it('never leaves a pet pending without an open order, nor the reverse, when killed with SIGKILL under order load', async () => {
