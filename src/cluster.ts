@@ -6,6 +6,8 @@ import { hostname } from 'node:os'
 import { AggregatorRegistry, type Registry } from 'prom-client'
 import type { Config } from './config.js'
 import { openStoreFromConfig } from './db/from-config.js'
+import { requireKeyInProduction } from './secrets/secret-box.js'
+import { migratingMessage } from './db/database.js'
 
 /** A worker that served this long after it listened was healthy: its death is not a failure to start. */
 const HEALTHY_AFTER_MS = 10_000
@@ -16,7 +18,9 @@ const MAX_START_FAILURES = 8
 const STOP_MARGIN_S = 5
 
 export async function runPrimary(config: Config): Promise<void> {
-  const store = await openStoreFromConfig(config)
+  // Before the migrations: production without PETSTORE_SECRET_KEY stops here, not in each worker.
+  requireKeyInProduction(config)
+  const store = await openStoreFromConfig(config, { migrations: { onPending: (names) => log(config, 'info', { migrations: names }, migratingMessage(names)) } })
   await store.close()
 
   let stopping = false

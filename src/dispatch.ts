@@ -9,6 +9,7 @@ import { pathToFileURL } from 'node:url'
 import { pino } from 'pino'
 import { systemClock } from './clock.js'
 import { loadConfig, loadDotEnv, redactUrl, type Config } from './config.js'
+import { migratingMessage } from './db/database.js'
 import { openStoreFromConfig } from './db/from-config.js'
 import { loggerOptions } from './logging.js'
 import { unsupportedNodeMessage } from './node-support.js'
@@ -22,6 +23,7 @@ export async function runDispatch(config: Config): Promise<void> {
   const log = pino(loggerOptions(config))
   const secrets = secretBoxFromConfig(config)
   const store = await openStoreFromConfig(config, {
+    migrations: { onPending: (names) => log.info({ migrations: names }, migratingMessage(names)) },
     onConnectionError: (error) => log.warn({ err: error }, 'a database connection was lost; the pool opens a new one'),
     onBackgroundError: (error, what) => log.warn({ err: error }, what),
     onCircuitChange: (open, error) =>

@@ -13,7 +13,7 @@ type Resealed = { resealed: number; current: number }
 
 async function runReseal(config: Config): Promise<{ endpoints: Resealed; replays: Resealed }> {
   const secrets = secretBoxFromConfig(config)
-  const store = await openStoreFromConfig(config)
+  const store = await openStoreFromConfig(config, { migrations: { apply: 'fresh' } })
   try {
     return { endpoints: await resealSecrets(store.webhookEndpoints, secrets), replays: await resealReplays(store.idempotency, secrets) }
   } finally {

@@ -9,12 +9,13 @@ import { systemClock } from './clock.js'
 import { clusterMetricsOf, isPrimaryOf, runPrimary } from './cluster.js'
 import { loadConfig, loadDotEnv, redactUrl, type Config } from './config.js'
 import { loggerOptions } from './logging.js'
+import { migratingMessage } from './db/database.js'
 import { openStoreFromConfig } from './db/from-config.js'
 import { unsupportedNodeMessage } from './node-support.js'
 import { createRateLimiterFromConfig } from './rate-limit/from-config.js'
 import { createUsageRecorder } from './usage/recorder.js'
 import { startDispatcher } from './webhooks/dispatcher.js'
-import { secretBoxFromConfig } from './secrets/secret-box.js'
+import { requireKeyInProduction, secretBoxFromConfig } from './secrets/secret-box.js'
 import { parseCidrs, useDnsServers } from './webhooks/outbound.js'
 import { requestPressure } from './webhooks/request-pressure.js'
 import { writePacing, type WritePacing } from './webhooks/write-pacing.js'
@@ -28,7 +29,10 @@ export async function startServer(config: Config) {
   // Log lines before the app exists (Redis that never connects is told while starting) are log lines like the others.
   const early = pino(loggerOptions(config))
   let report: Report = (level, message, error, fields) => early[level]({ ...fields, err: error }, message)
+  // Before anything starts, the database included: production without PETSTORE_SECRET_KEY stops here.
+  requireKeyInProduction(config)
   const store = await openStoreFromConfig(config, {
+    migrations: { onPending: (names) => early.info({ migrations: names }, migratingMessage(names)) },
     onConnectionError: (error) => report('warn', 'a database connection was lost; the pool opens a new one', error),
     onBackgroundError: (error, what) => report('warn', what, error),
     onCircuitChange: (open, error) =>
@@ -56,7 +60,6 @@ export async function startServer(config: Config) {
   // Its lag floor: the dispatcher's own measure of how far behind it is.
   const pressure = config.dispatch === 'on' ? requestPressure({ requests, lagMs: (): number | undefined => dispatcher?.lagMs }) : undefined
   const metrics = createMetrics()
-  // Before anything starts: production without PETSTORE_SECRET_KEY stops here.
   const secrets = secretBoxFromConfig(config)
   const dispatcher =
     pressure

@@ -4,7 +4,7 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer, type AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -97,6 +97,20 @@ describe('starting the server', () => {
     } finally {
       silent.close()
     }
+  })
+
+  it('refuses production without PETSTORE_SECRET_KEY before it makes or migrates the database', async () => {
+    const file = join(dir, 'production-without-key.db')
+    const { err, code } = await runServer({ PORT: '0', PETSTORE_ENV: 'production', DATABASE_URL: `sqlite:${file}`, PETSTORE_SECRET_KEY: '' }, /serving/)
+    assert.equal(code, 1)
+    assert.match(err.join('\n'), /PETSTORE_SECRET_KEY is required in production/)
+    assert.equal(existsSync(file), false, 'no database was made')
+  })
+
+  it('says it applies migrations, and which, before it does', async () => {
+    const { out } = await runServer({ PORT: '0', DATABASE_URL: `sqlite:${join(dir, 'migrated-at-start.db')}` }, /serving/)
+    const said = out.findIndex((line) => /applying \d+ schema migrations \(2026-11-22-001/.test(line))
+    assert.ok(said >= 0 && said < out.findIndex((line) => /serving/.test(line)), out.join('\n'))
   })
 
   it('logs one JSON line naming a Redis that never connected, its password masked, and serves', async () => {

@@ -43,7 +43,8 @@ export interface Admin {
 export async function withAdmin(context: Context, run: (admin: Admin) => Promise<number>): Promise<number> {
   const config = loadConfig(context.env)
   const where = redactUrl(config.databaseUrl)
-  const store = await openStoreFromConfig(config)
+  // A database of an earlier release is not upgraded from under its servers by a command: `petstore migrate` does that.
+  const store = await openStoreFromConfig(config, { migrations: { apply: 'fresh' } })
   const limiter = createRateLimiterFromConfig(config, systemClock, { onRedisTransition: () => {} })
   try {
     await limiter.ready()

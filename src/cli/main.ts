@@ -15,6 +15,7 @@ import { closest } from '../closest.js'
 import { defineCommand, findCommand, type Command } from './command.js'
 import { consoleIo, type Io } from './io.js'
 import { PLAN_LIMITS } from '../vocabulary/plans.js'
+import { migratingMessage } from '../db/database.js'
 import { openStoreFromConfig } from '../db/from-config.js'
 
 const serverCommands = [
@@ -41,9 +42,18 @@ const serverCommands = [
     summary: 'Apply pending schema migrations to the DATABASE_URL store',
     run: async (_input, context) => {
       const config = loadConfig(context.env)
-      const store = await openStoreFromConfig(config)
+      let applying: readonly string[] = []
+      const store = await openStoreFromConfig(config, {
+        migrations: {
+          onPending: (names) => {
+            applying = names
+            context.io.err(`petstore: ${migratingMessage(names)}`)
+          },
+        },
+      })
       await store.close()
-      context.io.out(`migrations are up to date (${redactUrl(config.databaseUrl)})`)
+      const where = redactUrl(config.databaseUrl)
+      context.io.out(applying.length === 0 ? `migrations are up to date (${where})` : `applied ${applying.length} migration${applying.length === 1 ? '' : 's'} to ${where}: ${applying.join(', ')}`)
       return 0
     },
   }),

@@ -2,7 +2,7 @@
 // (PostgreSQL unreachable, a wrong password, a SQLite path that cannot be created)
 // stops the process with a message naming the variable to fix, never its password;
 // and so does one that does not answer within OPEN_TIMEOUT_MS, rather than a start
-// that hangs saying nothing.
+// that hangs saying nothing. Migrations, once it has answered, are not bounded.
 import { redactUrl, type Config } from '../config.js'
 import { openStore } from './open-store.js'
 import type { Store, StoreOptions } from './store.js'
@@ -17,7 +17,15 @@ export async function openStoreFromConfig(config: Pick<Config, 'databaseUrl'>, o
   const shown = redactUrl(config.databaseUrl)
   const timeoutMs = options.timeoutMs ?? OPEN_TIMEOUT_MS
   let timer: NodeJS.Timeout | undefined
-  const opening = openStore(config.databaseUrl, options)
+  // The deadline is for the database to answer; migrations, once it has, take what they take.
+  const migrations = {
+    ...options.migrations,
+    onPending: (names: readonly string[]) => {
+      clearTimeout(timer)
+      options.migrations?.onPending?.(names)
+    },
+  }
+  const opening = openStore(config.databaseUrl, { ...options, migrations })
   const timedOut = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs / 1000} s`)), timeoutMs)
   })

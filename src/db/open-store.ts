@@ -13,10 +13,10 @@ const PURGE_EVERY_MS = 10 * 60 * 1000
 const EVENTS_KEPT_MS = 30 * 86_400_000
 
 /** Opens the database at `url`, applies pending migrations, and purges expired Idempotency-Key records and old usage every ten minutes until closed. */
-export async function openStore(url: string, { onConnectionError, onBackgroundError = () => {}, onCircuitChange, idleTimeoutMs }: StoreOptions = {}): Promise<Store> {
+export async function openStore(url: string, { onConnectionError, onBackgroundError = () => {}, onCircuitChange, idleTimeoutMs, migrations }: StoreOptions = {}): Promise<Store> {
   const store = url.startsWith('sqlite:')
-    ? await openSqliteStore(url.slice('sqlite:'.length))
-    : await openPostgresStore(url, { onIdleError: onConnectionError, idleTimeoutMs })
+    ? await openSqliteStore(url.slice('sqlite:'.length), migrations)
+    : await openPostgresStore(url, { onIdleError: onConnectionError, idleTimeoutMs }, migrations)
 
   const breaker = createCircuitBreaker({ probe: store.ping, onChange: onCircuitChange })
   let calls = 0

@@ -1,5 +1,6 @@
 // The store: the contracts the rest of the service sees, and nothing of SQL. Each
 // backend (sqlite/, postgres/) implements them; open-store.ts picks one by URL.
+import type { MigrationOptions } from './database.js'
 import type { AccountsStore, ApiKeysStore } from './api-keys-store.js'
 import type { CategoriesStore } from './categories-store.js'
 import type { Dialect } from './dialect.js'
@@ -60,6 +61,8 @@ export interface StoreOptions {
    * practice none is; tests set a short one to prove it without waiting 10 s.
    */
   idleTimeoutMs?: number
+  /** Which pending migrations to apply (database.ts, MigrationOptions). */
+  migrations?: MigrationOptions
 }
 
 /** What a backend (sqlite/, postgres/) opens: open-store.ts guards and counts its calls. */

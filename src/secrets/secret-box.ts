@@ -14,9 +14,10 @@
 // what they sealed, until `npm run reseal-secrets` has sealed every secret again with
 // the current key.
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto'
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { DEFAULT_DATABASE_FILE, type Config } from '../config.js'
+import { makeFolders } from '../folders.js'
 
 const VERSION = 'v1'
 
@@ -99,17 +100,24 @@ export interface SecretKeySource {
 export function secretBoxFor(source: SecretKeySource): SecretBox {
   const previous = source.previousSecretKeys.map((text, i) => parseMainKey(text, `PETSTORE_SECRET_KEY_PREVIOUS's key ${i + 1}`))
   if (source.secretKey !== undefined) return createSecretBox(parseMainKey(source.secretKey, 'PETSTORE_SECRET_KEY'), previous)
-  if (source.environment === 'production') {
-    throw new SecretKeyError('PETSTORE_SECRET_KEY is required in production: 32 random bytes in base64 (openssl rand -base64 32), kept apart from the database; it seals the webhook signing secrets and the secrets kept for Idempotency-Key replays')
-  }
+  requireKeyInProduction(source)
   const file = source.databaseUrl.startsWith('sqlite:') ? `${source.databaseUrl.slice('sqlite:'.length)}.secret-key` : source.defaultKeyFile
   return createSecretBox(keyFile(file), previous)
+}
+
+/**
+ * Refuses production without PETSTORE_SECRET_KEY: what a start checks before it opens
+ * (and migrates) the database, which the key file made otherwise would sit beside.
+ */
+export function requireKeyInProduction(source: Pick<SecretKeySource, 'environment' | 'secretKey'>): void {
+  if (source.secretKey !== undefined || source.environment !== 'production') return
+  throw new SecretKeyError('PETSTORE_SECRET_KEY is required in production: 32 random bytes in base64 (openssl rand -base64 32), kept apart from the database; it seals the webhook signing secrets and the secrets kept for Idempotency-Key replays')
 }
 
 /** The key in `file`, made (32 random bytes, base64, mode 0600) when there is none. */
 function keyFile(file: string): Buffer {
   if (!existsSync(file)) {
-    mkdirSync(dirname(file), { recursive: true })
+    makeFolders(dirname(file))
     try {
       // wx: two processes starting at once do not both write one.
       writeFileSync(file, `${randomBytes(32).toString('base64')}\n`, { mode: 0o600, flag: 'wx' })

@@ -18,6 +18,8 @@ export interface PostgresPoolOptions {
   size?: number
   /** Settings of every connection's session (`-c name=value` at its start). */
   settings?: Readonly<Record<string, string>>
+  /** How long a statement may run (5 s by default, so that no request hangs); 0 for no limit (migrations). */
+  statementTimeoutMs?: number
 }
 
 // int8 (bigint) is returned as a string by default; our ids and times are safe integers.
@@ -33,7 +35,7 @@ const POOL_SIZE = 4
 const CONNECT_TIMEOUT_MS = 2_000
 const STATEMENT_TIMEOUT_MS = 5_000
 
-export function openPostgres(url: string, { onIdleError = () => {}, idleTimeoutMs, size = POOL_SIZE, settings = {} }: PostgresPoolOptions = {}): PostgresConnection {
+export function openPostgres(url: string, { onIdleError = () => {}, idleTimeoutMs, size = POOL_SIZE, settings = {}, statementTimeoutMs = STATEMENT_TIMEOUT_MS }: PostgresPoolOptions = {}): PostgresConnection {
   const options = Object.entries(settings).map(([name, value]) => `-c ${name}=${value}`)
   const pool = new pg.Pool({
     connectionString: url,
@@ -48,8 +50,7 @@ export function openPostgres(url: string, { onIdleError = () => {}, idleTimeoutM
     keepAliveInitialDelayMillis: 60_000,
     ...(options.length > 0 ? { options: options.join(' ') } : {}),
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
-    statement_timeout: STATEMENT_TIMEOUT_MS,
-    query_timeout: STATEMENT_TIMEOUT_MS + 1_000,
+    ...(statementTimeoutMs > 0 ? { statement_timeout: statementTimeoutMs, query_timeout: statementTimeoutMs + 1_000 } : {}),
     types: {
       getTypeParser: ((oid: number, format?: string) =>
         oid === INT8_OID ? int8AsNumber : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,

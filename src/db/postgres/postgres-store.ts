@@ -1,6 +1,6 @@
 // The store on PostgreSQL: one bounded pool (connection.ts) for Kysely and for the
 // hot paths' named statements alike, and one of its own for the webhook delivery queue.
-import { migrate, ping } from '../database.js'
+import { migrate, ping, type MigrationOptions } from '../database.js'
 import { createAccountsStore, createApiKeysStore } from '../sql/api-keys.js'
 import { createCategoriesStore } from '../sql/categories.js'
 import { createUsageStore } from '../sql/usage.js'
@@ -31,14 +31,17 @@ const QUEUE_POOL_SIZE = 3
 export const DELIVERY_QUEUE_SETTINGS = { enable_seqscan: 'off', enable_bitmapscan: 'off', synchronous_commit: 'off' }
 
 /** Opens the pools on the database at `url` and applies pending migrations. */
-export async function openPostgresStore(url: string, options: PostgresPoolOptions = {}): Promise<BackendStore> {
-  const { pool, db } = openPostgres(url, options)
+export async function openPostgresStore(url: string, options: PostgresPoolOptions = {}, migrations?: MigrationOptions): Promise<BackendStore> {
+  // On a connection of their own without the requests' statement timeout: an index
+  // built on a million pets takes longer than 5 s, and so does the wait for the
+  // migration lock of an instance that started at the same moment.
+  const migrating = openPostgres(url, { size: 1, statementTimeoutMs: 0 })
   try {
-    await migrate({ dialect: 'postgres', db })
-  } catch (error) {
-    await db.destroy()
-    throw error
+    await migrate({ dialect: 'postgres', db: migrating.db }, migrations)
+  } finally {
+    await migrating.db.destroy()
   }
+  const { pool, db } = openPostgres(url, options)
   const queue = openPostgres(url, { ...options, size: QUEUE_POOL_SIZE, settings: DELIVERY_QUEUE_SETTINGS })
   return {
     dialect: 'postgres',

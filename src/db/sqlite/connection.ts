@@ -1,9 +1,9 @@
 // The SQLite file: opened with the pragmas the service relies on, and Kysely over
 // that one connection (the writer).
-import { existsSync, mkdirSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import SqliteDatabase from 'better-sqlite3'
 import { Kysely } from 'kysely'
+import { makeFolders } from '../../folders.js'
 import type { Database } from '../schema.js'
 import { LOCK_WAIT_MS, LockWaitingSqliteDialect } from './lock-wait.js'
 
@@ -13,17 +13,6 @@ export interface SqliteConnection {
   /** The one connection Kysely runs on, for the prepared statements of the hot paths. */
   writer: SqliteDatabase.Database
   db: Kysely<Database>
-}
-
-/**
- * mkdir -p, one level at a time: Node's recursive mkdirSync never returns for a
- * folder under /proc (DATABASE_URL=sqlite:/proc/nope/x.db hung the start with no
- * output), where a plain mkdirSync fails at once with ENOENT.
- */
-function makeFolders(folder: string) {
-  if (existsSync(folder)) return
-  makeFolders(dirname(folder))
-  mkdirSync(folder)
 }
 
 export function openSqlite(path: string): SqliteConnection {

@@ -3,7 +3,7 @@
 // Idempotency-Key responses that go with them) goes through one group commit, so
 // one event-loop turn is one commit.
 import { createSqliteGroupCommit } from '../batching/group-commit.js'
-import { migrate, ping } from '../database.js'
+import { migrate, ping, type MigrationOptions } from '../database.js'
 import { createAccountsStore, createApiKeysStore } from '../sql/api-keys.js'
 import { createCategoriesStore } from '../sql/categories.js'
 import { createUsageStore } from '../sql/usage.js'
@@ -17,10 +17,10 @@ import { createSqliteOrdersStore } from './orders-store.js'
 import { createSqlitePetsStore } from './pets-store.js'
 
 /** Opens the SQLite file at `path` and applies pending migrations. */
-export async function openSqliteStore(path: string): Promise<BackendStore> {
+export async function openSqliteStore(path: string, migrations?: MigrationOptions): Promise<BackendStore> {
   const { file, writer, db } = openSqlite(path)
   try {
-    await migrate({ dialect: 'sqlite', db })
+    await migrate({ dialect: 'sqlite', db }, migrations)
   } catch (error) {
     await db.destroy()
     throw error
