@@ -90,7 +90,7 @@ export function loadConfig(env: Env = process.env): Config {
     host: env.HOST || '127.0.0.1',
     port: integer(env, 'PORT', 8080, 0, 65535),
     databaseUrl: databaseUrl(env),
-    redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    redisUrl: redisUrl(env),
     redisPrefix: env.PETSTORE_REDIS_PREFIX || 'petstore',
     redisFailure: oneOf(env, 'PETSTORE_REDIS_FAILURE', ['open', 'closed'] as const, 'open'),
     workers: integer(env, 'PETSTORE_WORKERS', 1, 1, 256),
@@ -147,6 +147,15 @@ function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], 
     throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got "${raw}"`)
   }
   return raw as T
+}
+
+/** REDIS_URL: its path, if any, a database number (ioredis would send SELECT NaN, and die of the reply). */
+function redisUrl(env: Env): string | undefined {
+  const raw = url(env, 'REDIS_URL', ['redis:', 'rediss:'])
+  if (raw !== undefined && !/^\/?(\d{1,5})?$/.test(new URL(raw).pathname)) {
+    throw new ConfigError(`REDIS_URL's path must be a database number (redis://host:6379/0), not "${new URL(raw).pathname}"`)
+  }
+  return raw
 }
 
 function url(env: Env, name: string, protocols: string[]): string | undefined {

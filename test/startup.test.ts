@@ -99,6 +99,13 @@ describe('starting the server', () => {
     }
   })
 
+  it('stops, naming REDIS_URL, when its database number is one the Redis has not (instead of using database 0)', async (t) => {
+    if (!(await needs('redis', 'REDIS_URL database number'))) return t.skip('Redis is not reachable')
+    const { err, code } = await runServer({ PORT: '0', DATABASE_URL: `sqlite:${join(dir, 'redis-db.db')}`, REDIS_URL: 'redis://127.0.0.1:6379/99' }, /serving/)
+    assert.equal(code, 1)
+    assert.match(err.join('\n'), /^petstore: REDIS_URL names database 99, which this Redis refuses/)
+  })
+
   it('refuses production without PETSTORE_SECRET_KEY before it makes or migrates the database', async () => {
     const file = join(dir, 'production-without-key.db')
     const { err, code } = await runServer({ PORT: '0', PETSTORE_ENV: 'production', DATABASE_URL: `sqlite:${file}`, PETSTORE_SECRET_KEY: '' }, /serving/)

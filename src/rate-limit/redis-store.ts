@@ -229,18 +229,29 @@ export function createRedisCounterStore({
       // 'close' comes with every lost connection and every failed attempt to reconnect.
       redis.on('close', () => listener(false))
     },
-    /** Resolves once connected, or after the connect timeout: a server starting with Redis down still starts. */
-    ready: () =>
-      new Promise<void>((resolve) => {
-        if (redis.status === 'ready') return resolve()
-        const done = () => {
+    /**
+     * Resolves once connected, or after the connect timeout: a server starting with Redis
+     * down still starts. Rejects when the URL's database is not one this Redis has: ioredis
+     * would carry on in database 0, sharing it with whatever else uses it.
+     */
+    ready: async () => {
+      const connected = await new Promise<boolean>((resolve) => {
+        if (redis.status === 'ready') return resolve(true)
+        const done = (ready: boolean) => () => {
           clearTimeout(timer)
-          redis.off('ready', done)
-          resolve()
+          redis.off('ready', onReady)
+          resolve(ready)
         }
-        const timer = setTimeout(done, connectTimeoutMs)
-        redis.once('ready', done)
-      }),
+        const onReady = done(true)
+        const timer = setTimeout(done(false), connectTimeoutMs)
+        redis.once('ready', onReady)
+      })
+      const db = Number(new URL(url).pathname.slice(1) || '0')
+      if (!connected || db === 0) return
+      await redis.select(db).catch((error: unknown) => {
+        throw new Error(`REDIS_URL names database ${db}, which this Redis refuses (${error instanceof Error ? error.message : String(error)}): see its "databases" setting`)
+      })
+    },
     async close() {
       redis.disconnect()
     },
