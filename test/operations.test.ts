@@ -70,6 +70,9 @@ describe('operations', () => {
     lines.length = 0
     const res = await server.request('/v1/pets', { key, headers: { 'x-request-id': 'trace-abc.123' } })
     assert.equal(res.headers.get('x-request-id'), 'trace-abc.123')
+    // A key where it does not belong, in the query string or the path: refused, and not logged either.
+    await server.request(`/v1/pets?api_key=${key}&token=s3cret-token`)
+    await server.request(`/v1/pets/${key}`)
     // A line is written once the response is sent, so it may come after the client
     // has read it; a later request's line comes after every line of this one.
     await server.request('/healthz', { headers: { 'x-request-id': 'after-trace-abc.123' } })
@@ -79,6 +82,7 @@ describe('operations', () => {
     assert.ok(lines.length > 0)
     for (const line of lines) {
       assert.ok(!line.includes(key), 'the key is not logged')
+      assert.ok(!line.includes('s3cret-token'), 'a secret in the query string is not logged')
       assert.ok(!/authorization/i.test(line), 'the Authorization header is not logged')
     }
   })
