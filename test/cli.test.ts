@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { promisify } from 'node:util'
+import SqliteDatabase from 'better-sqlite3'
 import type { Pet } from '../src/schemas/pet.js'
 import { runCli } from './helpers/cli.js'
 import { issueTestKey, withStore } from './helpers/keys.js'
@@ -532,6 +533,21 @@ describe('petstore pets …', () => {
       all.json<Pet[]>().map((pet) => pet.name),
       ['Rex', 'Bella'],
     )
+  })
+
+  it('prints a name stored before names were checked with its controls escaped: it cannot reach the terminal', async () => {
+    // Written straight into the database, as a release before the name rules accepted it.
+    const file = server.config.databaseUrl.slice('sqlite:'.length)
+    const db = new SqliteDatabase(file)
+    const id = Number(db.prepare("INSERT INTO pets (name, category_id, status, created_at) VALUES (?, 1, 'available', 1) RETURNING id").pluck().get('legacy\u009b2J\u202eevil\u001b]0;PWNED\u0007'))
+    db.close()
+    for (const argv of [['pets', 'get', String(id)], ['pets', 'list', '--ids', String(id)]]) {
+      const res = await cli(argv)
+      assert.equal(res.code, 0, res.err.join('\n'))
+      const text = res.out.join('\n')
+      assert.ok(text.includes('legacy\\u009b2J\\u202eevil\\u001b]0;PWNED\\u0007'), text)
+      assert.ok(![...text].some((c) => (c < ' ' && c !== '\n') || (c >= '\u007f' && c <= '\u009f') || c === '\u202e'), `${argv.join(' ')}: no control character reaches the terminal`)
+    }
   })
 
   it('pets get ID prints the pet', async () => {

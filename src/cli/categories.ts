@@ -1,6 +1,7 @@
 // `petstore categories …`: list, show, create, update and delete categories through the
 // typed client, against a running service (PETSTORE_URL, PETSTORE_API_KEY), as the
 // pets commands do.
+import { printableJson } from './io.js'
 import { idempotencyKeyFlag, idempotencyOption, positiveInteger } from './arguments.js'
 import { CliError } from './cli-error.js'
 import { defineCommand } from './command.js'
@@ -34,7 +35,7 @@ export const categoriesCommands = [
     summary: 'Print one category as JSON',
     run: ({ args: [id] }, context) =>
       withClient(context, async (client) => {
-        context.io.out(JSON.stringify(await client.getCategory(positiveInteger(id, 'ID')), null, 2))
+        context.io.out(printableJson(await client.getCategory(positiveInteger(id, 'ID'))))
         return 0
       }),
   }),
@@ -53,7 +54,7 @@ export const categoriesCommands = [
           { name: values.name, ...(values.description === undefined ? {} : { description: values.description }) },
           idempotencyOption(values['idempotency-key']),
         )
-        context.io.out(JSON.stringify(category, null, 2))
+        context.io.out(printableJson(category))
         return 0
       }),
   }),
@@ -70,7 +71,7 @@ export const categoriesCommands = [
       withClient(context, async (client) => {
         const changes = { ...(values.name === undefined ? {} : { name: values.name }), ...(values.description === undefined ? {} : { description: values.description }) }
         if (Object.keys(changes).length === 0) throw new CliError('categories update needs at least one of --name or --description')
-        context.io.out(JSON.stringify(await client.updateCategory(positiveInteger(id, 'ID'), changes), null, 2))
+        context.io.out(printableJson(await client.updateCategory(positiveInteger(id, 'ID'), changes)))
         return 0
       }),
   }),

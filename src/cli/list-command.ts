@@ -2,7 +2,7 @@
 // cursor on stderr, so that a pipe parses stdout alone), or every page with --all.
 import { positiveInteger } from './arguments.js'
 import { CliError } from './cli-error.js'
-import type { Io } from './io.js'
+import { printableJson, type Io } from './io.js'
 
 export interface ListOptions<S> {
   status: S | undefined
@@ -44,11 +44,11 @@ export async function listCommand<S extends string, T>(values: ListValues, io: I
   if (values.all) {
     const items: T[] = []
     for await (const item of lister.all(options)) items.push(item)
-    io.out(JSON.stringify(items, null, 2))
+    io.out(printableJson(items))
     return 0
   }
   const { items, nextCursor } = await lister.page(options)
-  io.out(JSON.stringify(items, null, 2))
+  io.out(printableJson(items))
   if (nextCursor !== undefined) io.err(`petstore: more ${lister.noun}: next page with --cursor ${nextCursor} (or --all for every page)`)
   return 0
 }

@@ -1,5 +1,6 @@
 // `petstore orders …` and `petstore inventory`: the adoption workflow through the
 // typed client, against a running service, as the pets commands do.
+import { printableJson } from './io.js'
 import type { PetstoreClient } from '../client/index.js'
 import { ORDER_STATUSES } from '../schemas/order.js'
 import { idempotencyKeyFlag, idempotencyOption, positiveInteger } from './arguments.js'
@@ -15,7 +16,7 @@ function orderCommand(name: string, summary: string, call: (client: PetstoreClie
     summary,
     run: ({ args: [id] }, context) =>
       withClient(context, async (client) => {
-        context.io.out(JSON.stringify(await call(client, positiveInteger(id, 'ID')), null, 2))
+        context.io.out(printableJson(await call(client, positiveInteger(id, 'ID'))))
         return 0
       }),
   })
@@ -32,7 +33,7 @@ export const ordersCommands = [
     run: ({ values }, context) =>
       withClient(context, async (client) => {
         const petId = positiveInteger(values['pet-id'], '--pet-id')
-        context.io.out(JSON.stringify(await client.placeOrder(petId, idempotencyOption(values['idempotency-key'])), null, 2))
+        context.io.out(printableJson(await client.placeOrder(petId, idempotencyOption(values['idempotency-key']))))
         return 0
       }),
   }),
@@ -64,7 +65,7 @@ export const ordersCommands = [
     summary: 'Print the number of pets in each status',
     run: (_input, context) =>
       withClient(context, async (client) => {
-        context.io.out(JSON.stringify(await client.getInventory(), null, 2))
+        context.io.out(printableJson(await client.getInventory()))
         return 0
       }),
   }),

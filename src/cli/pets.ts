@@ -1,6 +1,7 @@
 // `petstore pets …`: list, create, get, update and delete pets through the typed client, against
 // a running service. It reads only PETSTORE_URL and PETSTORE_API_KEY: it is a
 // client of the service, so the server's own settings (DATABASE_URL…) do not matter.
+import { printableJson } from './io.js'
 import { createClient, PetstoreError, type PetstoreClient } from '../client/index.js'
 import { PET_SORTS, PET_STATUSES } from '../schemas/pet.js'
 import { idempotencyKeyFlag, idempotencyOption, positiveInteger } from './arguments.js'
@@ -90,7 +91,7 @@ export const petsCommands = [
           },
           idempotencyOption(values['idempotency-key']),
         )
-        context.io.out(JSON.stringify(pet, null, 2))
+        context.io.out(printableJson(pet))
         return 0
       }),
   }),
@@ -102,7 +103,7 @@ export const petsCommands = [
     // The command exists for as long as the API serves it; the client warns once that it is deprecated.
     run: ({ args: [id] }, context) =>
       withClient(context, async (client) => {
-        context.io.out(JSON.stringify(await client.getPet(positiveInteger(id, 'ID')), null, 2))
+        context.io.out(printableJson(await client.getPet(positiveInteger(id, 'ID'))))
         return 0
       }),
   }),
@@ -126,7 +127,7 @@ export const petsCommands = [
         }
         if (Object.keys(changes).length === 0) throw new CliError('pets update needs at least one of --name, --category-id or --status')
         const { pet, etag } = await client.updatePet(positiveInteger(id, 'ID'), changes, values['if-match'] === undefined ? {} : { ifMatch: values['if-match'] })
-        context.io.out(JSON.stringify(pet, null, 2))
+        context.io.out(printableJson(pet))
         // The version to pass to --if-match next time, apart from the JSON on stdout.
         if (etag) context.io.err(`etag: ${etag}`)
         return 0

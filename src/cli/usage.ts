@@ -1,6 +1,7 @@
 // `petstore usage …`: what the calling key sees of its account's use, through the typed
 // client against a running service (PETSTORE_URL, PETSTORE_API_KEY): the rate-limit
 // windows now, and the history as a table (or JSON).
+import { printableJson } from './io.js'
 import { DAY_MS } from '../usage/buckets.js'
 import { DAYS_FLAG, historyDays, positiveInteger } from './arguments.js'
 import { defineCommand } from './command.js'
@@ -16,7 +17,7 @@ export const usageCommands = [
       withClient(context, async (client) => {
         const usage = await client.getUsage()
         if (values.json) {
-          context.io.out(JSON.stringify(usage, null, 2))
+          context.io.out(printableJson(usage))
           return 0
         }
         const line = (name: string, window: typeof usage.minute) =>
@@ -40,7 +41,7 @@ export const usageCommands = [
       return withClient(context, async (client) => {
         const from = new Date(Date.now() - days * DAY_MS).toISOString()
         const buckets = await client.getUsageHistory({ from, granularity: values.hourly ? 'hour' : 'day', ...(keyId === undefined ? {} : { keyId }) })
-        if (values.json) context.io.out(JSON.stringify(buckets, null, 2))
+        if (values.json) context.io.out(printableJson(buckets))
         else if (buckets.length === 0) context.io.out(`No requests in the last ${days} days.`)
         else context.io.out(usageTable(buckets, values.hourly))
         return 0

@@ -1,6 +1,7 @@
 // `petstore webhooks …` and `petstore events …`: webhook endpoints and the events they
 // are sent, through the typed client against a running service (PETSTORE_URL,
 // PETSTORE_API_KEY), as the pets commands are. JSON on stdout; notes on stderr.
+import { printableJson } from './io.js'
 import type { PetstoreClient, WebhookEvent } from '../client/index.js'
 import { EVENT_TYPES, TEST_EVENT } from '../vocabulary/event-types.js'
 import { idempotencyKeyFlag, idempotencyOption, positiveInteger } from './arguments.js'
@@ -16,7 +17,7 @@ function enabledEvents(text: string): string[] {
   return text.split(',').map((type) => oneOf(type.trim(), ['*', ...EVENT_TYPES], '--events'))
 }
 
-const print = (context: Context, value: unknown) => context.io.out(JSON.stringify(value, null, 2))
+const print = (context: Context, value: unknown) => context.io.out(printableJson(value))
 const endpointId = (raw: string) => positiveInteger(raw, 'ID')
 
 /** One endpoint command: `run` gets the client and the endpoint's id. */
