@@ -15,13 +15,15 @@ import { loggerOptions } from './logging.js'
 import { unsupportedNodeMessage } from './node-support.js'
 import { createDispatchMetrics } from './plugins/metrics.js'
 import { startDispatcher } from './webhooks/dispatcher.js'
-import { secretBoxFromConfig } from './secrets/secret-box.js'
+import { localKeyWarning, secretBoxFromConfig } from './secrets/secret-box.js'
 import { parseCidrs, useDnsServers } from './webhooks/outbound.js'
 
 export async function runDispatch(config: Config): Promise<void> {
   useDnsServers(config.webhookDnsServers)
   const log = pino(loggerOptions(config))
   const secrets = secretBoxFromConfig(config)
+  const keyWarning = localKeyWarning(config)
+  if (keyWarning) log.warn(keyWarning)
   const store = await openStoreFromConfig(config, {
     migrations: { onPending: (names) => log.info({ migrations: names }, migratingMessage(names)) },
     onConnectionError: (error) => log.warn({ err: error }, 'a database connection was lost; the pool opens a new one'),

@@ -15,7 +15,7 @@ import { unsupportedNodeMessage } from './node-support.js'
 import { createRateLimiterFromConfig } from './rate-limit/from-config.js'
 import { createUsageRecorder } from './usage/recorder.js'
 import { startDispatcher } from './webhooks/dispatcher.js'
-import { requireKeyInProduction, secretBoxFromConfig } from './secrets/secret-box.js'
+import { localKeyWarning, requireKeyInProduction, secretBoxFromConfig } from './secrets/secret-box.js'
 import { parseCidrs, useDnsServers } from './webhooks/outbound.js'
 import { requestPressure } from './webhooks/request-pressure.js'
 import { writePacing, type WritePacing } from './webhooks/write-pacing.js'
@@ -61,6 +61,8 @@ export async function startServer(config: Config) {
   const pressure = config.dispatch === 'on' ? requestPressure({ requests, lagMs: (): number | undefined => dispatcher?.lagMs }) : undefined
   const metrics = createMetrics()
   const secrets = secretBoxFromConfig(config)
+  const keyWarning = localKeyWarning(config)
+  if (keyWarning) report('warn', keyWarning)
   const dispatcher =
     pressure
       ? startDispatcher({

@@ -69,6 +69,10 @@ describe('starting the server', () => {
       const line = out.find((l) => /serving/.test(l))!
       assert.ok(!out.join('\n').includes('hunter2'), 'no password in any line')
       assert.match(line, /store postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:5432\//)
+      // Without PETSTORE_SECRET_KEY on a database other hosts may share, it says that each needs the same key.
+      assert.ok(out.some((l) => /PETSTORE_SECRET_KEY is not set: .*every other process on this database/.test(l)), out.join('\n'))
+      const keyed = await runServer({ PORT: '0', DATABASE_URL: url, PETSTORE_SECRET_KEY: Buffer.alloc(32, 7).toString('base64') }, /serving/)
+      assert.ok(!keyed.out.some((l) => /PETSTORE_SECRET_KEY is not set/.test(l)), 'not with a key set')
     } finally {
       await database.drop()
     }

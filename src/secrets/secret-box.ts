@@ -128,6 +128,16 @@ function keyFile(file: string): Buffer {
   return parseMainKey(readFileSync(file, 'utf8'), `the key file ${file}`)
 }
 
+/**
+ * What a process on a shared database (PostgreSQL) should be told when it seals with a
+ * key file of its own host: another host, or a `petstore dispatch` elsewhere, makes a
+ * key of its own and cannot open what this one sealed. Undefined when there is nothing to say.
+ */
+export function localKeyWarning(config: Pick<Config, 'secretKey' | 'databaseUrl'>): string | undefined {
+  if (config.secretKey !== undefined || config.databaseUrl.startsWith('sqlite:')) return undefined
+  return `PETSTORE_SECRET_KEY is not set: webhook signing secrets are sealed with ${join(dirname(DEFAULT_DATABASE_FILE), 'petstore.secret-key')}, made on this host; every other process on this database (another host, petstore dispatch) needs the same key, so set PETSTORE_SECRET_KEY on all of them`
+}
+
 /** The box for this config (server, dispatcher, reseal): a PostgreSQL store in development keeps its key file in the project's data/. */
 export function secretBoxFromConfig(config: Config): SecretBox {
   return secretBoxFor({ ...config, defaultKeyFile: join(dirname(DEFAULT_DATABASE_FILE), 'petstore.secret-key') })
