@@ -26,10 +26,9 @@ export const PetsListQuery = parametersWithDefaults(
     q: Type.Optional(
       Type.String({
         minLength: MIN_Q_LENGTH,
-        // The schema counts code points; the route counts letters (an accent combined
-        // with its letter is one), the limit the description gives, so the schema's
-        // bound leaves room for every letter typed decomposed.
-        maxLength: MAX_Q_LENGTH * 4,
+        // No maxLength: the schema would count code points, where the limit counts letters
+        // (an accent combined with its letter is one), and tell of its own number. The
+        // route checks it (parsePetsListFilters); the request line's own limit bounds the text.
         ...STORABLE_TEXT,
         description: `Only animals whose name contains this text, case-insensitively (a substring, anywhere in the name: \`una\` finds Luna), an accented letter composed or not (NFC or NFD): ${MIN_Q_LENGTH} to ${MAX_Q_LENGTH} characters, an accented letter counted once.`,
       }),
@@ -147,7 +146,8 @@ export function decodePetsCursor(filters: PetsListFilters, cursor: string): Pick
   return { afterId, afterName }
 }
 
-const utf8 = new TextDecoder('utf-8', { fatal: true })
+// ignoreBOM: a name may start with U+FEFF, which the decoder would otherwise drop (the next page would start before that pet again).
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
 /** The text of `bytes`, unless they are not UTF-8 or hold a U+0000 (STORABLE_TEXT: UTF-8 has no lone surrogates). */
 function storableOrUndefined(bytes: Buffer): string | undefined {
   try {
