@@ -7,16 +7,34 @@ import fp from 'fastify-plugin'
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
-/** A query parameter whose name says it holds a secret, or an API key anywhere in the URL. */
-const SECRET_IN_URL = /([?&][^=&#]*(?:pass|secret|token|key)[^=&#]*=)[^&#]*|(ps_(?:live|test)_)[A-Za-z0-9]+/gi
+/** A query parameter's name that says it holds a secret. */
+const SECRET_NAME = /pass|secret|token|key/i
+/** An API key, wherever it appears. */
+const API_KEY = /(ps_(?:live|test)_)[A-Za-z0-9]+/g
+/** The longest URL logged whole; a longer one is cut (the request line may be 16 KB). */
+const MAX_LOGGED_URL = 2_048
 
 /**
  * The URL as sent, for the log, without what a client should have put in a header: a
  * key in the query string (`?api_key=…`, as some tools offer) is refused, and must not
- * then sit in the logs.
+ * then sit in the logs. One pass over the text, each parameter once (a single regular
+ * expression over the query backtracked quadratically on a long name without `=`).
  */
-export function loggableUrl(url: string): string {
-  return url.includes('?') || url.includes('ps_') ? url.replace(SECRET_IN_URL, (_match, parameter: string | undefined, prefix: string | undefined) => `${parameter ?? prefix}***`) : url
+export function loggableUrl(sent: string): string {
+  const url = sent.length > MAX_LOGGED_URL ? `${sent.slice(0, MAX_LOGGED_URL)}…` : sent
+  if (!url.includes('ps_') && !SECRET_NAME.test(url)) return url
+  const start = url.indexOf('?')
+  const path = (start === -1 ? url : url.slice(0, start)).replace(API_KEY, '$1***')
+  if (start === -1) return path
+  const parameters = url
+    .slice(start + 1)
+    .split('&')
+    .map((parameter) => {
+      const equals = parameter.indexOf('=')
+      if (equals !== -1 && SECRET_NAME.test(parameter.slice(0, equals))) return `${parameter.slice(0, equals)}=***`
+      return parameter.replace(API_KEY, '$1***')
+    })
+  return `${path}?${parameters.join('&')}`
 }
 
 /** Keeps a caller's X-Request-Id when it is sane, so logs join across services. */
