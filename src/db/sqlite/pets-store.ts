@@ -126,15 +126,18 @@ export function createSqlitePetsStore(options: SqlitePetsStoreOptions): PetsStor
     return statement
   }
   const run = ({ text, values }: Statement) => prepared(text).all(...values)
+  // The walk's page and its count in one read transaction: with another process writing
+  // (PETSTORE_WORKERS, the CLI), a pet deleted between the two would make a short page
+  // look like the last one.
+  const readWalking = reader.transaction((query: ListPetsQuery, walk: NonNullable<ReturnType<typeof nameWalkStatements>>): unknown[] => {
+    const rows = run(walk.page)
+    if (rows.length === query.limit) return rows
+    const [walked] = prepared(walk.walked.text).get(...walk.walked.values) as [number]
+    return walked < nameWalk ? rows : run(filteredListStatement('sqlite', query))
+  })
   const readFiltered = (query: ListPetsQuery): unknown[] => {
     const walk = nameWalkStatements(query, nameWalk)
-    if (walk) {
-      const rows = run(walk.page)
-      if (rows.length === query.limit) return rows
-      const [walked] = prepared(walk.walked.text).get(...walk.walked.values) as [number]
-      if (walked < nameWalk) return rows
-    }
-    return run(filteredListStatement('sqlite', query))
+    return walk ? readWalking(query, walk) : run(filteredListStatement('sqlite', query))
   }
 
   const insertOne = (pet: NewPet, now: number): Pet => {
