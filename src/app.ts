@@ -100,8 +100,11 @@ export async function buildApp({ config, store, clock = systemClock, limiter, lo
   let closing = false
   // Node keeps a connection that has not sent a whole request (a balancer's spare one,
   // a scanner's, half a header block) open through close() until its own timeout, 35 s
-  // by default: once no request is under way, draining closes those, and any other
-  // connection with nothing left to write.
+  // by default: draining closes every connection with no response under way. Node's
+  // own mark of one: the socket's _httpMessage, set when a request's headers are in and
+  // cleared when its response has finished (a compressed answer still streaming, or a
+  // POST whose body is still arriving, keeps its connection).
+  const responding = (socket: Socket) => (socket as Socket & { _httpMessage?: unknown })._httpMessage != null
   const connections = new Set<Socket>()
   app.server.on('connection', (socket: Socket) => {
     connections.add(socket)
@@ -115,8 +118,7 @@ export async function buildApp({ config, store, clock = systemClock, limiter, lo
       if (!reply.raw.headersSent) reply.header('connection', 'close')
     })
     closeUnused = setInterval(() => {
-      if (requests.inFlight() > 0) return
-      for (const socket of connections) if (socket.writableLength === 0) socket.destroy()
+      for (const socket of connections) if (!responding(socket) && socket.writableLength === 0) socket.destroy()
     }, 100)
   })
   app.addHook('onClose', async () => clearInterval(closeUnused))

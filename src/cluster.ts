@@ -40,8 +40,9 @@ export async function runPrimary(config: Config): Promise<void> {
   for (let i = 0; i < config.workers; i++) cluster.fork()
   cluster.on('exit', (worker, code, signal) => {
     if (stopping) {
-      // A worker cut short while draining (killed, or out of time) failed its requests in flight.
-      if (code !== 0) exitCode = 1
+      // A worker cut short while draining (killed, or out of time) failed its requests in
+      // flight; one that had not listened yet had none.
+      if (code !== 0 && listeningAt.has(worker.id)) exitCode = 1
       return exitOnceAllGone()
     }
     const listenedAt = listeningAt.get(worker.id)

@@ -42,18 +42,17 @@ const serverCommands = [
     summary: 'Apply pending schema migrations to the DATABASE_URL store',
     run: async (_input, context) => {
       const config = loadConfig(context.env)
-      let applying: readonly string[] = []
+      // What this process applied: another instance may have applied what was pending while it waited for the lock.
+      let applied: readonly string[] = []
       const store = await openStoreFromConfig(config, {
         migrations: {
-          onPending: (names) => {
-            applying = names
-            context.io.err(`petstore: ${migratingMessage(names)}`)
-          },
+          onPending: (names) => context.io.err(`petstore: ${migratingMessage(names)}`),
+          onApplied: (names) => (applied = names),
         },
       })
       await store.close()
       const where = redactUrl(config.databaseUrl)
-      context.io.out(applying.length === 0 ? `migrations are up to date (${where})` : `applied ${applying.length} migration${applying.length === 1 ? '' : 's'} to ${where}: ${applying.join(', ')}`)
+      context.io.out(applied.length === 0 ? `migrations are up to date (${where})` : `applied ${applied.length} migration${applied.length === 1 ? '' : 's'} to ${where}: ${applied.join(', ')}`)
       return 0
     },
   }),

@@ -20,6 +20,8 @@ export interface MigrationOptions {
   apply?: 'all' | 'fresh'
   /** Told the migrations about to be applied, before they run: on a large table they take a while. */
   onPending?: (names: readonly string[]) => void
+  /** Told the migrations this process applied (none when another instance applied them meanwhile). */
+  onApplied?: (names: readonly string[]) => void
 }
 
 /** What a start says before it applies migrations, which take a while on a large database (and block a SQLite process meanwhile). */
@@ -31,7 +33,7 @@ export class PendingMigrationsError extends Error {
 }
 
 /** Applies pending migrations; returns the names applied. Safe to run from several processes at once. */
-export async function migrate({ db, dialect }: DatabaseHandle, { apply = 'all', onPending }: MigrationOptions = {}): Promise<string[]> {
+export async function migrate({ db, dialect }: DatabaseHandle, { apply = 'all', onPending, onApplied }: MigrationOptions = {}): Promise<string[]> {
   const provider = migrationProvider(dialect)
   const known = Object.keys(await provider.getMigrations()).sort()
   const applied = await appliedMigrations(db)
@@ -56,7 +58,9 @@ export async function migrate({ db, dialect }: DatabaseHandle, { apply = 'all', 
   const migrator = new Migrator({ db, provider })
   const { error, results } = await migrator.migrateToLatest()
   if (error) throw error instanceof Error ? error : new Error(`migration failed: ${String(error)}`)
-  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName)
+  const done = (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName)
+  onApplied?.(done)
+  return done
 }
 
 /** The names of the migrations applied to the database; none before the first. */
