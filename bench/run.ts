@@ -287,6 +287,8 @@ async function startTarget(options: Options, dir: string, pets: number, against:
     HOST: '127.0.0.1',
     LOG_LEVEL: 'warn',
     PETSTORE_ENV: 'development',
+    // As npm start runs it (package.json), whichever revision: glibc's malloc arenas at most 2.
+    MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2',
     // Each target its own Redis keys: the two services' counters never meet.
     PETSTORE_REDIS_PREFIX: `petstore-bench-${process.pid}${against ? '-against' : ''}`,
   }
