@@ -7,12 +7,12 @@
 //   helpers   rate-limit/ idempotency/ secrets/
 //   store     db/
 //   schemas   schemas/
-//   floor     vocabulary/ config.ts logging.ts clock.ts errors.ts closest.ts node-support.ts
+//   floor     vocabulary/ config.ts logging.ts clock.ts errors.ts closest.ts node-support.ts folders.ts
 //
 // client/ stands apart: it takes types from schemas/ and errors.ts, and only cli/ uses it
 // within src/. console/src/ (the web console, for the browser) uses the client, the words
 // of vocabulary/, and types alone of schemas/ and errors.ts.
-const FLOOR = 'src/(vocabulary/|config\\.ts|logging\\.ts|clock\\.ts|errors\\.ts|closest\\.ts|node-support\\.ts)'
+const FLOOR = 'src/(vocabulary/|config\\.ts|logging\\.ts|clock\\.ts|errors\\.ts|closest\\.ts|node-support\\.ts|folders\\.ts)'
 const SCHEMAS = `${FLOOR}|src/schemas/`
 const STORE = `${SCHEMAS}|src/db/`
 const HELPERS = `${STORE}|src/(rate-limit|idempotency|secrets)/`
