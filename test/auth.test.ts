@@ -33,6 +33,13 @@ for (const store of STORES) describe(`authentication (${store})`, () => {
     })
   }
 
+  it('tells a client that sent its key in the URL that it is not read there, and where it goes', async () => {
+    for (const path of [`/v1/pets?api_key=${key}`, `/v1/pets?access_token=${key}`, `/v1/pets?limit=2&key=${key}`]) {
+      assertUnauthorized(await server.request(path), /a key in the URL is not read .*"Authorization: Bearer <key>"/, 'Bearer realm="petstore"')
+    }
+    assertUnauthorized(await server.request('/v1/pets?limit=2'), /^Missing API key: send it as/, 'Bearer realm="petstore"')
+  })
+
   it('accepts the Bearer scheme in any case (RFC 9110)', async () => {
     for (const scheme of ['Bearer', 'bearer', 'BEARER']) {
       const res = await server.request('/v1/pets', { headers: { authorization: `${scheme} ${key}` } })

@@ -215,6 +215,10 @@ function applyCount(request: FastifyRequest, reply: FastifyReply, counted: RateL
   if (counted.outcome !== 'served') throw refusal(counted, who)
 }
 
+/** A key sent where some tools put it, in the query string (api_key=, key=, access_token=…): read by no one. */
+const keyInUrl = (url: string) => url.includes('ps_') || /[?&][^=&]*(?:key|token)=/i.test(url)
+const KEY_IN_URL = 'Missing API key: a key in the URL is not read (and would end up in logs and histories); send it as "Authorization: Bearer <key>".'
+
 /** Lets the request through, or throws the answer: 503, 429 or 401, in that order. */
 function admit(request: FastifyRequest, reply: FastifyReply, auth: AuthResult, counted: RateLimitResult) {
   if (auth.ok) request.apiKey = auth.key
@@ -224,7 +228,7 @@ function admit(request: FastifyRequest, reply: FastifyReply, auth: AuthResult, c
     const challenge = auth.missing
       ? 'Bearer realm="petstore"'
       : `Bearer realm="petstore", error="invalid_token"${auth.description ? `, error_description="${auth.description}"` : ''}`
-    throw new ApiError('unauthorized', auth.message, { headers: { 'www-authenticate': challenge } })
+    throw new ApiError('unauthorized', auth.missing && keyInUrl(request.url) ? KEY_IN_URL : auth.message, { headers: { 'www-authenticate': challenge } })
   }
   const scope = request.routeOptions.config.scope
   // RFC 6750 §3.1: counted like any request, refused with the scope it lacks.
