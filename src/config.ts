@@ -205,10 +205,10 @@ function logFormat(env: Env, environment: Environment): 'json' | 'pretty' {
   return format
 }
 
-/** Address ranges, each a CIDR or an address, with an optional port: `10.0.0.0/8`, `127.0.0.1:4000`, `[::1]:4000`, `[fd00::/8]:443` (webhooks/outbound.ts parses them). */
 /** A comma-separated setting's entries, trimmed, empty ones left out. */
 const commaList = (env: Env, name: string): string[] => (env[name] ?? '').split(',').map((entry) => entry.trim()).filter((entry) => entry !== '')
 
+/** Address ranges, each a CIDR or an address, with an optional port: `10.0.0.0/8`, `127.0.0.1:4000`, `[::1]:4000`, `[fd00::/8]:443` (webhooks/outbound.ts parses them). */
 function cidrs(env: Env, name: string): string[] {
   const list = commaList(env, name)
   for (const entry of list) {
@@ -249,7 +249,8 @@ function trustProxy(env: Env): boolean | string {
 
 // Query parameters that carry secrets in connection strings (libpq's password and
 // sslpassword, tokens and keys of managed services).
-const SECRET_PARAMETER = /pass|secret|token|key/i
+/** A URL parameter whose name says it holds a secret: its value is never shown (here, in the request log, in a 401's hint). */
+export const SECRET_PARAMETER = /pass|secret|token|key/i
 
 /**
  * A URL fit for a log line or an error message: its userinfo masked (the password,

@@ -14,7 +14,7 @@ export interface MigrationOptions {
   /**
    * `all` (the server, `petstore migrate`): apply every pending migration. `fresh` (the
    * other commands): only to a database that has none yet, so that `keys create` works
-   * on a new database; a schema of an earlier release is refused (PendingMigrationsError)
+   * on a new database; a schema of an earlier release is refused
    * rather than upgraded under the servers of that release, which could not read it.
    */
   apply?: 'all' | 'fresh'
@@ -27,10 +27,6 @@ export interface MigrationOptions {
 /** What a start says before it applies migrations, which take a while on a large database (and block a SQLite process meanwhile). */
 export const migratingMessage = (names: readonly string[]) =>
   `applying ${names.length} schema migration${names.length === 1 ? '' : 's'} (${names[0]}${names.length > 1 ? ` to ${names.at(-1)}` : ''}); on a large database this takes a while`
-
-export class PendingMigrationsError extends Error {
-  override name = 'PendingMigrationsError'
-}
 
 /** Applies pending migrations; returns the names applied. Safe to run from several processes at once. */
 export async function migrate({ db, dialect }: DatabaseHandle, { apply = 'all', onPending, onApplied }: MigrationOptions = {}): Promise<string[]> {
@@ -50,7 +46,7 @@ export async function migrate({ db, dialect }: DatabaseHandle, { apply = 'all', 
   const pending = known.filter((name) => !applied.includes(name))
   if (pending.length === 0) return []
   if (apply === 'fresh' && applied.length > 0) {
-    throw new PendingMigrationsError(
+    throw new Error(
       `the database's schema is older than this petstore's (${pending.length} migration${pending.length === 1 ? '' : 's'} to apply, from ${pending[0]}): run \`petstore migrate\` to upgrade it (docs/operations.md, Upgrading)`,
     )
   }

@@ -4,11 +4,10 @@
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
 import fp from 'fastify-plugin'
+import { SECRET_PARAMETER } from '../config.js'
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
-/** A query parameter's name that says it holds a secret. */
-const SECRET_NAME = /pass|secret|token|key/i
 /** An API key, wherever it appears. */
 const API_KEY = /(ps_(?:live|test)_)[A-Za-z0-9]+/g
 /** The longest URL logged whole; a longer one is cut (the request line may be 16 KB). */
@@ -22,7 +21,7 @@ const MAX_LOGGED_URL = 2_048
  */
 export function loggableUrl(sent: string): string {
   const url = sent.length > MAX_LOGGED_URL ? `${sent.slice(0, MAX_LOGGED_URL)}…` : sent
-  if (!url.includes('ps_') && !SECRET_NAME.test(url)) return url
+  if (!url.includes('ps_') && !SECRET_PARAMETER.test(url)) return url
   const start = url.indexOf('?')
   const path = (start === -1 ? url : url.slice(0, start)).replace(API_KEY, '$1***')
   if (start === -1) return path
@@ -31,7 +30,7 @@ export function loggableUrl(sent: string): string {
     .split('&')
     .map((parameter) => {
       const equals = parameter.indexOf('=')
-      if (equals !== -1 && SECRET_NAME.test(parameter.slice(0, equals))) return `${parameter.slice(0, equals)}=***`
+      if (equals !== -1 && SECRET_PARAMETER.test(parameter.slice(0, equals))) return `${parameter.slice(0, equals)}=***`
       return parameter.replace(API_KEY, '$1***')
     })
   return `${path}?${parameters.join('&')}`

@@ -18,6 +18,7 @@ import type { AuthResult, Authenticator } from '../api-keys/authenticator.js'
 import { PLAN_LIMITS, type Limits } from '../vocabulary/plans.js'
 import type { ApiKeyRecord } from '../api-keys/api-key-record.js'
 import type { Scope } from '../vocabulary/scopes.js'
+import { SECRET_PARAMETER } from '../config.js'
 import { ApiError } from '../errors.js'
 import type { Caller, RateLimitCount, RateLimitResult, RateLimiter } from '../rate-limit/limiter.js'
 
@@ -215,8 +216,8 @@ function applyCount(request: FastifyRequest, reply: FastifyReply, counted: RateL
   if (counted.outcome !== 'served') throw refusal(counted, who)
 }
 
-/** A key sent where some tools put it, in the query string (api_key=, key=, access_token=…): read by no one. */
-const keyInUrl = (url: string) => url.includes('ps_') || /[?&][^=&]*(?:key|token)=/i.test(url)
+/** A key sent where some tools put it, in the URL (api_key=, access_token=…, or in the path): read by no one. */
+const keyInUrl = (request: FastifyRequest) => request.url.includes('ps_') || Object.keys(request.query as object).some((name) => SECRET_PARAMETER.test(name))
 const KEY_IN_URL = 'Missing API key: a key in the URL is not read (and would end up in logs and histories); send it as "Authorization: Bearer <key>".'
 
 /** Lets the request through, or throws the answer: 503, 429 or 401, in that order. */
@@ -228,7 +229,7 @@ function admit(request: FastifyRequest, reply: FastifyReply, auth: AuthResult, c
     const challenge = auth.missing
       ? 'Bearer realm="petstore"'
       : `Bearer realm="petstore", error="invalid_token"${auth.description ? `, error_description="${auth.description}"` : ''}`
-    throw new ApiError('unauthorized', auth.missing && keyInUrl(request.url) ? KEY_IN_URL : auth.message, { headers: { 'www-authenticate': challenge } })
+    throw new ApiError('unauthorized', auth.missing && keyInUrl(request) ? KEY_IN_URL : auth.message, { headers: { 'www-authenticate': challenge } })
   }
   const scope = request.routeOptions.config.scope
   // RFC 6750 §3.1: counted like any request, refused with the scope it lacks.
