@@ -235,17 +235,19 @@ export function createRedisCounterStore({
      * would carry on in database 0, sharing it with whatever else uses it.
      */
     ready: async () => {
-      const connected = await new Promise<boolean>((resolve) => {
-        if (redis.status === 'ready') return resolve(true)
-        const done = (ready: boolean) => () => {
-          clearTimeout(timer)
-          redis.off('ready', onReady)
-          resolve(ready)
-        }
-        const onReady = done(true)
-        const timer = setTimeout(done(false), connectTimeoutMs)
-        redis.once('ready', onReady)
-      })
+      const connected =
+        redis.status === 'ready' ||
+        (await new Promise<boolean>((resolve) => {
+          const onReady = () => {
+            clearTimeout(timer)
+            resolve(true)
+          }
+          const timer = setTimeout(() => {
+            redis.off('ready', onReady)
+            resolve(false)
+          }, connectTimeoutMs)
+          redis.once('ready', onReady)
+        }))
       const db = Number(new URL(url).pathname.slice(1) || '0')
       if (!connected || db === 0) return
       await redis.select(db).catch((error: unknown) => {
