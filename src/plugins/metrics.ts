@@ -206,6 +206,8 @@ export default fp(
 
     new Gauge({
       name: 'petstore_store_circuit_open',
+      // Each worker has its own circuit: 1 while any is open, never the count of them.
+      aggregator: 'max',
       help: '1 while the database went silent and requests that need it are refused at once (503) until a probe gets an answer, else 0.',
       registers: [metrics.registry],
       collect() {
@@ -215,6 +217,8 @@ export default fp(
 
     new Gauge({
       name: 'petstore_write_pacing_permits_per_second',
+      // Each worker paces its own writes: the sum is the instance's rate.
+      aggregator: 'sum',
       help: 'While webhook deliveries fall behind (PETSTORE_WEBHOOK_MAX_LAG), the writes that make events this instance lets through a second; 0 while they are not paced.',
       registers: [metrics.registry],
       collect() {
