@@ -4,6 +4,7 @@ import ipaddr from 'ipaddr.js'
 import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { closest } from './closest.js'
 
 export type Environment = 'production' | 'staging' | 'development'
 
@@ -62,6 +63,8 @@ export interface Config {
   readonly webhookMaxLag: number
   /** `petstore dispatch` serves GET /metrics on this port (of HOST) when set; it serves nothing by default. */
   readonly dispatchMetricsPort: number | undefined
+  /** A warning for each PETSTORE_ variable that is set and that nothing reads (a typo, or a setting of another release), naming the one it most likely meant. */
+  readonly unreadSettings: readonly string[]
 }
 
 /**
@@ -121,6 +124,7 @@ export function loadConfig(env: Env = process.env): Config {
     dispatchMetricsPort: env.PETSTORE_DISPATCH_METRICS_PORT ? integer(env, 'PETSTORE_DISPATCH_METRICS_PORT', 0, 1, 65535) : undefined,
     secretKey: env.PETSTORE_SECRET_KEY || undefined,
     previousSecretKeys: commaList(env, 'PETSTORE_SECRET_KEY_PREVIOUS'),
+    unreadSettings: unreadSettings(env),
   })
   // Several processes with in-memory counters would each allow the whole limit.
   if (config.workers > 1 && !config.redisUrl) {
@@ -129,6 +133,52 @@ export function loadConfig(env: Env = process.env): Config {
     )
   }
   return config
+}
+
+/** Every PETSTORE_ variable that the service, `petstore dispatch` or the command line reads. */
+export const SETTINGS: readonly string[] = [
+  'PETSTORE_API_KEY',
+  'PETSTORE_BAN_AFTER',
+  'PETSTORE_BAN_SECONDS',
+  'PETSTORE_DISPATCH',
+  'PETSTORE_DISPATCH_METRICS_PORT',
+  'PETSTORE_ENV',
+  'PETSTORE_HEADERS_TIMEOUT',
+  'PETSTORE_KEEP_ALIVE_TIMEOUT',
+  'PETSTORE_MAX_CATEGORIES',
+  'PETSTORE_MAX_CONNECTIONS_PER_IP',
+  'PETSTORE_MAX_KEYS',
+  'PETSTORE_PUBLIC_URL',
+  'PETSTORE_REDIS_FAILURE',
+  'PETSTORE_REDIS_PREFIX',
+  'PETSTORE_REQUEST_DEADLINE',
+  'PETSTORE_REQUEST_TIMEOUT',
+  'PETSTORE_SECRET_KEY',
+  'PETSTORE_SECRET_KEY_PREVIOUS',
+  'PETSTORE_SHUTDOWN_TIMEOUT',
+  'PETSTORE_STAGING_URL',
+  'PETSTORE_TRUST_PROXY',
+  'PETSTORE_URL',
+  'PETSTORE_WEBHOOK_ALLOW_CIDRS',
+  'PETSTORE_WEBHOOK_DNS_SERVERS',
+  'PETSTORE_WEBHOOK_LEASE',
+  'PETSTORE_WEBHOOK_MAX_ENDPOINTS',
+  'PETSTORE_WEBHOOK_MAX_LAG',
+  'PETSTORE_WEBHOOK_PER_ENDPOINT',
+  'PETSTORE_WORKERS',
+]
+
+// A mistyped name would otherwise be silently ignored, and its default used: a
+// warning at start, not a refusal, since an environment may hold variables of other
+// tools and releases that share the prefix.
+function unreadSettings(env: Env): string[] {
+  return Object.keys(env)
+    .filter((name) => name.startsWith('PETSTORE_') && !SETTINGS.includes(name))
+    .sort()
+    .map((name) => {
+      const meant = closest(name, SETTINGS)
+      return `${name} is set but is not a setting, so nothing reads it${meant ? `: did you mean ${meant}?` : ''} (the settings are in docs/operations.md)`
+    })
 }
 
 function integer(env: Env, name: string, fallback: number, min: number, max: number): number {

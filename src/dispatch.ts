@@ -24,6 +24,7 @@ export async function runDispatch(config: Config): Promise<void> {
   const secrets = secretBoxFromConfig(config)
   const keyWarning = localKeyWarning(config)
   if (keyWarning) log.warn(keyWarning)
+  for (const warning of config.unreadSettings) log.warn(warning)
   const store = await openStoreFromConfig(config, {
     migrations: { onPending: (names) => log.info({ migrations: names }, migratingMessage(names)) },
     onConnectionError: (error) => log.warn({ err: error }, 'a database connection was lost; the pool opens a new one'),

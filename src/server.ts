@@ -63,6 +63,7 @@ export async function startServer(config: Config) {
   const secrets = secretBoxFromConfig(config)
   const keyWarning = localKeyWarning(config)
   if (keyWarning) report('warn', keyWarning)
+  for (const warning of config.unreadSettings) report('warn', warning)
   const dispatcher =
     pressure
       ? startDispatcher({

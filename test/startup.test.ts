@@ -134,6 +134,15 @@ describe('starting the server', () => {
     assert.ok(!out.join('\n').includes('S3cretPW'))
   })
 
+  it('warns of a PETSTORE_ variable nothing reads, naming the one meant, and serves', async () => {
+    const { out } = await runServer({ PORT: '0', DATABASE_URL: `sqlite:${join(dir, 'unread.db')}`, PETSTORE_WEBHOOK_MAX_ENDPOINT: '4' }, /serving/)
+    const lines = out.map((l) => JSON.parse(l) as { level: number; msg: string })
+    const warning = lines.find((line) => /PETSTORE_WEBHOOK_MAX_ENDPOINT /.test(line.msg))
+    assert.equal(warning?.level, 40, 'a warning')
+    assert.match(warning.msg, /not a setting, so nothing reads it: did you mean PETSTORE_WEBHOOK_MAX_ENDPOINTS\?/)
+    assert.ok(lines.some((line) => /serving/.test(line.msg)))
+  })
+
   it('says which variable to change when the port is taken, and exits 1', async () => {
     const blocker = createServer()
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve))

@@ -1,7 +1,8 @@
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
+import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { ConfigError, loadConfig, redactUrl } from '../../src/config.js'
+import { ConfigError, loadConfig, redactUrl, SETTINGS } from '../../src/config.js'
 import { openStoreFromConfig } from '../../src/db/from-config.js'
 
 describe('config', () => {
@@ -84,6 +85,28 @@ describe('config', () => {
     assert.equal(config.publicUrl, 'https://pets.example.com/v1')
     assert.equal(config.banAfter, 5)
     assert.equal(config.trustProxy, true)
+  })
+
+  it('warns of each PETSTORE_ variable nothing reads, naming the setting it most likely meant', () => {
+    assert.deepEqual(loadConfig({ PETSTORE_WORKERS: '1', PETSTORE_URL: 'http://x/v1', PETSTORE_API_KEY: 'k' }).unreadSettings, [])
+    assert.deepEqual(loadConfig({ PETSTORE_WEBHOOK_MAX_ENDPOINT: '4', PETSTORE_ENVIRONMENT: 'production', PETSTORE_COLOUR: 'blue', OTHER: '1' }).unreadSettings, [
+      'PETSTORE_COLOUR is set but is not a setting, so nothing reads it (the settings are in docs/operations.md)',
+      'PETSTORE_ENVIRONMENT is set but is not a setting, so nothing reads it (the settings are in docs/operations.md)',
+      'PETSTORE_WEBHOOK_MAX_ENDPOINT is set but is not a setting, so nothing reads it: did you mean PETSTORE_WEBHOOK_MAX_ENDPOINTS? (the settings are in docs/operations.md)',
+    ])
+  })
+
+  it('knows every PETSTORE_ variable the code reads, and each is documented', () => {
+    const files = (dir: string): string[] => readdirSync(dir, { withFileTypes: true }).flatMap((entry) => (entry.isDirectory() ? files(join(dir, entry.name)) : entry.name.endsWith('.ts') ? [join(dir, entry.name)] : []))
+    const read = new Set(files('src').flatMap((file) => [...readFileSync(file, 'utf8').matchAll(/\b(PETSTORE_[A-Z0-9_]*[A-Z0-9])\b/g)].map((match) => match[1]!)))
+    assert.deepEqual([...read].filter((name) => !SETTINGS.includes(name)), [], 'named in src/ but not in SETTINGS: it would be warned of as unread')
+    const documented = readFileSync('docs/operations.md', 'utf8') + readFileSync('README.md', 'utf8')
+    assert.deepEqual(SETTINGS.filter((name) => !documented.includes(name)), [], 'in SETTINGS but in neither docs/operations.md nor the README')
+    const example = readFileSync('.env.example', 'utf8')
+    assert.deepEqual(SETTINGS.filter((name) => !new RegExp(`^(# )?${name}=`, 'm').test(example)), [], '.env.example says it lists every setting')
+    // .env.example, loaded as it is, is a valid configuration with nothing unread.
+    const values = Object.fromEntries([...example.matchAll(/^([A-Z_]+)=(.*)$/gm)].map((match) => [match[1]!, match[2]!]))
+    assert.deepEqual(loadConfig(values).unreadSettings, [])
   })
 
   it('fails fast, naming the variable that is wrong', () => {
