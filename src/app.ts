@@ -179,7 +179,7 @@ export async function buildApp({ config, store, clock = systemClock, limiter, lo
   })
 
   // Operations endpoints, outside /v1: no key, no rate limit.
-  await app.register(metricsPlugin, { metrics, limiter, store, clock, ...(scrapeMetrics ? { scrape: scrapeMetrics } : {}), writePacing })
+  await app.register(metricsPlugin, { metrics, limiter, store, clock, ...(scrapeMetrics ? { scrape: scrapeMetrics } : {}), writePacing, route: config.metricsPort === undefined })
   await app.register(health, { store, limiter })
   // GET /docs: the API reference page, also outside /v1 (no key; limited as keyless requests are).
   await app.register(docs, { limiter })

@@ -63,6 +63,8 @@ export interface Config {
   readonly webhookMaxLag: number
   /** `petstore dispatch` serves GET /metrics on this port (of HOST) when set; it serves nothing by default. */
   readonly dispatchMetricsPort: number | undefined
+  /** The API serves GET /metrics on this port (of HOST) instead of PORT, when set. */
+  readonly metricsPort: number | undefined
   /** A warning for each PETSTORE_ variable that is set and that nothing reads (a typo, or a setting of another release), naming the one it most likely meant. */
   readonly unreadSettings: readonly string[]
 }
@@ -122,6 +124,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookPerEndpoint: integer(env, 'PETSTORE_WEBHOOK_PER_ENDPOINT', 8, 1, 64),
     webhookMaxLag: integer(env, 'PETSTORE_WEBHOOK_MAX_LAG', 60, 0, 86_400),
     dispatchMetricsPort: env.PETSTORE_DISPATCH_METRICS_PORT ? integer(env, 'PETSTORE_DISPATCH_METRICS_PORT', 0, 1, 65535) : undefined,
+    metricsPort: env.PETSTORE_METRICS_PORT ? integer(env, 'PETSTORE_METRICS_PORT', 0, 0, 65535) : undefined,
     secretKey: env.PETSTORE_SECRET_KEY || undefined,
     previousSecretKeys: commaList(env, 'PETSTORE_SECRET_KEY_PREVIOUS'),
     unreadSettings: unreadSettings(env),
@@ -148,6 +151,7 @@ export const SETTINGS: readonly string[] = [
   'PETSTORE_MAX_CATEGORIES',
   'PETSTORE_MAX_CONNECTIONS_PER_IP',
   'PETSTORE_MAX_KEYS',
+  'PETSTORE_METRICS_PORT',
   'PETSTORE_PUBLIC_URL',
   'PETSTORE_REDIS_FAILURE',
   'PETSTORE_REDIS_PREFIX',

@@ -3,7 +3,6 @@
 // one PostgreSQL store (they claim with SKIP LOCKED); SQLite takes one beside its
 // server. SIGTERM and SIGINT let the attempts under way finish and give back what was
 // claimed but not started.
-import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { pathToFileURL } from 'node:url'
 import { pino } from 'pino'
@@ -12,6 +11,7 @@ import { loadConfig, loadDotEnv, redactUrl, type Config } from './config.js'
 import { migratingMessage } from './db/database.js'
 import { openStoreFromConfig } from './db/from-config.js'
 import { loggerOptions } from './logging.js'
+import { closeMetrics, serveMetrics } from './metrics-listener.js'
 import { unsupportedNodeMessage } from './node-support.js'
 import { createDispatchMetrics } from './plugins/metrics.js'
 import { startDispatcher } from './webhooks/dispatcher.js'
@@ -33,7 +33,10 @@ export async function runDispatch(config: Config): Promise<void> {
       open ? log.error({ err: error }, 'the database did not answer in time: probing until it does') : log.warn('the database answers again'),
   })
   const metrics = createDispatchMetrics(store.deliveries, systemClock, (error) => log.warn({ err: error }, 'could not read the webhook backlog for /metrics'))
-  const metricsServer = config.dispatchMetricsPort === undefined ? undefined : await serveMetrics(metrics.registry, config.host, config.dispatchMetricsPort)
+  const metricsServer =
+    config.dispatchMetricsPort === undefined
+      ? undefined
+      : await serveMetrics({ scrape: () => metrics.registry.metrics(), contentType: metrics.registry.contentType }, config.host, config.dispatchMetricsPort)
   if (metricsServer) {
     const { address, port } = metricsServer.address() as AddressInfo
     log.info({ metrics: `http://${address.includes(':') ? `[${address}]` : address}:${port}/metrics` }, 'serving /metrics')
@@ -69,30 +72,8 @@ export async function runDispatch(config: Config): Promise<void> {
   await stopped
   log.info('shutting down: finishing the deliveries under way')
   await dispatcher.close()
-  if (metricsServer) {
-    metricsServer.closeAllConnections()
-    await new Promise((resolve) => metricsServer.close(resolve))
-  }
+  if (metricsServer) await closeMetrics(metricsServer)
   await store.close()
-}
-
-/** GET /metrics and nothing else, on `host`:`port`: for Prometheus to scrape, when dispatch runs apart from the API. */
-async function serveMetrics(registry: ReturnType<typeof createDispatchMetrics>['registry'], host: string, port: number): Promise<Server> {
-  const server = createServer((request, response) => {
-    if (request.method !== 'GET' || new URL(request.url ?? '/', 'http://x').pathname !== '/metrics') {
-      response.writeHead(404, { 'content-type': 'text/plain' }).end('GET /metrics is all this process serves\n')
-      return
-    }
-    registry.metrics().then(
-      (text) => response.writeHead(200, { 'content-type': registry.contentType }).end(text),
-      () => response.writeHead(500, { 'content-type': 'text/plain' }).end('could not collect the metrics\n'),
-    )
-  })
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject)
-    server.listen(port, host, () => resolve())
-  })
-  return server
 }
 
 // `node dist/dispatch.js` (or with tsx, src/dispatch.ts), as server.ts runs the server:

@@ -1,5 +1,6 @@
 // Process entry: config → store → limiter → app → listen. SIGTERM and SIGINT drain
 // in-flight requests, then close the limiter and the store.
+import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { pathToFileURL } from 'node:url'
 import { pino } from 'pino'
@@ -9,6 +10,7 @@ import { systemClock } from './clock.js'
 import { clusterMetricsOf, isPrimaryOf, runPrimary } from './cluster.js'
 import { loadConfig, loadDotEnv, redactUrl, type Config } from './config.js'
 import { loggerOptions } from './logging.js'
+import { closeMetrics, serveMetrics } from './metrics-listener.js'
 import { migratingMessage } from './db/database.js'
 import { openStoreFromConfig } from './db/from-config.js'
 import { unsupportedNodeMessage } from './node-support.js'
@@ -99,8 +101,11 @@ export async function startServer(config: Config) {
   const scrapeMetrics = clusterMetricsOf(metrics.registry)
   const app = await buildApp({ config, store, limiter, usage, metrics, secrets, requests, ...(scrapeMetrics ? { scrapeMetrics } : {}), wakeDispatcher: dispatcher?.wake ?? (() => {}), ...(dispatcher && { endpointChanged: dispatcher.endpointChanged }), ...(pacing ? { writePacing: pacing } : {}) })
   report = (level, message, error, fields) => app.log[level]({ ...fields, err: error }, message)
+  /** PETSTORE_METRICS_PORT's listener. */
+  let metricsServer: Server | undefined
   // Closed in reverse order of opening, once the app has drained.
   app.addHook('onClose', async () => {
+    if (metricsServer) await closeMetrics(metricsServer)
     // Deliveries under way finish (or their leases run out for another instance); nothing is lost.
     pacing?.stop()
     await dispatcher?.close()
@@ -111,15 +116,22 @@ export async function startServer(config: Config) {
   })
   try {
     await app.listen({ host: config.host, port: config.port })
+    if (config.metricsPort !== undefined) {
+      metricsServer = await serveMetrics({ scrape: scrapeMetrics ?? (() => metrics.registry.metrics()), contentType: metrics.registry.contentType }, config.host, config.metricsPort)
+    }
   } catch (error) {
+    const apiListened = app.server.listening
     await app.close()
     if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
-      throw new Error(`port ${config.port} on ${config.host} is already in use (EADDRINUSE): set PORT to another port, or PORT=0 for any free one`, { cause: error })
+      const [name, port] = apiListened ? ['PETSTORE_METRICS_PORT', config.metricsPort] : ['PORT', config.port]
+      throw new Error(`port ${port} on ${config.host} is already in use (EADDRINUSE): set ${name} to another port, or ${name}=0 for any free one`, { cause: error })
     }
     throw error
   }
   const { port } = app.server.address() as AddressInfo
-  const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`
+  const hostInUrl = config.host.includes(':') ? `[${config.host}]` : config.host
+  const url = `http://${hostInUrl}:${port}`
+  const metricsUrl = metricsServer ? `http://${hostInUrl}:${(metricsServer.address() as AddressInfo).port}/metrics` : `${url}/metrics`
   // Listened to for good, not once: under PETSTORE_WORKERS a signal sent to the whole
   // process group (systemd's default, Ctrl-C) reaches a worker twice, from the kernel
   // and from the primary, and a second one with no listener would kill it mid-drain.
@@ -146,7 +158,7 @@ export async function startServer(config: Config) {
   const storeName = redactUrl(config.databaseUrl)
   // One line that says what runs where: the address, the docs, the store (never its password), the environment.
   app.log.info(
-    { url, docs: `${url}/docs`, store: storeName, environment: config.environment },
+    { url, docs: `${url}/docs`, metrics: metricsUrl, store: storeName, environment: config.environment },
     `petstore (${config.environment}) serving ${url}/v1, docs at ${url}/docs, store ${storeName}`,
   )
   return app

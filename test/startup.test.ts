@@ -143,7 +143,7 @@ describe('starting the server', () => {
     assert.ok(lines.some((line) => /serving/.test(line.msg)))
   })
 
-  it('says which variable to change when the port is taken, and exits 1', async () => {
+  it('says which variable to change when the port (or the metrics port) is taken, and exits 1', async () => {
     const blocker = createServer()
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve))
     try {
@@ -151,8 +151,52 @@ describe('starting the server', () => {
       const { err, code } = await runServer({ PORT: port, DATABASE_URL: `sqlite:${join(dir, 'taken.db')}` }, /serving/)
       assert.equal(code, 1)
       assert.deepEqual(err, [`petstore: port ${port} on 127.0.0.1 is already in use (EADDRINUSE): set PORT to another port, or PORT=0 for any free one`])
+      const metrics = await runServer({ PORT: '0', PETSTORE_METRICS_PORT: port, DATABASE_URL: `sqlite:${join(dir, 'taken.db')}` }, /serving/)
+      assert.equal(metrics.code, 1)
+      assert.deepEqual(metrics.err, [`petstore: port ${port} on 127.0.0.1 is already in use (EADDRINUSE): set PETSTORE_METRICS_PORT to another port, or PETSTORE_METRICS_PORT=0 for any free one`])
     } finally {
       blocker.close()
+    }
+  })
+})
+
+describe('PETSTORE_METRICS_PORT', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'petstore-metrics-port-'))
+  after(() => rmSync(dir, { recursive: true, force: true }))
+
+  it("serves GET /metrics on that port only, counting the API's requests, and stops with the server", async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+      env: { ...process.env, LOG_LEVEL: 'info', PORT: '0', PETSTORE_METRICS_PORT: '0', DATABASE_URL: `sqlite:${join(dir, 'metrics.db')}` },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    })
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve))
+    try {
+      const serving = await new Promise<{ url: string; metrics: string }>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error('no serving line within 20 s')), 20_000)
+        createInterface({ input: child.stdout! }).on('line', (line) => {
+          const entry = JSON.parse(line) as { msg: string; url: string; metrics: string }
+          if (/serving/.test(entry.msg)) {
+            clearTimeout(timer)
+            resolve(entry)
+          }
+        })
+      })
+      assert.match(serving.metrics, /^http:\/\/127\.0\.0\.1:\d+\/metrics$/)
+      assert.notEqual(new URL(serving.metrics).port, new URL(serving.url).port)
+      assert.equal((await fetch(`${serving.url}/healthz`)).status, 200)
+      const onApiPort = await fetch(`${serving.url}/metrics`)
+      assert.equal(onApiPort.status, 404, 'no metrics on the public port')
+      assert.equal(((await onApiPort.json()) as { code: string }).code, 'not_found')
+      const scrape = await fetch(serving.metrics)
+      assert.equal(scrape.status, 200)
+      assert.match(scrape.headers.get('content-type') ?? '', /^text\/plain/)
+      assert.match(await scrape.text(), /^petstore_http_requests_total\{route="\/healthz",method="GET",status="200"\} 1$/m)
+      assert.equal((await fetch(new URL('/v1/pets', serving.metrics))).status, 404, 'the metrics port serves nothing else')
+      child.kill('SIGTERM')
+      assert.equal(await exited, 0)
+      await assert.rejects(fetch(serving.metrics), 'the metrics port closed with the server')
+    } finally {
+      child.kill('SIGKILL')
     }
   })
 })

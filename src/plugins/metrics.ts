@@ -180,10 +180,12 @@ export interface MetricsPluginOptions {
   scrape?: () => Promise<string>
   /** The pace of the writes that make events, when this process paces them. */
   writePacing?: Pick<WritePacing, 'rate'> | undefined
+  /** False: no GET /metrics on this app (PETSTORE_METRICS_PORT: server.ts serves it on a port of its own). */
+  route?: boolean
 }
 
 export default fp(
-  async (app, { metrics, limiter, store, clock, scrape = () => metrics.registry.metrics(), writePacing }: MetricsPluginOptions) => {
+  async (app, { metrics, limiter, store, clock, scrape = () => metrics.registry.metrics(), writePacing, route = true }: MetricsPluginOptions) => {
     webhookBacklogMetrics(metrics.registry, store.deliveries, clock, (error) => app.log.warn({ err: error }, 'could not read the webhook backlog for /metrics'))
     totalCounter(metrics.registry, 'petstore_store_calls_total', 'Calls made to the database store (each one or more statements), petstore_store_background_calls_total included: a refused request should add none.', () => store.calls())
     totalCounter(
@@ -238,10 +240,12 @@ export default fp(
       done()
     })
 
-    app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
-      reply.type(metrics.registry.contentType)
-      return scrape()
-    })
+    if (route) {
+      app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
+        reply.type(metrics.registry.contentType)
+        return scrape()
+      })
+    }
   },
   { name: 'metrics' },
 )
