@@ -14,6 +14,7 @@ import type { Store } from '../src/db/store.js'
 import { DIALECTS } from './helpers/dialects.js'
 import { upgradeFrom, type UpgradedDatabase } from './helpers/previous-release.js'
 import { needs } from './helpers/services.js'
+import { LISTED_EVENT_TYPES } from '../src/vocabulary/event-types.js'
 
 /** The last migration released before this one. */
 const PREVIOUS_RELEASE = '2026-11-25-009-accounts'
@@ -82,7 +83,7 @@ for (const { dialect, create } of DIALECTS) {
         "the twin's attempt now belongs to the delivery kept",
       )
       // New rows are numbered after the old ones.
-      const next = await store.webhookEndpoints.redeliver(made.account, made.event[0]!, NOW)
+      const next = await store.webhookEndpoints.redeliver(made.account, made.event[0]!, LISTED_EVENT_TYPES, NOW)
       assert.deepEqual(next, { deliveries: 1, type: 'pet.created' })
       const newest = await db.selectFrom('webhook_deliveries').select('id').orderBy('id', 'desc').executeTakeFirstOrThrow()
       assert.ok(Number(newest.id) > made.strayDelivery)

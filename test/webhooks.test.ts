@@ -577,6 +577,60 @@ for (const store of STORES) {
       for (const id of [made.id, pets.body.id]) await server.request(`/v1/webhook-endpoints/${id}`, { method: 'DELETE', key })
     })
 
+    it('lets a key point an endpoint elsewhere, enable it or redeliver an event only when it may read what would be sent (the target is authorised, not only the new values)', async () => {
+      const owners = await endpoint(['order.placed'])
+      await newPet().then((pet) => post('/v1/store/orders', { petId: pet.id }))
+      const orderEvent = (await events(key, '?type=order.placed&limit=1'))[0]!
+      await dispatcher.pollNow()
+      assert.equal(receiver.received.length, 1, 'the order event, as placed')
+      receiver.received.length = 0
+      const accountId = await server.accountId(key)
+      const hooker = await server.createKey('enterprise', { perMinute: 100_000, perDay: 1_000_000 }, { scopes: ['webhooks:write', 'webhooks:read', 'pets:read'], accountId })
+      const patch = (json: unknown) => server.request<{ code: string; message: string; url: string }>(`/v1/webhook-endpoints/${owners.id}`, { method: 'PATCH', key: hooker, json })
+
+      const moved = await patch({ url: `${receiver.url}/elsewhere` })
+      assert.equal(moved.status, 403)
+      assert.equal(moved.body.code, 'insufficient_scope')
+      assert.match(moved.body.message, /lacks the orders:read scope to change the url of, or enable, an endpoint subscribed to order\.placed events/)
+      assert.equal((await patch({ enabled: false })).status, 200, 'disabling sends nothing anywhere')
+      assert.equal((await patch({ enabled: true })).status, 403)
+      assert.equal((await patch({ description: 'renamed' })).status, 200)
+      const stands = (await server.request<{ url: string; status: string }>(`/v1/webhook-endpoints/${owners.id}`, { key })).body
+      assert.deepEqual([stands.url, stands.status], [receiver.url, 'disabled'], 'the refused changes changed nothing')
+      await server.request(`/v1/webhook-endpoints/${owners.id}`, { method: 'PATCH', key, json: { enabled: true } })
+
+      const redeliver = (as: string) => server.request<{ code: string; deliveries: number }>(`/v1/events/${orderEvent.id}/redeliver`, { method: 'POST', key: as })
+      const hidden = await redeliver(hooker)
+      assert.equal(hidden.status, 404, 'an event the key may not read is not told apart from one that does not exist')
+      assert.equal(hidden.body.code, 'not_found')
+      await dispatcher.pollNow()
+      assert.equal(receiver.received.length, 0, 'nothing was queued')
+      const allowed = await redeliver(key)
+      assert.deepEqual([allowed.status, allowed.body.deliveries], [202, 1])
+      await server.request(`/v1/webhook-endpoints/${owners.id}`, { method: 'DELETE', key })
+    })
+
+    it('refuses an endpoint beyond the limit, or a change of another account\'s endpoint, before it looks the URL up', async () => {
+      // A name that cannot resolve (RFC 6761): looked up, it would be refused 400 invalid_field instead.
+      const unresolvable = 'http://nowhere.invalid/hook'
+      const limited = await startTestServer({ store, env: { PETSTORE_WEBHOOK_MAX_ENDPOINTS: '1', PETSTORE_WEBHOOK_ALLOW_CIDRS: '127.0.0.0/8' } })
+      try {
+        const limitedKey = await limited.createKey()
+        const make = (url: string) => limited.request<{ code: string; id: number }>('/v1/webhook-endpoints', { method: 'POST', key: limitedKey, json: { url, enabledEvents: ['pet.created'] } })
+        assert.equal((await make(unresolvable)).body.code, 'invalid_field', 'looked up while there is room')
+        const first = await make(receiver.url)
+        assert.equal(first.status, 201)
+        const beyond = await make(unresolvable)
+        assert.deepEqual([beyond.status, beyond.body.code], [409, 'endpoint_limit_reached'])
+      } finally {
+        await limited.close()
+      }
+      const theirs = await endpoint(['pet.created'])
+      const change = await server.request<{ code: string }>(`/v1/webhook-endpoints/${theirs.id}`, { method: 'PATCH', key: other, json: { url: unresolvable } })
+      assert.deepEqual([change.status, change.body.code], [404, 'not_found'])
+      await server.request(`/v1/webhook-endpoints/${theirs.id}`, { method: 'DELETE', key })
+    })
+
     it('refuses a loopback URL at creation without an allowlist, and at delivery', async () => {
       const strict = await startTestServer({ store: 'sqlite' })
       try {

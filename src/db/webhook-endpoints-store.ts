@@ -100,9 +100,9 @@ export interface WebhookEndpointsStore {
   /**
    * Queues a manual delivery of the event, due now, to each of the account's endpoints
    * that takes it (the fan-out's own rule); answers how many, and the event's type, or
-   * undefined when the account may not see the event.
+   * undefined when the account may not see the event or it is not of one of `types` (those the caller may read).
    */
-  redeliver(accountId: number, eventId: number, now: number): Promise<{ deliveries: number; type: string } | undefined>
+  redeliver(accountId: number, eventId: number, types: readonly string[], now: number): Promise<{ deliveries: number; type: string } | undefined>
   /** Inserts a test event of the endpoint's account and a manual delivery of it to the endpoint alone. */
   insertTestEvent(endpoint: StoredEndpoint, type: string, data: string, now: number): Promise<StoredEvent>
   /** The endpoint's attempts, newest first. */

@@ -128,12 +128,13 @@ export function createWebhookAdmin({ endpoints, clock, allowHttp, allowed, maxEn
 
     /**
      * Queues `evt_…` again for the account's endpoints that take it: how many, and when
-     * none, why; undefined when the account may not see it.
+     * none, why; undefined when the account may not see it, or it is not of one of the
+     * `types` the caller may read (its endpoints would hand the caller what it may not read).
      */
-    async redeliver(accountId: number, eventId: string): Promise<{ deliveries: number; reason?: string } | undefined> {
+    async redeliver(accountId: number, eventId: string, types: readonly string[]): Promise<{ deliveries: number; reason?: string } | undefined> {
       const id = parseEventId(eventId)
       if (id === undefined) return undefined
-      const queued = await endpoints.redeliver(accountId, id, clock.now())
+      const queued = await endpoints.redeliver(accountId, id, types, clock.now())
       if (!queued) return undefined
       if (queued.deliveries > 0) {
         wake()
@@ -148,6 +149,9 @@ export function createWebhookAdmin({ endpoints, clock, allowHttp, allowed, maxEn
      * the secret beside it, sealed); EndpointLimitReached when the account has as many as it may.
      */
     async create(accountId: number, { url, enabledEvents, description = '' }: NewWebhookEndpoint, completion?: SealingCompletion): Promise<WebhookEndpoint> {
+      // Refused before the URL's host is looked up (outbound work for a name the caller
+      // chose); the insert counts again under its lock, for creates racing this one.
+      if ((await endpoints.endpoints(accountId)).length >= maxEndpoints) throw new EndpointLimitReached(maxEndpoints)
       const secret = newSecret()
       const endpoint = await endpoints.insertEndpoint(
         { accountId, url: await checked(url), description, enabledEvents: eventsList(enabledEvents), secret: secrets.seal(secret) },
@@ -168,7 +172,15 @@ export function createWebhookAdmin({ endpoints, clock, allowHttp, allowed, maxEn
       return endpoint && view(endpoint)
     },
 
-    async update(accountId: number, id: number, { url, enabledEvents, description, enabled }: WebhookEndpointPatch): Promise<WebhookEndpoint | undefined> {
+    /**
+     * `authorise` is shown the endpoint as it stands, before the URL's host is looked up
+     * or anything written, and throws to refuse: the target is checked, not only the
+     * new values. Undefined when the account has no such endpoint.
+     */
+    async update(accountId: number, id: number, { url, enabledEvents, description, enabled }: WebhookEndpointPatch, authorise: (current: WebhookEndpoint) => void = () => {}): Promise<WebhookEndpoint | undefined> {
+      const current = await endpoints.endpoint(accountId, id)
+      if (!current) return undefined
+      authorise(view(current))
       const changes: EndpointChanges = {
         ...(url === undefined ? {} : { url: await checked(url) }),
         ...(enabledEvents === undefined ? {} : { enabledEvents: eventsList(enabledEvents) }),

@@ -143,13 +143,15 @@ export function createWebhookEndpointsStore(db: Kysely<Database>, dialect: Diale
       return deleted.numDeletedRows > 0n
     },
 
-    async redeliver(accountId, eventId, now) {
+    async redeliver(accountId, eventId, types, now) {
+      if (types.length === 0) return undefined
       return db.transaction().execute(async (trx) => {
         const visible = await trx
           .selectFrom('events')
           .select(['id', 'type'])
           .where('id', '=', eventId)
           .where((eb) => eb.or([eb('account_id', '=', accountId), eb('account_id', 'is', null)]))
+          .where('type', 'in', types)
           .executeTakeFirst()
         if (!visible) return undefined
         const queued = await sql`

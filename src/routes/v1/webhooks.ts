@@ -44,14 +44,17 @@ const NO_ENDPOINT = errorResponse('There is no endpoint with this id of this acc
 const BAD_ID = errorResponse('endpointId is not a positive integer.', ['invalid_parameter'])
 const BAD_ENDPOINT = errorResponse('The body is not a JSON object of the documented fields, or the URL is refused (not https, or not a public address).', ['invalid_body', 'invalid_field'])
 
-/** An endpoint is subscribed only to the events whose data its key may read (`*`: to every type's); else 403 naming every scope missing. */
-function subscribableBy(key: ApiKeyRecord, enabledEvents: readonly string[] | undefined) {
+/**
+ * An endpoint is subscribed only to the events whose data its key may read (`*`: to every
+ * type's); else 403 naming every scope missing, and `action` ("to subscribe an endpoint to").
+ */
+function subscribableBy(key: ApiKeyRecord, enabledEvents: readonly string[] | undefined, action = 'to subscribe an endpoint to') {
   if (enabledEvents === undefined) return
   const every = enabledEvents.includes('*')
   const unreadable = (every ? EVENT_TYPES : enabledEvents).filter((type) => !key.scopes.includes(readScopeOf(type)))
   if (unreadable.length === 0) return
   const missing = SCOPES.filter((scope) => unreadable.some((type) => readScopeOf(type) === scope))
-  throw insufficientScope(key, missing, `to subscribe an endpoint to ${every ? 'every event type (*)' : `${unreadable.join(', ')} events`}`)
+  throw insufficientScope(key, missing, `${action} ${every ? 'every event type (*)' : `${unreadable.join(', ')} events`}`)
 }
 
 export async function webhookRoutes(app: FastifyInstance, { webhookAdmin, idempotency }: WebhookRoutesOptions) {
@@ -108,7 +111,7 @@ export async function webhookRoutes(app: FastifyInstance, { webhookAdmin, idempo
         operationId: 'redeliverEvent',
         tags: ['webhooks'],
         summary: 'Send an event again',
-        description: 'Queues the event again for each of the caller\'s enabled endpoints subscribed to its type (a test event: for the endpoint it was made for alone, whatever it subscribes to); they get it within a second, with the same `webhook-id`.',
+        description: 'Queues the event again for each of the caller\'s enabled endpoints subscribed to its type (a test event: for the endpoint it was made for alone, whatever it subscribes to); they get it within a second, with the same `webhook-id`. The key must be able to read the event\'s data, as `GET /v1/events` shows it (an order event needs `orders:read`): else 404, as for an event that does not exist.',
         params: EventParams,
         response: {
           202: response(
@@ -123,13 +126,15 @@ export async function webhookRoutes(app: FastifyInstance, { webhookAdmin, idempo
           ),
           400: errorResponse('eventId is malformed.', ['invalid_parameter']),
           401: UNAUTHORIZED,
-          404: errorResponse('There is no such event this account may see.', ['not_found']),
+          404: errorResponse('There is no such event this account may see, or its data is of a kind the key may not read.', ['not_found']),
           429: TOO_MANY_REQUESTS,
         },
       },
     },
     async (request, reply) => {
-      const queued = await webhookAdmin.redeliver(request.apiKey!.accountId, request.params.eventId)
+      // Only the events the key may read (as GET /v1/events shows them): its endpoints would hand it the rest.
+      const key = request.apiKey!
+      const queued = await webhookAdmin.redeliver(key.accountId, request.params.eventId, LISTED_EVENT_TYPES.filter((type) => key.scopes.includes(readScopeOf(type))))
       if (queued === undefined) throw new ApiError('not_found', `There is no event ${request.params.eventId} for this account.`)
       return reply.code(202).send(queued)
     },
@@ -218,7 +223,7 @@ export async function webhookRoutes(app: FastifyInstance, { webhookAdmin, idempo
         operationId: 'updateWebhookEndpoint',
         tags: ['webhooks'],
         summary: 'Change a webhook endpoint',
-        description: 'Changes the fields given (a JSON Merge Patch, RFC 7396, sent as `application/merge-patch+json` or `application/json`): url (checked as on creation), enabledEvents (each one the calling key may read, as on creation), description, and `enabled`.',
+        description: 'Changes the fields given (a JSON Merge Patch, RFC 7396, sent as `application/merge-patch+json` or `application/json`): url (checked as on creation), enabledEvents (each one the calling key may read, as on creation), description, and `enabled`. Changing `url`, or `enabled` to true, sends what the endpoint is subscribed to where the key says: the key must be able to read each type it is subscribed to (another key may have subscribed it), else 403 `insufficient_scope`.',
         consumes: ['application/merge-patch+json', 'application/json'],
         params: EndpointParams,
         body: ref(WebhookEndpointPatch),
@@ -234,8 +239,15 @@ export async function webhookRoutes(app: FastifyInstance, { webhookAdmin, idempo
       },
     },
     async (request) => {
-      subscribableBy(request.apiKey!, request.body.enabledEvents)
-      return found(request.params.endpointId, await webhookAdmin.update(request.apiKey!.accountId, request.params.endpointId, request.body).catch(refused))
+      const key = request.apiKey!
+      const { url, enabledEvents, enabled } = request.body
+      subscribableBy(key, enabledEvents)
+      // Pointing an endpoint elsewhere, or enabling it, sends what it subscribes to (another
+      // key may have subscribed it to events this key may not read) to where this key says.
+      const authorise = (current: WebhookEndpoint) => {
+        if (enabledEvents === undefined && (url !== undefined || enabled === true)) subscribableBy(key, current.enabledEvents, 'to change the url of, or enable, an endpoint subscribed to')
+      }
+      return found(request.params.endpointId, await webhookAdmin.update(key.accountId, request.params.endpointId, request.body, authorise).catch(refused))
     },
   )
 
