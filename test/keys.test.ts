@@ -316,6 +316,27 @@ for (const store of STORES) {
       }
     })
 
+    it('records a key rolled by another key as made by it: a cascading revoke of the roller reaches the secret it was handed', async () => {
+      const owner = (await create({ name: 'owner', scopes: ['all', 'keys:write'] })).body
+      const leaked = (await create({ name: 'leaked', scopes: ['all', 'keys:write'] }, owner.key!)).body
+      // The holder of the leaked key rolls the owner's key, for the longest grace: a fresh secret of its own.
+      const taken = await server.request<Created>(`/v1/keys/${owner.apiKey.id}/roll`, { method: 'POST', key: leaked.key!, json: { grace: 604_800 } })
+      assert.equal(taken.status, 201)
+      assert.equal(taken.body.apiKey.createdBy, leaked.apiKey.id, 'made by the key that rolled it, not by the rolled key\'s maker')
+      const revoked = await server.request(`/v1/keys/${leaked.apiKey.id}/revoke?cascade=true`, { method: 'POST', key: owner.key! })
+      assert.equal(revoked.status, 200)
+      // And the owner's key that the roll replaced: within its grace period it is the same credential.
+      assert.equal(revoked.headers.get('petstore-revoked'), [owner.apiKey.id, leaked.apiKey.id, taken.body.apiKey.id].join(','))
+      pastCache()
+      assert.equal((await server.request('/v1/pets', { key: taken.body.key! })).status, 401, 'the secret the leaked key was handed no longer works')
+      // A key that rolls itself keeps its maker: the roll chain is followed by the cascade anyway.
+      const own = await server.request<Created>(`/v1/keys/${leaked.apiKey.id}/roll`, { method: 'POST', key: admin, json: {} })
+      assert.equal(own.status, 409, 'revoked')
+      const self = (await create({ name: 'self', scopes: ['pets:read', 'keys:write'] })).body
+      const selfRolled = await server.request<Created>(`/v1/keys/${self.apiKey.id}/roll`, { method: 'POST', key: self.key!, json: {} })
+      assert.equal(selfRolled.body.apiKey.createdBy, adminId)
+    })
+
     it('rolls a key once when rolls of it race on two instances: one 201, and 409 key_already_rolled for each other', async () => {
       const target = (await create({ scopes: ['pets:read'] })).body.apiKey
       const answers = await Promise.all(

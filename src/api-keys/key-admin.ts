@@ -341,7 +341,9 @@ export function createKeyAdmin({ apiKeys, limiter, clock, environment, onChanged
         expiresAt: current.expiresAt === null ? null : Date.parse(current.expiresAt),
         disabledAt: current.disabledAt === null ? null : Date.parse(current.disabledAt),
         disabledByOperator: stoppedByOperator(current),
-        createdBy: current.createdBy,
+        // Rolled by another key, the new key is that key's: it was handed the secret, so a
+        // cascading revoke of it must reach this key, and the listing say who made it.
+        createdBy: actor !== undefined && actor.id !== id ? actor.id : current.createdBy,
       })
       const now = clock.now()
       const rolled = await apiKeys.roll(id, { ...row, ...(actor && { actingKey: mayAct(actor, clock) }) }, now + graceMs, now).catch(actorRefused)
