@@ -131,6 +131,25 @@ for (const store of STORES) {
       assert.equal(stored.outcome, 'mismatch')
     })
 
+    it('hands a replay only to a caller that could make the key now: one narrowed since gets 403, not the secret', async () => {
+      const headers = { 'idempotency-key': `narrowed-${store}` }
+      const maker = (await create({ name: 'maker', scopes: ['all', 'keys:write'] })).body
+      const first = await server.request<Created>('/v1/keys', { method: 'POST', key: maker.key!, json: { name: 'wide', scopes: ['all'] }, headers })
+      assert.equal(first.status, 201)
+      assert.equal((await server.request(`/v1/keys/${maker.apiKey.id}`, { method: 'PATCH', key: admin, json: { scopes: ['pets:read', 'keys:write'] } })).status, 200)
+      pastCache()
+      const replay = await server.request<{ code: string; message: string; key?: string }>('/v1/keys', { method: 'POST', key: maker.key!, json: { name: 'wide', scopes: ['all'] }, headers })
+      assert.equal(replay.status, 403)
+      assert.equal(replay.body.code, 'forbidden')
+      assert.match(replay.body.message, /cannot give scopes it does not have/)
+      assert.equal(replay.body.key, undefined)
+      // Given its scopes back, the same replay is answered again: nothing was lost.
+      assert.equal((await server.request(`/v1/keys/${maker.apiKey.id}`, { method: 'PATCH', key: admin, json: { scopes: ['all', 'keys:write'] } })).status, 200)
+      pastCache()
+      const restored = await server.request<Created>('/v1/keys', { method: 'POST', key: maker.key!, json: { name: 'wide', scopes: ['all'] }, headers })
+      assert.deepEqual([restored.status, restored.body.key], [201, first.body.key])
+    })
+
     it('replays a create whose body has the same fields and values in another order', async () => {
       const headers = { 'idempotency-key': `reordered-${store}` }
       const first = await server.request<Created>('/v1/keys', { method: 'POST', key: admin, json: { name: 'n1', expiresIn: '30d', scopes: ['pets:read', 'orders:read'] }, headers })

@@ -278,6 +278,17 @@ export function createKeyAdmin({ apiKeys, limiter, clock, environment, onChanged
       return { secret, key: fresh(stored) }
     },
 
+    /**
+     * Refuses (403) to hand the actor, in an Idempotency-Key's replay, a key it could not
+     * make now: its scopes narrowed, or its expiry brought forward, since the create.
+     */
+    replayableBy(actor: ApiKeyRecord, made: Pick<KeyView, 'scopes' | 'expiresAt'>): void {
+      scopesWithin(actor, made.scopes)
+      if (actor.expiresAt !== null && (made.expiresAt === null || Date.parse(made.expiresAt) > Date.parse(actor.expiresAt))) {
+        throw new KeyAdminError(`A key cannot be handed a key that outlives it: this key expires at ${actor.expiresAt}.`, 'expiresIn', true)
+      }
+    },
+
     /** A page of keys: the actor's account's, or (the operator) every account's or one's. */
     async page(afterId: number, limit: number, actor?: ApiKeyRecord, accountId?: number): Promise<KeyView[]> {
       const stored = await apiKeys.page(actor?.accountId ?? accountId, afterId, limit)

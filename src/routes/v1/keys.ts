@@ -90,7 +90,7 @@ export async function keyRoutes(app: FastifyInstance, { keyAdmin, usage, idempot
         tags: ['keys'],
         summary: 'Make a key',
         description:
-          'Makes an API key in the caller\'s account, sharing its plan, limits and data. The secret is in this response alone: the service keeps only its hash. The calling key can give no scope it lacks and no expiry later than its own (the new key expires with it by default). An account has at most 100 live keys (not revoked, not expired) for its keys to make another (the operator sets the number: `PETSTORE_MAX_KEYS`, and is not held to it); one more is refused with 409 `key_limit_reached`. A roll is not counted. With an `Idempotency-Key`, a retry gets the same 201 again, secret included: for those 24 hours the secret is kept with the key\'s record, sealed with the main key (`PETSTORE_SECRET_KEY`), never in the clear.',
+          'Makes an API key in the caller\'s account, sharing its plan, limits and data. The secret is in this response alone: the service keeps only its hash. The calling key can give no scope it lacks and no expiry later than its own (the new key expires with it by default). An account has at most 100 live keys (not revoked, not expired) for its keys to make another (the operator sets the number: `PETSTORE_MAX_KEYS`, and is not held to it); one more is refused with 409 `key_limit_reached`. A roll is not counted. With an `Idempotency-Key`, a retry gets the same 201 again, secret included: for those 24 hours the secret is kept with the key\'s record, sealed with the main key (`PETSTORE_SECRET_KEY`), never in the clear. A replay goes only to a calling key that could make that key now: one whose scopes were narrowed, or expiry brought forward, since is answered 403 `forbidden`.',
         headers: idempotencyKeyHeaders({ replays: 'the first 201 (the secret included)', doesNot: 'makes no second key' }),
         body: ref(NewApiKey),
         response: {
@@ -129,7 +129,15 @@ export async function keyRoutes(app: FastifyInstance, { keyAdmin, usage, idempot
           write: (completion) => keyAdmin.create(input, request.apiKey!, completion),
         })
         .catch(refused)
-      if (answer.replayed) reply.header('idempotent-replayed', 'true')
+      if (answer.replayed) {
+        // Its secret goes to the caller as it is now: one whose scopes were narrowed since gets none beyond them.
+        try {
+          keyAdmin.replayableBy(request.apiKey!, (answer.body as { apiKey: ApiKey }).apiKey)
+        } catch (error) {
+          refused(error)
+        }
+        reply.header('idempotent-replayed', 'true')
+      }
       // A replay's secret was kept sealed beside the body (a record from before it was kept has none).
       const created = answer.replayed
         ? { ...(answer.secret === undefined ? {} : { key: answer.secret }), ...(answer.body as { apiKey: ApiKey }) }
