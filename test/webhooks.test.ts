@@ -610,6 +610,22 @@ for (const store of STORES) {
       await server.request(`/v1/webhook-endpoints/${owners.id}`, { method: 'DELETE', key })
     })
 
+    it('says of a name that has no public address the same, whether it does not resolve or resolves to a private address, and never the address', async () => {
+      const strict = await startTestServer({ store: 'sqlite' })
+      try {
+        const strictKey = await strict.createKey()
+        const messages = await Promise.all(
+          ['http://localhost:4000/x', 'http://nowhere.invalid/x'].map(async (url) => (await strict.request<{ code: string; message: string }>('/v1/webhook-endpoints', { method: 'POST', key: strictKey, json: { url, enabledEvents: ['*'] } })).body),
+        )
+        for (const body of messages) {
+          assert.equal(body.code, 'invalid_field')
+          assert.equal(body.message, "url's host has no public address: it does not resolve, or resolves to an address that is not public (an operator can allow a range with PETSTORE_WEBHOOK_ALLOW_CIDRS).")
+        }
+      } finally {
+        await strict.close()
+      }
+    })
+
     it('refuses an endpoint beyond the limit, or a change of another account\'s endpoint, before it looks the URL up', async () => {
       // A name that cannot resolve (RFC 6761): looked up, it would be refused 400 invalid_field instead.
       const unresolvable = 'http://nowhere.invalid/hook'
@@ -660,7 +676,7 @@ for (const store of STORES) {
       const [literal] = await server.store.webhookEndpoints.attempts(stored[0]!.id, 1)
       assert.match(literal!.error ?? '', /refused: 127\.0\.0\.1 is a loopback address/)
       const [named] = await server.store.webhookEndpoints.attempts(stored[1]!.id, 1)
-      assert.match(named!.error ?? '', /loopback/)
+      assert.equal(named!.error, 'refused: localhost resolves to an address that is not public')
       for (const { id } of stored) await server.store.webhookEndpoints.deleteEndpoint(accountId, id)
     })
 
@@ -671,10 +687,12 @@ for (const store of STORES) {
         const narrowKey = await narrow.createKey('enterprise', { perMinute: 1_000, perDay: 10_000 })
         const make = (url: string) => narrow.request<{ id: number; code: string; message: string }>('/v1/webhook-endpoints', { method: 'POST', key: narrowKey, json: { url, enabledEvents: ['pet.created'] } })
         assert.equal((await make(receiver.url)).status, 201)
+        assert.equal((await make(`http://[::1]:${port}/x`)).status, 201, 'an IPv6 address allowed on its port')
         for (const url of ['http://127.0.0.1:6379/x', `http://127.0.0.2:${port}/x`, 'http://[::1]:6379/x']) {
           const refused = await make(url)
           assert.equal(refused.status, 400, url)
           assert.equal(refused.body.code, 'invalid_field')
+          assert.match(refused.body.message, /^url's address is not public: .* is a loopback address/, url)
         }
         // Stored while a wider allowance held: the dispatcher, allowed the receiver's port alone, refuses another port (a literal, and a name).
         const accountId = await narrow.accountId(narrowKey)
@@ -686,10 +704,9 @@ for (const store of STORES) {
         await portBound.pollNow()
         await portBound.close()
         assert.equal(receiver.received.length, 1, 'the allowed port is sent to')
-        for (const { id } of elsewhere) {
-          const [attempt] = await narrow.store.webhookEndpoints.attempts(id, 1)
-          assert.match(attempt!.error ?? '', /^refused: (127\.0\.0\.1|::1) is a loopback address$/)
-        }
+        const [literal, named] = await Promise.all(elsewhere.map(async ({ id }) => (await narrow.store.webhookEndpoints.attempts(id, 1))[0]!.error))
+        assert.equal(literal, 'refused: 127.0.0.1 is a loopback address', 'an address the tenant wrote is named')
+        assert.equal(named, 'refused: localhost resolves to an address that is not public', 'the address a name leads to is not')
       } finally {
         await narrow.close()
       }

@@ -152,12 +152,22 @@ export async function checkUrl(text: string, { allowHttp, allowed }: { allowHttp
   // (Port 0 parses, and nothing can be sent to it.)
   if (url.port === '0') throw new OutboundRefused('url has port 0: no request can reach it')
   if (url.href.length > MAX_URL_LENGTH) throw new OutboundRefused(`url is ${url.href.length} characters once normalised (non-ASCII characters percent-encoded), more than ${MAX_URL_LENGTH}`)
-  const addresses = await resolveAll(url.hostname.replace(/^\[|\]$/g, ''))
-  for (const { address } of addresses) {
-    const why = refusal(address, allowed, portOf(url))
-    // (The operator, not the caller, can allow a range: say where, for a receiver on the server's own machine.)
-    if (why) throw new OutboundRefused(`url resolves to a non-public address: ${why} (an operator can allow its range with PETSTORE_WEBHOOK_ALLOW_CIDRS)`)
+  const host = url.hostname.replace(/^\[|\]$/g, '')
+  // (The operator, not the caller, can allow a range: say where, for a receiver on the server's own machine.)
+  const allowable = 'an operator can allow a range with PETSTORE_WEBHOOK_ALLOW_CIDRS'
+  if (isIP(host) !== 0) {
+    const why = refusal(host, allowed, portOf(url))
+    if (why) throw new OutboundRefused(`url's address is not public: ${why} (${allowable})`)
+    return url
   }
+  // For a name, the same words whether it does not resolve or resolves to an address
+  // that is not public, and never that address: the server's resolver may know the
+  // operator's internal names, and a tenant could map them from the answers.
+  const noPublicAddress = `url's host has no public address: it does not resolve, or resolves to an address that is not public (${allowable})`
+  const addresses = await lookupAll(host, 0, 0).catch((error: NodeJS.ErrnoException) =>
+    Promise.reject(new OutboundRefused(NOT_IN_DNS.has(error.code ?? '') ? noPublicAddress : `url's host does not resolve: ${error.code ?? error.message}`)),
+  )
+  if (addresses.some(({ address }) => refusal(address, allowed, portOf(url)) !== undefined)) throw new OutboundRefused(noPublicAddress)
   return url
 }
 
@@ -211,7 +221,12 @@ export function resolvingLookup(resolver: Pick<Resolver, 'resolve4' | 'resolve6'
       resolver[query](host, (error, addresses) => (error ? reject(error) : resolve(addresses.map((address) => ({ address, family }))))),
     )
   return async (host, family, hints) => {
+    // An address is its own answer: c-ares takes an IPv4 one, but refuses an IPv6 one (EBADNAME).
+    const literal = isIP(host)
+    if (literal !== 0) return [{ address: host, family: literal }]
     if (isLocalhost(host)) return system(host, family, hints)
+    // RFC 6761: `invalid` names never resolve, and are asked of nobody.
+    if (host === 'invalid' || host.endsWith('.invalid')) throw Object.assign(new Error(`${host} is not a name (RFC 6761)`), { code: 'ENOTFOUND' })
     const asked = [...(family === 6 ? [] : [ask('resolve4', host, 4)]), ...(family === 4 ? [] : [ask('resolve6', host, 6)])]
     const answers = await Promise.allSettled(asked)
     const found = answers.flatMap((answer) => (answer.status === 'fulfilled' ? answer.value : []))
@@ -268,18 +283,16 @@ export function useDnsServers(servers: readonly string[]): void {
   if (servers.length > 0) resolver.setServers(servers)
 }
 
-function resolveAll(host: string): Promise<LookupAddress[]> {
-  return lookupAll(host, 0, 0).catch((error: NodeJS.ErrnoException) => Promise.reject(new OutboundRefused(`url's host does not resolve: ${error.code ?? error.message}`)))
-}
-
 /** A socket lookup, for connections to `port`, that refuses non-public addresses: the address checked is the address connected to. */
 export function guardedLookup(allowed: readonly Cidr[], port?: number): LookupFunction {
   return (hostname, options, callback) => {
     const { family, hints } = options as { family?: unknown; hints?: unknown }
     lookupAll(hostname, Number(family) || 0, Number(hints) || 0).then(
       (list) => {
-        const bad = list.map((entry) => refusal(entry.address, allowed, port)).find((why) => why !== undefined)
-        if (bad) return callback(Object.assign(new OutboundRefused(`refused: ${bad}`), { code: 'EPETSTOREREFUSED' }), '', 0)
+        // Not the address: the tenant reads this in its deliveries, and its name may lead (a
+        // CNAME, a rebinding) to one the server's resolver alone knows (checkUrl says why).
+        const bad = list.some((entry) => refusal(entry.address, allowed, port) !== undefined)
+        if (bad) return callback(Object.assign(new OutboundRefused(`refused: ${hostname} resolves to an address that is not public`), { code: 'EPETSTOREREFUSED' }), '', 0)
         if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, list)
         const first = list[0]!
         callback(null, first.address, first.family)

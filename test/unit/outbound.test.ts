@@ -182,6 +182,20 @@ describe('resolving a webhook host', () => {
     assert.deepEqual(system, [])
   })
 
+  it('answers an address with itself, asking nobody: IPv6 ones too, which c-ares refuses (EBADNAME)', async () => {
+    const { lookup, system } = lookupVia(silent, 100)
+    assert.deepEqual(await lookup('::1', 0, 0), [{ address: '::1', family: 6 }])
+    assert.deepEqual(await lookup('2606:2800:220:1::1', 0, 0), [{ address: '2606:2800:220:1::1', family: 6 }])
+    assert.deepEqual(await lookup('93.184.216.34', 0, 0), [{ address: '93.184.216.34', family: 4 }])
+    assert.deepEqual([system, silent.asked], [[], []])
+  })
+
+  it('fails an .invalid name at once, asking nobody (RFC 6761)', async () => {
+    const { lookup, system } = lookupVia(silent, 100)
+    await assert.rejects(lookup('hooks.invalid', 0, 0), { code: 'ENOTFOUND' })
+    assert.deepEqual([system, silent.asked], [[], []])
+  })
+
   it('asks the system (/etc/hosts, search domains) for a name DNS says it does not know, and for localhost', async () => {
     const { lookup, system } = lookupVia(answering)
     assert.deepEqual(await lookup('receiver', 0, 0), [{ address: '10.1.2.3', family: 4 }])
