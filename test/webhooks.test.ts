@@ -1031,24 +1031,27 @@ for (const store of STORES) {
       }
     })
 
-    it("leaves out of its lag an endpoint with all its requests under way while it has time to spare: one tenant's slow receiver, alone, paces nobody's writes", async () => {
-      // 500 ms an answer, 8 at a time: 16 a second, for 120 events 30 s old, and no other endpoint.
+    it("leaves out of its lag an endpoint with all its requests under way while it has time to spare, or while they take far longer than its event loop runs late: one tenant's slow receiver, alone, paces nobody's writes", async () => {
+      // 900 ms an answer (under the second from which it is seen slow), 8 at a time: 9 a second, for 120 events 30 s old, and no other endpoint.
       const slowServer = createServer((req, res) => {
         req.resume()
-        req.on('end', () => setTimeout(() => res.writeHead(204).end(), 500))
+        req.on('end', () => setTimeout(() => res.writeHead(204).end(), 900))
       })
       await new Promise<void>((resolve) => slowServer.listen(0, '127.0.0.1', resolve))
       const slowEndpoint = (await post<{ id: number }>('/v1/webhook-endpoints', { url: `http://127.0.0.1:${(slowServer.address() as AddressInfo).port}/`, enabledEvents: ['pet.created'] })).body
       await backlog(120)
       clock.advance(30_000)
-      const lagWhileSending = async (spareTime?: () => boolean) => {
-        const dispatching = startDispatcher({ deliveries: server.store.deliveries, secrets: server.secrets, clock, allowed: LOOPBACK, pollMs: 3_600_000, schedule: SCHEDULE, listen: false, ...(spareTime ? { spareTime } : {}) })
+      /** Its lag once its first 8 are under way, and then `openMs` more. */
+      const lagWhileSending = async (options: { spareTime?: () => boolean; loopDelayMs?: () => number } = {}, openMs = 0) => {
+        const dispatching = startDispatcher({ deliveries: server.store.deliveries, secrets: server.secrets, clock, allowed: LOOPBACK, pollMs: 3_600_000, schedule: SCHEDULE, listen: false, ...options })
         try {
           dispatching.wake()
           const started = performance.now()
           // Its first 8 under way (an endpoint never heard from gets no more until it answers).
           while (dispatching.inFlight < 8 && performance.now() - started < 3_000) await new Promise((resolve) => setTimeout(resolve, 10))
           assert.equal(dispatching.inFlight, 8)
+          await new Promise((resolve) => setTimeout(resolve, openMs))
+          assert.equal(dispatching.inFlight, 8, 'none answered yet')
           return dispatching.lagMs
         } finally {
           await dispatching.close()
@@ -1056,8 +1059,12 @@ for (const store of STORES) {
       }
       try {
         assert.equal(await lagWhileSending(), 0, 'its 8 under way, the process idle: the receiver is what holds it back')
-        const counted = await lagWhileSending(() => false)
-        assert.ok(counted !== undefined && counted >= 29_000, `a process with no time to spare counts it (${counted} ms): then the dispatcher may be what is behind`)
+        const counted = await lagWhileSending({ spareTime: () => false, loopDelayMs: () => 5 })
+        assert.ok(counted !== undefined && counted >= 29_000, `a process with no time to spare counts it while its requests are young (${counted} ms): then the dispatcher may be what is behind`)
+        // Busy, but its event loop runs 5 ms late, and the requests have been open 300 ms: the receiver's doing.
+        assert.equal(await lagWhileSending({ spareTime: () => false, loopDelayMs: () => 5 }, 300), 0, 'requests open far longer than the loop runs late: the receiver holds it back')
+        const late = await lagWhileSending({ spareTime: () => false, loopDelayMs: () => 100 }, 300)
+        assert.ok(late !== undefined && late >= 29_000, `with the loop 100 ms late, 300 ms may be this process's own doing: counted (${late} ms)`)
       } finally {
         await new Promise<void>((resolve) => slowServer.close(() => resolve()))
         await server.request(`/v1/webhook-endpoints/${slowEndpoint.id}`, { method: 'DELETE', key })

@@ -23,7 +23,7 @@
 // leases (the store checks): they wait here and each starts as one of its requests
 // ends, never more than `perEndpoint` under way, without waiting for the database.
 import type { KeyObject } from 'node:crypto'
-import { performance } from 'node:perf_hooks'
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks'
 import type { Clock } from '../clock.js'
 import type { AttemptRecord, ClaimedDelivery, DeliveryQueue } from '../db/delivery-queue.js'
 import { createAgents, DELIVERY_TIMEOUT_MS, send, type AttemptResult } from './deliver.js'
@@ -97,6 +97,34 @@ function eventLoopHasSpareTime(): () => boolean {
   }
 }
 
+/**
+ * With no time to spare here, an endpoint with all its requests under way is taken as
+ * held back by its receiver when its latest answer, or a request still open, took at
+ * least this long, and 4 times this process's event-loop delay: a receiver that takes
+ * 300 ms while the loop runs 20 ms late is slow on its own.
+ */
+const RECEIVER_HOLDS_MS = 250
+
+/** The 99th percentile of the event loop's delay since the last reading (at most every half second), in ms; `stop` ends the sampling. */
+function eventLoopDelay(): { read: () => number; stop: () => void } {
+  const histogram = monitorEventLoopDelay({ resolution: 20 })
+  histogram.enable()
+  let p99 = 0
+  let readAt = performance.now()
+  return {
+    read() {
+      const now = performance.now()
+      if (now - readAt >= 500) {
+        p99 = histogram.percentile(99) / 1e6
+        histogram.reset()
+        readAt = now
+      }
+      return p99
+    },
+    stop: () => histogram.disable(),
+  }
+}
+
 /** Events fanned out per transaction. */
 const FAN_OUT_BATCH = 500
 
@@ -150,6 +178,12 @@ export interface DispatcherOptions {
    * dispatcher: it stays out of `lagMs`.
    */
   spareTime?: () => boolean
+  /**
+   * This process's event-loop delay lately, in ms (the 99th percentile, by default): with
+   * no time to spare, an endpoint whose requests take far longer than it is held back by
+   * its receiver (RECEIVER_HOLDS_MS), and stays out of `lagMs` too.
+   */
+  loopDelayMs?: () => number
   onError?: (error: unknown, what: string) => void
   /** Told of each attempt once it is recorded: its outcome, and for a delivery, the ms from the event's creation (a manual one's queueing) to the 2xx. */
   onAttempt?: (outcome: AttemptOutcome, latencyMs: number | undefined) => void
@@ -172,6 +206,7 @@ export function startDispatcher({
   holdsProcess = false,
   busy = () => false,
   spareTime = eventLoopHasSpareTime(),
+  loopDelayMs,
   onError = () => {},
   onAttempt = () => {},
 }: DispatcherOptions) {
@@ -449,6 +484,13 @@ export function startDispatcher({
    */
   function slow(work: EndpointWork, now: number): boolean {
     return (work.lastMs !== undefined && work.lastMs >= FLOWING_MS) || work.startedAt.some((at) => now - at >= FLOWING_MS)
+  }
+
+  const loopDelay = loopDelayMs === undefined ? eventLoopDelay() : { read: loopDelayMs, stop: () => {} }
+  /** With all its requests under way and no time to spare here: whether its receiver is what holds it back (RECEIVER_HOLDS_MS). */
+  function receiverHolds(work: EndpointWork, now: number): boolean {
+    const long = Math.max(RECEIVER_HOLDS_MS, 4 * loopDelay.read())
+    return (work.lastMs ?? 0) >= long || work.startedAt.some((at) => now - at >= long)
   }
 
   function noteAnswer(endpointId: number, ms: number, at: number) {
@@ -779,13 +821,15 @@ export function startDispatcher({
       // for ACTIVE_MS, an idle service read up to 10 s behind, and its writes were paced.)
       // Nor does one of which it holds only retries: a receiver that fails fast, retried
       // seconds later, read as that far behind, and paced every tenant's writes.
-      // Nor one with all its requests under way while this process has time to spare: its
+      // Nor one with all its requests under way while this process has time to spare, or
+      // whose requests take far longer than this process's event loop runs late: its
       // receiver is what holds it back (an endpoint that answers in 900 ms takes 9 a second),
       // and counted, it alone paced every tenant's writes to that.
       const spare = spareTime()
+      const sinceStart = performance.now()
       for (const [endpointId, { from, at }] of frontiers) {
         const work = endpoints.get(endpointId)
-        if (spare && work !== undefined && work.sending >= perEndpoint) continue
+        if (work !== undefined && work.sending >= perEndpoint && (spare || receiverHolds(work, sinceStart))) continue
         if (now - at < ACTIVE_MS && ((work?.heldFirst ?? 0) > 0 || now - at < CAUGHT_UP_AFTER_MS)) claims = Math.max(claims, from)
       }
       const from = Math.min(fanOutFrom ?? Infinity, claims === -Infinity ? Infinity : claims)
@@ -814,6 +858,7 @@ export function startDispatcher({
       await (await stopWatching.catch(() => async () => {}))()
       await settled()
       agents.destroy()
+      loopDelay.stop()
     },
   }
 }
