@@ -335,6 +335,10 @@ export function createKeyAdmin({ apiKeys, limiter, clock, environment, onChanged
     /** A new key in the same account with the same name, scopes, expiry and maker (disabled if the old one is); the old one works until `graceMs` from now. */
     async roll(id: number, graceMs: number, actor?: ApiKeyRecord): Promise<{ secret: string; key: KeyView; old: KeyView } | undefined> {
       if (graceMs < 0 || graceMs > MAX_GRACE_MS) throw new KeyAdminError('The grace period is from 0 (the old key stops now) to 7 days.', 'grace')
+      // Asked first, so that a key revoked while a cache lets it through is told so (401),
+      // whatever else it asks; the roll's transaction asks again.
+      const acting = actor && (await apiKeys.findById(actor.id))
+      if (actor && (!acting || !mayAct(actor, clock).mayAct(acting))) throw new ActorRefused(actor.id)
       const current = await target(id, actor)
       if (!current) return undefined
       if (current.revokedAt !== null) throw revokedKey(id)
@@ -344,6 +348,12 @@ export function createKeyAdmin({ apiKeys, limiter, clock, environment, onChanged
       if (current.replacedBy !== null) throw rolledAlready(id, current.replacedBy)
       // The roll's secret goes to the actor: a key that expires would get one that outlives it.
       notOutliving(actor, current, 'roll')
+      // Nor may a key be handed the secret of a key outside its own cascade (the keys it
+      // made, however deep, and their rolls): revoking the actor with cascade must reach
+      // every secret it was given. A leaked key rolled the owner's key, and kept it.
+      if (actor && actor.id !== id && !(await apiKeys.cascadeOf(actor.id)).some((key) => key.id === id)) {
+        throw new KeyAdminError(`Key ${id} was not made by this key, nor by a key it made: a key rolls only itself and those, as the roll hands it the new secret. Key ${id} can roll itself; the operator can roll any key (npx petstore keys roll ${id}).`, 'keyId', true)
+      }
       const { secret, row } = newKeyRow({
         name: current.name,
         account: current.accountId,
@@ -352,9 +362,7 @@ export function createKeyAdmin({ apiKeys, limiter, clock, environment, onChanged
         expiresAt: current.expiresAt === null ? null : Date.parse(current.expiresAt),
         disabledAt: current.disabledAt === null ? null : Date.parse(current.disabledAt),
         disabledByOperator: stoppedByOperator(current),
-        // Rolled by another key, the new key is that key's: it was handed the secret, so a
-        // cascading revoke of it must reach this key, and the listing say who made it.
-        createdBy: actor !== undefined && actor.id !== id ? actor.id : current.createdBy,
+        createdBy: current.createdBy,
       })
       const now = clock.now()
       const rolled = await apiKeys.roll(id, { ...row, ...(actor && { actingKey: mayAct(actor, clock) }) }, now + graceMs, now).catch(actorRefused)
