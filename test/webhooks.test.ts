@@ -18,6 +18,7 @@ import type { Pet } from '../src/schemas/pet.js'
 import { REREAD_AFTER_MS, startDispatcher, type Dispatcher } from '../src/webhooks/dispatcher.js'
 import type { Event } from '../src/webhooks/events.js'
 import { parseCidrs } from '../src/webhooks/outbound.js'
+import { createWebhookAdmin } from '../src/webhooks/webhook-admin.js'
 import type { Scope } from '../src/vocabulary/scopes.js'
 import { numbered, openDatabase } from './helpers/database.js'
 import type { Database } from '../src/db/schema.js'
@@ -582,7 +583,7 @@ for (const store of STORES) {
       await newPet().then((pet) => post('/v1/store/orders', { petId: pet.id }))
       const orderEvent = (await events(key, '?type=order.placed&limit=1'))[0]!
       await dispatcher.pollNow()
-      assert.equal(receiver.received.length, 1, 'the order event, as placed')
+      assert.ok(receiver.received.some((request) => (JSON.parse(request.body) as Event).id === orderEvent.id), 'the order event, as placed')
       receiver.received.length = 0
       const accountId = await server.accountId(key)
       const hooker = await server.createKey('enterprise', { perMinute: 100_000, perDay: 1_000_000 }, { scopes: ['webhooks:write', 'webhooks:read', 'pets:read'], accountId })
@@ -607,6 +608,13 @@ for (const store of STORES) {
       assert.equal(receiver.received.length, 0, 'nothing was queued')
       const allowed = await redeliver(key)
       assert.deepEqual([allowed.status, allowed.body.deliveries], [202, 1])
+      // Queued by the owner, then the endpoint subscribed to what the key may read and pointed at its URL: the order event is not sent there.
+      const repointed = await patch({ url: `${receiver.url}/elsewhere`, enabledEvents: ['pet.created'] })
+      assert.equal(repointed.status, 200, 'its new subscription is one it may read')
+      await dispatcher.pollNow()
+      assert.deepEqual(receiver.received.map((request) => (JSON.parse(request.body) as Event).type), [], 'the queued redelivery of an order event went nowhere')
+      const [attempt] = (await server.request<{ error: string | null }[]>(`/v1/webhook-endpoints/${owners.id}/deliveries`, { key })).body
+      assert.equal(attempt?.error, 'not sent: the endpoint no longer takes order.placed events')
       await server.request(`/v1/webhook-endpoints/${owners.id}`, { method: 'DELETE', key })
     })
 
@@ -624,6 +632,34 @@ for (const store of STORES) {
       } finally {
         await strict.close()
       }
+    })
+
+    it('authorises a change again when the subscription changed between its read and its write (while the URL was looked up)', async () => {
+      const { id } = await endpoint(['pet.created'])
+      const accountId = await server.accountId(key)
+      const real = server.store.webhookEndpoints
+      let raced = false
+      // Another request subscribes the endpoint to order events just before this change's write.
+      const racing: typeof real = {
+        ...real,
+        updateEndpoint: async (...args) => {
+          if (!raced) {
+            raced = true
+            await real.updateEndpoint(accountId, id, { enabledEvents: 'order.placed pet.created' })
+          }
+          return real.updateEndpoint(...args)
+        },
+      }
+      const admin = createWebhookAdmin({ endpoints: racing, clock, allowHttp: true, allowed: LOOPBACK, maxEndpoints: 16, secrets: server.secrets, wake: () => {} })
+      const seen: string[][] = []
+      const noOrders = (current: { enabledEvents: string[] }) => {
+        seen.push(current.enabledEvents)
+        if (current.enabledEvents.some((type) => type.startsWith('order.'))) throw new Error('may not read order events')
+      }
+      await assert.rejects(admin.update(accountId, id, { url: `${receiver.url}/elsewhere` }, noOrders), /may not read order events/)
+      assert.deepEqual(seen, [['pet.created'], ['order.placed', 'pet.created']], 'authorised as read, then again as changed')
+      assert.equal((await real.endpoint(accountId, id))!.url, receiver.url, 'not pointed elsewhere')
+      await server.request(`/v1/webhook-endpoints/${id}`, { method: 'DELETE', key })
     })
 
     it('refuses an endpoint beyond the limit, or a change of another account\'s endpoint, before it looks the URL up', async () => {

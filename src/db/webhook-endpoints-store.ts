@@ -88,7 +88,8 @@ export interface WebhookEndpointsStore {
   endpoints(accountId: number): Promise<StoredEndpoint[]>
   /** The endpoint, when it is this account's. */
   endpoint(accountId: number, id: number): Promise<StoredEndpoint | undefined>
-  updateEndpoint(accountId: number, id: number, changes: EndpointChanges): Promise<StoredEndpoint | undefined>
+  /** Undefined when the account has no such endpoint, or (`onlyIf`) its enabled events are no longer those. */
+  updateEndpoint(accountId: number, id: number, changes: EndpointChanges, onlyIf?: { enabledEvents: string }): Promise<StoredEndpoint | undefined>
   /** Makes `secret` (sealed) the signing secret; the current one keeps signing until `previousUntil`. */
   rotateSecret(accountId: number, id: number, secret: string, previousUntil: number): Promise<StoredEndpoint | undefined>
   /** Every endpoint's sealed secrets, by id, after `afterId` (the reseal command). */

@@ -42,6 +42,17 @@ export class EndpointLimitReached extends Error {
 }
 
 /** A test event for an endpoint that is sent nothing: it would be queued, and refused at once. */
+/** Its subscription kept changing while a change of it was authorised: the caller retries. */
+export class EndpointChangedMeanwhile extends Error {
+  override name = 'EndpointChangedMeanwhile'
+  constructor(readonly id: number) {
+    super(`Webhook endpoint ${id} was changed by other requests while this one ran: nothing was changed; retry.`)
+  }
+}
+
+/** How many times a change is authorised again when the endpoint's subscription changed meanwhile. */
+const AUTHORISE_TRIES = 3
+
 export class EndpointDisabled extends Error {
   override name = 'EndpointDisabled'
   constructor(readonly id: number) {
@@ -178,7 +189,7 @@ export function createWebhookAdmin({ endpoints, clock, allowHttp, allowed, maxEn
      * new values. Undefined when the account has no such endpoint.
      */
     async update(accountId: number, id: number, { url, enabledEvents, description, enabled }: WebhookEndpointPatch, authorise: (current: WebhookEndpoint) => void = () => {}): Promise<WebhookEndpoint | undefined> {
-      const current = await endpoints.endpoint(accountId, id)
+      let current = await endpoints.endpoint(accountId, id)
       if (!current) return undefined
       authorise(view(current))
       const changes: EndpointChanges = {
@@ -187,9 +198,20 @@ export function createWebhookAdmin({ endpoints, clock, allowHttp, allowed, maxEn
         ...(description === undefined ? {} : { description }),
         ...(enabled === undefined ? {} : { disabledAt: enabled ? null : clock.now() }),
       }
-      const changed = await endpoints.updateEndpoint(accountId, id, changes)
-      if (changed) endpointChanged(id)
-      return changed && view(changed)
+      // Written only over the subscription authorised: one changed meanwhile (while the
+      // URL was looked up, say) is authorised again, so that no type the caller may not
+      // read lands on its URL.
+      for (let tries = 1; ; tries++) {
+        const changed = await endpoints.updateEndpoint(accountId, id, changes, { enabledEvents: current.enabledEvents })
+        if (changed) {
+          endpointChanged(id)
+          return view(changed)
+        }
+        current = await endpoints.endpoint(accountId, id)
+        if (!current) return undefined
+        if (tries === AUTHORISE_TRIES) throw new EndpointChangedMeanwhile(id)
+        authorise(view(current))
+      }
     },
 
     async delete(accountId: number, id: number): Promise<boolean> {

@@ -11,6 +11,7 @@ import type { Dialect } from '../dialect.js'
 import type { Database } from '../schema.js'
 import type { StoredSecrets } from '../webhook-endpoints-store.js'
 import { deleteInBatches } from './in-batches.js'
+import { TEST_EVENT } from '../../vocabulary/event-types.js'
 import { sends, takes, toEndpoint, toEvent } from './webhook-rows.js'
 
 /**
@@ -75,9 +76,10 @@ export function createDeliveryQueue(db: Kysely<Database>, dialect: Dialect, watc
   /**
    * The claimed deliveries `c` (a CTE, or the table narrowed to them) with their event, their
    * endpoint and its sealed secrets, whether its account is disabled, and whether the
-   * subscription rule still lets them go: a scheduled one, if its endpoint takes its
-   * event (`takes`, the fan-out's own join); a manual one (a test event, a redelivery:
-   * asked for, whatever the types), if the endpoint and its account are enabled.
+   * subscription rule still lets them go: if its endpoint takes its event (`takes`, the
+   * fan-out's own join), a redelivery too (its endpoint may have been pointed elsewhere
+   * since, by a key that may not read what it no longer subscribes to); a test event
+   * (asked for, whatever the types), if the endpoint and its account are enabled.
    */
   const withTargets = (claimed: ReturnType<typeof sql>) => sql<ClaimRow>`
     select c.id, c.attempts, c.trigger, c.created_at,
@@ -85,7 +87,7 @@ export function createDeliveryQueue(db: Kysely<Database>, dialect: Dialect, watc
       e.id as endpoint_id, e.account_id, e.url, e.description, e.enabled_events, e.previous_secret_until, e.disabled_at, e.failing_since,
       e.created_at as endpoint_created_at, e.secret, e.previous_secret,
       case when exists (select 1 from accounts a where a.id = e.account_id and a.disabled_at is not null) then 1 else 0 end as account_disabled,
-      case when (case when c.trigger = 'manual' then ${sends()} else ${takes(dialect)} end) then 1 else 0 end as taken
+      case when (case when c.trigger = 'manual' and t.type = ${TEST_EVENT} then ${sends()} else ${takes(dialect)} end) then 1 else 0 end as taken
     from ${claimed} join events t on t.id = c.event_id join webhook_endpoints e on e.id = c.endpoint_id`
 
   /**

@@ -82,7 +82,7 @@ export function createWebhookEndpointsStore(db: Kysely<Database>, dialect: Diale
       return row && toEndpoint(row)
     },
 
-    async updateEndpoint(accountId, id, changes) {
+    async updateEndpoint(accountId, id, changes, onlyIf) {
       const row = await db
         .updateTable('webhook_endpoints')
         .set({
@@ -93,6 +93,7 @@ export function createWebhookEndpointsStore(db: Kysely<Database>, dialect: Diale
         })
         .where('account_id', '=', accountId)
         .where('id', '=', id)
+        .$if(onlyIf !== undefined, (query) => query.where('enabled_events', '=', onlyIf!.enabledEvents))
         .returning(ENDPOINT_COLUMNS)
         .executeTakeFirst()
       return row && toEndpoint(row)

@@ -29,7 +29,7 @@ export function redeliveredTo(dialect: Dialect): RawBuilder<unknown> {
         or (t.type <> ${TEST_EVENT} and ${takes(dialect)}))`
 }
 
-/** Whether endpoint `e` is sent anything at all: it is enabled, and so is its account. A manual delivery (a test event, a redelivery) asks only this at its claim. */
+/** Whether endpoint `e` is sent anything at all: it is enabled, and so is its account. A test event asks only this at its claim. */
 export function sends(): RawBuilder<unknown> {
   return sql`e.disabled_at is null and not exists (select 1 from accounts a where a.id = e.account_id and a.disabled_at is not null)`
 }

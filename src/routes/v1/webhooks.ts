@@ -11,7 +11,7 @@ import { EVENT_TYPES, LISTED_EVENT_TYPES, readScopeOf, TEST_EVENT } from '../../
 import { insufficientScope } from '../../plugins/v1-guard.js'
 import { SCOPES } from '../../vocabulary/scopes.js'
 import type { ApiKeyRecord } from '../../api-keys/api-key-record.js'
-import { ATTEMPTS_SHOWN, DEFAULT_SECRET_GRACE_S, EndpointDisabled, EndpointLimitReached, MAX_SECRET_GRACE_S, WebhookAdminError, type WebhookAdmin } from '../../webhooks/webhook-admin.js'
+import { ATTEMPTS_SHOWN, DEFAULT_SECRET_GRACE_S, EndpointChangedMeanwhile, EndpointDisabled, EndpointLimitReached, MAX_SECRET_GRACE_S, WebhookAdminError, type WebhookAdmin } from '../../webhooks/webhook-admin.js'
 import { DeliveryAttempt, EventSchema, NewWebhookEndpoint, WebhookEndpoint, WebhookEndpointPatch } from '../../schemas/webhook.js'
 import { idSchema } from '../../schemas/pet.js'
 import { BODY_TOO_LARGE, errorResponse, header, idempotencyKeyReused, notJsonBody, optionalHeader, response, TOO_MANY_REQUESTS, UNAUTHORIZED } from '../../schemas/responses.js'
@@ -68,6 +68,7 @@ export async function webhookRoutes(app: FastifyInstance, { webhookAdmin, idempo
     if (error instanceof WebhookAdminError) throw new ApiError('invalid_field', `${error.message}.`, { details: [{ field: error.field, message: error.message }] })
     if (error instanceof EndpointLimitReached) throw new ApiError('endpoint_limit_reached', error.message)
     if (error instanceof EndpointDisabled) throw new ApiError('endpoint_disabled', error.message)
+    if (error instanceof EndpointChangedMeanwhile) throw new ApiError('service_unavailable', error.message, { headers: { 'retry-after': '1' } })
     throw error
   }
 
