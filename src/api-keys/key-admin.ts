@@ -280,11 +280,14 @@ export function createKeyAdmin({ apiKeys, limiter, clock, environment, onChanged
 
     /**
      * Refuses (403) to hand the actor, in an Idempotency-Key's replay, a key it could not
-     * make now: its scopes narrowed, or its expiry brought forward, since the create.
+     * make now: its own scopes narrowed or expiry brought forward since the create, or
+     * the key made widened or given a later expiry since (judged as it stands, as the
+     * secret is).
      */
-    replayableBy(actor: ApiKeyRecord, made: Pick<KeyView, 'scopes' | 'expiresAt'>): void {
-      scopesWithin(actor, made.scopes)
-      if (actor.expiresAt !== null && (made.expiresAt === null || Date.parse(made.expiresAt) > Date.parse(actor.expiresAt))) {
+    async replayableBy(actor: ApiKeyRecord, made: Pick<KeyView, 'id' | 'scopes' | 'expiresAt'>): Promise<void> {
+      const now = (await visible(made.id, actor)) ?? made
+      scopesWithin(actor, now.scopes)
+      if (actor.expiresAt !== null && (now.expiresAt === null || Date.parse(now.expiresAt) > Date.parse(actor.expiresAt))) {
         throw new KeyAdminError(`A key cannot be handed a key that outlives it: this key expires at ${actor.expiresAt}.`, 'expiresIn', true)
       }
     },

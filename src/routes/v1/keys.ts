@@ -131,11 +131,7 @@ export async function keyRoutes(app: FastifyInstance, { keyAdmin, usage, idempot
         .catch(refused)
       if (answer.replayed) {
         // Its secret goes to the caller as it is now: one whose scopes were narrowed since gets none beyond them.
-        try {
-          keyAdmin.replayableBy(request.apiKey!, (answer.body as { apiKey: ApiKey }).apiKey)
-        } catch (error) {
-          refused(error)
-        }
+        await keyAdmin.replayableBy(request.apiKey!, (answer.body as { apiKey: ApiKey }).apiKey).catch(refused)
         reply.header('idempotent-replayed', 'true')
       }
       // A replay's secret was kept sealed beside the body (a record from before it was kept has none).
