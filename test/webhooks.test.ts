@@ -702,7 +702,7 @@ for (const store of STORES) {
       const byName = new URL(receiver.url)
       byName.hostname = 'localhost'
       const stored = await Promise.all(
-        [receiver.url, byName.href].map(async (url) => (await server.store.webhookEndpoints.insertEndpoint({ accountId, url, description: '', enabledEvents: 'pet.created', secret: 'whsec_c2VjcmV0' }, clock.now()))!),
+        [receiver.url, byName.href, 'http://nowhere.invalid/x'].map(async (url) => (await server.store.webhookEndpoints.insertEndpoint({ accountId, url, description: '', enabledEvents: 'pet.created', secret: 'whsec_c2VjcmV0' }, clock.now()))!),
       )
       const guarded = startDispatcher({ deliveries: server.store.deliveries, secrets: server.secrets, clock, allowed: [], pollMs: 3_600_000, schedule: SCHEDULE, listen: false })
       await newPet()
@@ -712,7 +712,10 @@ for (const store of STORES) {
       const [literal] = await server.store.webhookEndpoints.attempts(stored[0]!.id, 1)
       assert.match(literal!.error ?? '', /refused: 127\.0\.0\.1 is a loopback address/)
       const [named] = await server.store.webhookEndpoints.attempts(stored[1]!.id, 1)
-      assert.equal(named!.error, 'refused: localhost resolves to an address that is not public')
+      assert.equal(named!.error, 'refused: localhost has no public address: it does not resolve, or resolves to an address that is not public')
+      // A name that does not resolve is told in the same words: a tenant learns nothing of which names the server's resolver knows.
+      const [unknown] = await server.store.webhookEndpoints.attempts(stored[2]!.id, 1)
+      assert.equal(unknown!.error, 'refused: nowhere.invalid has no public address: it does not resolve, or resolves to an address that is not public')
       for (const { id } of stored) await server.store.webhookEndpoints.deleteEndpoint(accountId, id)
     })
 
@@ -742,7 +745,7 @@ for (const store of STORES) {
         assert.equal(receiver.received.length, 1, 'the allowed port is sent to')
         const [literal, named] = await Promise.all(elsewhere.map(async ({ id }) => (await narrow.store.webhookEndpoints.attempts(id, 1))[0]!.error))
         assert.equal(literal, 'refused: 127.0.0.1 is a loopback address', 'an address the tenant wrote is named')
-        assert.equal(named, 'refused: localhost resolves to an address that is not public', 'the address a name leads to is not')
+        assert.equal(named, 'refused: localhost has no public address: it does not resolve, or resolves to an address that is not public', 'the address a name leads to is not')
       } finally {
         await narrow.close()
       }

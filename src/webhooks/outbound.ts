@@ -163,7 +163,7 @@ export async function checkUrl(text: string, { allowHttp, allowed }: { allowHttp
   // For a name, the same words whether it does not resolve or resolves to an address
   // that is not public, and never that address: the server's resolver may know the
   // operator's internal names, and a tenant could map them from the answers.
-  const noPublicAddress = `url's host has no public address: it does not resolve, or resolves to an address that is not public (${allowable})`
+  const noPublicAddress = `url's host ${NO_PUBLIC_ADDRESS} (${allowable})`
   const addresses = await lookupAll(host, 0, 0).catch((error: NodeJS.ErrnoException) =>
     Promise.reject(new OutboundRefused(NOT_IN_DNS.has(error.code ?? '') ? noPublicAddress : `url's host does not resolve: ${error.code ?? error.message}`)),
   )
@@ -199,6 +199,9 @@ const isLocalhost = (host: string) => host === 'localhost' || host.endsWith('.lo
 /** How long c-ares waits for a DNS server's answer, a try, and how many tries it makes: a silent server fails a lookup in about 4.5 s. */
 export const DNS_TIMEOUT_MS = 1_500
 export const DNS_TRIES = 2
+
+/** Said of a name, whether it does not resolve or resolves to an address that is not public: never which (checkUrl says why). */
+const NO_PUBLIC_ADDRESS = 'has no public address: it does not resolve, or resolves to an address that is not public'
 
 /** The error codes of a DNS that answered: the name, or the kind of address, is not there. */
 const NOT_IN_DNS = new Set(['ENOTFOUND', 'ENODATA'])
@@ -289,15 +292,17 @@ export function guardedLookup(allowed: readonly Cidr[], port?: number): LookupFu
     const { family, hints } = options as { family?: unknown; hints?: unknown }
     lookupAll(hostname, Number(family) || 0, Number(hints) || 0).then(
       (list) => {
-        // Not the address: the tenant reads this in its deliveries, and its name may lead (a
-        // CNAME, a rebinding) to one the server's resolver alone knows (checkUrl says why).
-        const bad = list.some((entry) => refusal(entry.address, allowed, port) !== undefined)
-        if (bad) return callback(Object.assign(new OutboundRefused(`refused: ${hostname} resolves to an address that is not public`), { code: 'EPETSTOREREFUSED' }), '', 0)
+        // Not the address, nor whether there was one: the tenant reads this in its
+        // deliveries, and its name may lead (a CNAME, a rebinding) to names the server's
+        // resolver alone knows (checkUrl says why).
+        if (list.some((entry) => refusal(entry.address, allowed, port) !== undefined)) return callback(noPublicAddress(hostname), '', 0)
         if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, list)
         const first = list[0]!
         callback(null, first.address, first.family)
       },
-      (error: NodeJS.ErrnoException) => callback(error, '', 0),
+      (error: NodeJS.ErrnoException) => callback(NOT_IN_DNS.has(error.code ?? '') ? noPublicAddress(hostname) : error, '', 0),
     )
   }
 }
+
+const noPublicAddress = (host: string) => Object.assign(new OutboundRefused(`refused: ${host} ${NO_PUBLIC_ADDRESS}`), { code: 'EPETSTOREREFUSED' })
