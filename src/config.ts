@@ -209,11 +209,9 @@ function redisUrl(env: Env): string | undefined {
   if (raw !== undefined && !/^\/?(\d{1,5})?$/.test(new URL(raw).pathname)) {
     throw new ConfigError(`REDIS_URL's path must be a database number (redis://host:6379/0), not "${new URL(raw).pathname}"`)
   }
-  // ioredis would take ?db=N over the path, and the check that the database exists
-  // (redis-store.ts, ready) reads the path: one place for it.
-  if (raw !== undefined && new URL(raw).searchParams.has('db')) {
-    throw new ConfigError(`REDIS_URL's database goes in its path (redis://host:6379/3), not in ?db=`)
-  }
+  // ioredis also takes the database as ?db=N (the path wins over it).
+  const db = raw === undefined ? null : new URL(raw).searchParams.get('db')
+  if (db !== null && !/^\d{1,5}$/.test(db)) throw new ConfigError(`REDIS_URL's db parameter must be a database number, not "${db}"`)
   return raw
 }
 

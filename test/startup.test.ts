@@ -105,9 +105,11 @@ describe('starting the server', () => {
 
   it('stops, naming REDIS_URL, when its database number is one the Redis has not (instead of using database 0)', async (t) => {
     if (!(await needs('redis', 'REDIS_URL database number'))) return t.skip('Redis is not reachable')
-    const { err, code } = await runServer({ PORT: '0', DATABASE_URL: `sqlite:${join(dir, 'redis-db.db')}`, REDIS_URL: 'redis://127.0.0.1:6379/99' }, /serving/)
-    assert.equal(code, 1)
-    assert.match(err.join('\n'), /^petstore: REDIS_URL names database 99, which this Redis refuses/)
+    for (const url of ['redis://127.0.0.1:6379/99', 'redis://127.0.0.1:6379?db=99']) {
+      const { err, code } = await runServer({ PORT: '0', DATABASE_URL: `sqlite:${join(dir, 'redis-db.db')}`, REDIS_URL: url }, /serving/)
+      assert.equal(code, 1, url)
+      assert.match(err.join('\n'), /^petstore: REDIS_URL names database 99, which this Redis refuses/, url)
+    }
   })
 
   it('refuses production without PETSTORE_SECRET_KEY before it makes or migrates the database', async () => {

@@ -248,7 +248,8 @@ export function createRedisCounterStore({
           }, connectTimeoutMs)
           redis.once('ready', onReady)
         }))
-      const db = Number(new URL(url).pathname.slice(1) || '0')
+      // The database ioredis selects: the URL's path, else its ?db=, else 0.
+      const db = Number(redis.options.db ?? 0)
       if (!connected || db === 0) return
       await redis.select(db).catch((error: unknown) => {
         throw new Error(`REDIS_URL names database ${db}, which this Redis refuses (${error instanceof Error ? error.message : String(error)}): see its "databases" setting`)

@@ -120,7 +120,7 @@ describe('config', () => {
       { DATABASE_URL: 'sqlite:' },
       { REDIS_URL: 'http://127.0.0.1' },
       { REDIS_URL: 'redis://127.0.0.1:6379/abc' },
-      { REDIS_URL: 'redis://127.0.0.1:6379?db=99' },
+      { REDIS_URL: 'redis://127.0.0.1:6379?db=one' },
       { PETSTORE_PUBLIC_URL: 'https://pets.example.com' },
       { PETSTORE_BAN_AFTER: '0' },
     ]
