@@ -181,7 +181,7 @@ function unreadSettings(env: Env): string[] {
     .sort()
     .map((name) => {
       const meant = closest(name, SETTINGS)
-      return `${name} is set but is not a setting, so nothing reads it${meant ? `: did you mean ${meant}?` : ''} (the settings are in docs/operations.md)`
+      return `${name} is set but is not a setting, so nothing reads it${meant ? `: did you mean ${meant}?` : ''} (every setting is in .env.example and the README)`
     })
 }
 

@@ -90,9 +90,9 @@ describe('config', () => {
   it('warns of each PETSTORE_ variable nothing reads, naming the setting it most likely meant', () => {
     assert.deepEqual(loadConfig({ PETSTORE_WORKERS: '1', PETSTORE_URL: 'http://x/v1', PETSTORE_API_KEY: 'k' }).unreadSettings, [])
     assert.deepEqual(loadConfig({ PETSTORE_WEBHOOK_MAX_ENDPOINT: '4', PETSTORE_ENVIRONMENT: 'production', PETSTORE_COLOUR: 'blue', OTHER: '1' }).unreadSettings, [
-      'PETSTORE_COLOUR is set but is not a setting, so nothing reads it (the settings are in docs/operations.md)',
-      'PETSTORE_ENVIRONMENT is set but is not a setting, so nothing reads it (the settings are in docs/operations.md)',
-      'PETSTORE_WEBHOOK_MAX_ENDPOINT is set but is not a setting, so nothing reads it: did you mean PETSTORE_WEBHOOK_MAX_ENDPOINTS? (the settings are in docs/operations.md)',
+      'PETSTORE_COLOUR is set but is not a setting, so nothing reads it (every setting is in .env.example and the README)',
+      'PETSTORE_ENVIRONMENT is set but is not a setting, so nothing reads it (every setting is in .env.example and the README)',
+      'PETSTORE_WEBHOOK_MAX_ENDPOINT is set but is not a setting, so nothing reads it: did you mean PETSTORE_WEBHOOK_MAX_ENDPOINTS? (every setting is in .env.example and the README)',
     ])
   })
 
