@@ -25,6 +25,7 @@ interface Parameter {
 }
 interface ResponseObject {
   $ref?: string
+  description?: string
   headers?: Record<string, { required?: boolean }>
   content?: { 'application/json': { schema: object } }
 }
@@ -125,6 +126,20 @@ for (const store of STORES) describe(`the OpenAPI document (${store})`, () => {
         }
         if (status !== '408' && status !== '431') assert.equal(response.headers?.['X-Request-Id']?.required, true, `${op.operationId} ${status} X-Request-Id`)
       }
+    }
+  })
+
+  it("keeps an operation's own 403 (forbidden) beside the scope's (insufficient_scope), with WWW-Authenticate only for the latter", () => {
+    for (const { op } of operations()) {
+      const forbidden = op.responses['403'] && resolve(op.responses['403'])
+      if (!forbidden) continue
+      assert.match(forbidden.description ?? '', /`insufficient_scope`/, `${op.operationId} 403`)
+    }
+    for (const operationId of ['createKey', 'rollKey', 'updateKey']) {
+      const found = operations().find(({ op }) => op.operationId === operationId)!
+      const forbidden = resolve(found.op.responses['403']!)
+      assert.match(forbidden.description ?? '', /`forbidden`/, operationId)
+      assert.equal(forbidden.headers?.['WWW-Authenticate']?.required, false, operationId)
     }
   })
 

@@ -52,6 +52,13 @@ export const INSUFFICIENT_SCOPE = errorResponse('The API key lacks the scope thi
   'WWW-Authenticate': header('`Bearer realm="petstore", error="insufficient_scope", scope="<the scope needed>"` (RFC 6750 §3.1).'),
 })
 
+/** The 403 of an operation that has a scope and a 403 of its own (`forbidden`): either. */
+export function forbiddenOrInsufficientScope(own: { description: string }) {
+  return response(`${own.description} Or the API key lacks the scope this operation needs (listed under \`security\`): \`insufficient_scope\`.`, ref(ErrorSchema), {
+    'WWW-Authenticate': optionalHeader('With `insufficient_scope`: `Bearer realm="petstore", error="insufficient_scope", scope="<the scope needed>"` (RFC 6750 §3.1).'),
+  })
+}
+
 /** 413 of an operation that takes a body. */
 export const BODY_TOO_LARGE = errorResponse('The body is larger than 64 KiB.', ['payload_too_large'])
 

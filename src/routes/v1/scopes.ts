@@ -5,7 +5,7 @@
 // config.paced.
 import type { FastifyInstance, RouteOptions } from 'fastify'
 import type { Scope } from '../../vocabulary/scopes.js'
-import { INSUFFICIENT_SCOPE } from '../../schemas/responses.js'
+import { forbiddenOrInsufficientScope, INSUFFICIENT_SCOPE } from '../../schemas/responses.js'
 
 export const OPERATION_SCOPES: Readonly<Record<string, Scope | null>> = {
   listPets: 'pets:read',
@@ -61,6 +61,8 @@ export function applyOperationScopes(app: FastifyInstance) {
     if (scope === null || scope === undefined) return
     route.config = { ...route.config, scope, ...(EVENT_WRITES.has(scope) ? { paced: true } : {}) }
     schema.security = [{ apiKey: [scope] }]
-    schema.response = { ...schema.response, 403: INSUFFICIENT_SCOPE }
+    // A 403 of the route's own (`forbidden`) stays documented beside the scope's.
+    const own = schema.response?.[403] as { description: string } | undefined
+    schema.response = { ...schema.response, 403: own ? forbiddenOrInsufficientScope(own) : INSUFFICIENT_SCOPE }
   })
 }
