@@ -44,6 +44,12 @@ const NO_ENDPOINT = errorResponse('There is no endpoint with this id of this acc
 const BAD_ID = errorResponse('endpointId is not a positive integer.', ['invalid_parameter'])
 const BAD_ENDPOINT = errorResponse('The body is not a JSON object of the documented fields, or the URL is refused (not https, or not a public address).', ['invalid_body', 'invalid_field'])
 
+/** Whether `key` may read what an event of `type` carries (a pet, a category, an order, an endpoint). */
+const mayRead = (key: ApiKeyRecord, type: string) => key.scopes.includes(readScopeOf(type))
+
+/** The event types whose data `key` may read: those GET /v1/events shows it, and it may redeliver. */
+const readableBy = (key: ApiKeyRecord) => LISTED_EVENT_TYPES.filter((type) => mayRead(key, type))
+
 /**
  * An endpoint is subscribed only to the events whose data its key may read (`*`: to every
  * type's); else 403 naming every scope missing, and `action` ("to subscribe an endpoint to").
@@ -51,7 +57,7 @@ const BAD_ENDPOINT = errorResponse('The body is not a JSON object of the documen
 function subscribableBy(key: ApiKeyRecord, enabledEvents: readonly string[] | undefined, action = 'to subscribe an endpoint to') {
   if (enabledEvents === undefined) return
   const every = enabledEvents.includes('*')
-  const unreadable = (every ? EVENT_TYPES : enabledEvents).filter((type) => !key.scopes.includes(readScopeOf(type)))
+  const unreadable = (every ? EVENT_TYPES : enabledEvents).filter((type) => !mayRead(key, type))
   if (unreadable.length === 0) return
   const missing = SCOPES.filter((scope) => unreadable.some((type) => readScopeOf(type) === scope))
   throw insufficientScope(key, missing, `${action} ${every ? 'every event type (*)' : `${unreadable.join(', ')} events`}`)
@@ -94,9 +100,8 @@ export async function webhookRoutes(app: FastifyInstance, { webhookAdmin, idempo
       const { limit, type, cursor } = request.query
       // Each event carries a pet, a category, an order or an endpoint: a key is shown those it may read.
       const key = request.apiKey!
-      const mayRead = (eventType: string) => key.scopes.includes(readScopeOf(eventType))
-      if (type !== undefined && !mayRead(type)) throw insufficientScope(key, readScopeOf(type), `to read ${type} events`)
-      const types = type === undefined ? LISTED_EVENT_TYPES.filter(mayRead) : [type]
+      if (type !== undefined && !mayRead(key, type)) throw insufficientScope(key, readScopeOf(type), `to read ${type} events`)
+      const types = type === undefined ? readableBy(key) : [type]
       const page = await webhookAdmin.events(key.accountId, { types, beforeId: cursor === undefined ? undefined : decodeCursor(cursor), limit })
       if (page.nextBeforeId !== undefined) {
         reply.header('link', `</v1/events?limit=${limit}${type ? `&type=${type}` : ''}&cursor=${encodeCursor(page.nextBeforeId)}>; rel="next"`)
@@ -135,7 +140,7 @@ export async function webhookRoutes(app: FastifyInstance, { webhookAdmin, idempo
     async (request, reply) => {
       // Only the events the key may read (as GET /v1/events shows them): its endpoints would hand it the rest.
       const key = request.apiKey!
-      const queued = await webhookAdmin.redeliver(key.accountId, request.params.eventId, LISTED_EVENT_TYPES.filter((type) => key.scopes.includes(readScopeOf(type))))
+      const queued = await webhookAdmin.redeliver(key.accountId, request.params.eventId, readableBy(key))
       if (queued === undefined) throw new ApiError('not_found', `There is no event ${request.params.eventId} for this account.`)
       return reply.code(202).send(queued)
     },
