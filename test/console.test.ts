@@ -419,6 +419,14 @@ for (const store of STORES) {
       assert.notEqual(rolled, secret)
       assert.equal((await server.request('/v1/pets', { key: rolled })).status, 200, 'the rolled key works')
       assert.equal((await server.request('/v1/pets', { key: secret })).status, 200, 'the old one too, for its grace period')
+      // A key it did not make (the operator's, in the same account) it may not roll: no button (the API would answer 403).
+      await server.createKey('pro', {}, { name: 'made by the operator', scopes: ['pets:read'], accountId: await server.accountId(key) })
+      await page.reload()
+      const operators = page.locator('tr', { hasText: 'made by the operator' })
+      await operators.waitFor()
+      assert.equal(await operators.getByRole('button', { name: /^Roll key/ }).count(), 0)
+      assert.equal(await operators.getByRole('button', { name: /^Revoke key/ }).count(), 1, 'its other actions are there')
+      assert.equal(await page.locator('tr', { hasText: 'console admin' }).getByRole('button', { name: /^Roll key/ }).count(), 1, 'itself it may roll')
 
       // The account's usage per key: the made key's requests above (two lists, one refused create).
       const made = (await server.request<{ prefix: string }[]>('/v1/keys?limit=100', { key })).body.find((k) => secret.startsWith(k.prefix))!

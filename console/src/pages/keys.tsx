@@ -22,6 +22,26 @@ const GRACES = [
   { value: 604_800, label: '7 days' },
 ]
 
+/**
+ * The keys the calling key may roll: itself and the keys it made, however deep, with
+ * those its predecessors made (the keys a cascading revoke of it reaches). A roll hands
+ * the caller the new secret, so the API refuses any other (403).
+ */
+export function rollableBy(callingKeyId: number, keys: readonly ApiKey[]): Set<number> {
+  const rollable = new Set([callingKeyId])
+  for (let grew = true; grew; ) {
+    grew = false
+    for (const key of keys) {
+      const reached = (key.createdBy !== null && rollable.has(key.createdBy)) || (key.replacedBy !== null && rollable.has(key.replacedBy))
+      if (reached && !rollable.has(key.id)) {
+        rollable.add(key.id)
+        grew = true
+      }
+    }
+  }
+  return rollable
+}
+
 export function Keys() {
   return (
     <NeedsScope operation="listKeys">
@@ -91,6 +111,8 @@ function KeyList() {
     }
   }
 
+  const rollable = rollableBy(session.account.callingKey.id, keys ?? [])
+
   return (
     <section aria-labelledby="keys">
       <CreateKey
@@ -141,18 +163,22 @@ function KeyList() {
                 </ActionButton>{' '}
                 {key.status !== 'revoked' && (
                   <>
-                    <ActionButton
-                      operation="rollKey"
-                      label={`Roll key ${key.name} (${key.prefix})`}
-                      onClick={() =>
-                        act(async () => {
-                          const rolled = await api.rollKey(key.id, grace)
-                          if (rolled.key) setSecret({ secret: rolled.key, what: `Key ${key.name} is rolled: this is its new secret.` })
-                        })
-                      }
-                    >
-                      Roll
-                    </ActionButton>{' '}
+                    {rollable.has(key.id) && (
+                      <>
+                        <ActionButton
+                          operation="rollKey"
+                          label={`Roll key ${key.name} (${key.prefix})`}
+                          onClick={() =>
+                            act(async () => {
+                              const rolled = await api.rollKey(key.id, grace)
+                              if (rolled.key) setSecret({ secret: rolled.key, what: `Key ${key.name} is rolled: this is its new secret.` })
+                            })
+                          }
+                        >
+                          Roll
+                        </ActionButton>{' '}
+                      </>
+                    )}
                     <ActionButton operation="updateKey" label={`${key.status === 'disabled' ? 'Enable' : 'Disable'} key ${key.name} (${key.prefix})`} onClick={() => act(() => api.setKeyEnabled(key.id, key.status === 'disabled'))}>
                       {key.status === 'disabled' ? 'Enable' : 'Disable'}
                     </ActionButton>{' '}
