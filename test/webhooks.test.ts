@@ -578,7 +578,7 @@ for (const store of STORES) {
       for (const id of [made.id, pets.body.id]) await server.request(`/v1/webhook-endpoints/${id}`, { method: 'DELETE', key })
     })
 
-    it('lets a key point an endpoint elsewhere, enable it or redeliver an event only when it may read what would be sent (the target is authorised, not only the new values)', async () => {
+    it('lets a key point an endpoint elsewhere, enable it, rotate its secret or redeliver an event only when it may read what would be sent (the target is authorised, not only the new values)', async () => {
       const owners = await endpoint(['order.placed'])
       await newPet().then((pet) => post('/v1/store/orders', { petId: pet.id }))
       const orderEvent = (await events(key, '?type=order.placed&limit=1'))[0]!
@@ -588,6 +588,12 @@ for (const store of STORES) {
       const accountId = await server.accountId(key)
       const hooker = await server.createKey('enterprise', { perMinute: 100_000, perDay: 1_000_000 }, { scopes: ['webhooks:write', 'webhooks:read', 'pets:read'], accountId })
       const patch = (json: unknown) => server.request<{ code: string; message: string; url: string }>(`/v1/webhook-endpoints/${owners.id}`, { method: 'PATCH', key: hooker, json })
+
+      // Nor be handed the secret that signs what its receiver trusts (it would forge order events to it).
+      const rotate = (as: string) => server.request<{ code: string; secret?: string }>(`/v1/webhook-endpoints/${owners.id}/rotate-secret`, { method: 'POST', key: as, json: {} })
+      const rotated = await rotate(hooker)
+      assert.deepEqual([rotated.status, rotated.body.code, rotated.body.secret], [403, 'insufficient_scope', undefined])
+      assert.match((await rotate(key)).body.secret ?? '', /^whsec_/)
 
       const moved = await patch({ url: `${receiver.url}/elsewhere` })
       assert.equal(moved.status, 403)

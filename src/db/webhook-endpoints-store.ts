@@ -90,8 +90,8 @@ export interface WebhookEndpointsStore {
   endpoint(accountId: number, id: number): Promise<StoredEndpoint | undefined>
   /** Undefined when the account has no such endpoint, or (`onlyIf`) its enabled events are no longer those. */
   updateEndpoint(accountId: number, id: number, changes: EndpointChanges, onlyIf?: { enabledEvents: string }): Promise<StoredEndpoint | undefined>
-  /** Makes `secret` (sealed) the signing secret; the current one keeps signing until `previousUntil`. */
-  rotateSecret(accountId: number, id: number, secret: string, previousUntil: number): Promise<StoredEndpoint | undefined>
+  /** Makes `secret` (sealed) the signing secret; the current one keeps signing until `previousUntil`. Undefined as updateEndpoint's. */
+  rotateSecret(accountId: number, id: number, secret: string, previousUntil: number, onlyIf?: { enabledEvents: string }): Promise<StoredEndpoint | undefined>
   /** Every endpoint's sealed secrets, by id, after `afterId` (the reseal command). */
   secrets(afterId: number, limit: number): Promise<(StoredSecrets & { id: number })[]>
   /** Replaces an endpoint's sealed secrets, if they are still `from` (a rotation meanwhile wins); whether it did. */

@@ -220,12 +220,24 @@ export function createWebhookAdmin({ endpoints, clock, allowHttp, allowed, maxEn
       return deleted
     },
 
-    /** A new signing secret (shown this once); the old one keeps signing beside it for `graceS` seconds. */
-    async rotateSecret(accountId: number, id: number, graceS = DEFAULT_SECRET_GRACE_S): Promise<WebhookEndpoint | undefined> {
+    /**
+     * A new signing secret (shown this once); the old one keeps signing beside it for
+     * `graceS` seconds. `authorise` as update's: the secret lets its holder sign what the
+     * endpoint's receiver trusts.
+     */
+    async rotateSecret(accountId: number, id: number, graceS = DEFAULT_SECRET_GRACE_S, authorise: (current: WebhookEndpoint) => void = () => {}): Promise<WebhookEndpoint | undefined> {
       const secret = newSecret()
-      const rotated = await endpoints.rotateSecret(accountId, id, secrets.seal(secret), clock.now() + graceS * 1000)
-      if (rotated) endpointChanged(id)
-      return rotated && view(rotated, secret)
+      for (let tries = 1; ; tries++) {
+        const current = await endpoints.endpoint(accountId, id)
+        if (!current) return undefined
+        if (tries > AUTHORISE_TRIES) throw new EndpointChangedMeanwhile(id)
+        authorise(view(current))
+        const rotated = await endpoints.rotateSecret(accountId, id, secrets.seal(secret), clock.now() + graceS * 1000, { enabledEvents: current.enabledEvents })
+        if (rotated) {
+          endpointChanged(id)
+          return view(rotated, secret)
+        }
+      }
     },
 
     /** Queues a test event for this endpoint alone, whatever it subscribes to. */

@@ -99,12 +99,13 @@ export function createWebhookEndpointsStore(db: Kysely<Database>, dialect: Diale
       return row && toEndpoint(row)
     },
 
-    async rotateSecret(accountId, id, secret, previousUntil) {
+    async rotateSecret(accountId, id, secret, previousUntil, onlyIf) {
       const row = await db
         .updateTable('webhook_endpoints')
         .set((eb) => ({ previous_secret: eb.ref('secret'), previous_secret_until: previousUntil, secret }))
         .where('account_id', '=', accountId)
         .where('id', '=', id)
+        .$if(onlyIf !== undefined, (query) => query.where('enabled_events', '=', onlyIf!.enabledEvents))
         .returning(ENDPOINT_COLUMNS)
         .executeTakeFirst()
       return row && toEndpoint(row)

@@ -284,7 +284,7 @@ export async function webhookRoutes(app: FastifyInstance, { webhookAdmin, idempo
         tags: ['webhooks'],
         summary: 'Rotate the signing secret',
         description:
-          'A new secret (in this response alone) signs every delivery from now on; the old one also signs them, as a second signature in `webhook-signature`, for the grace period, so receivers can switch without losing a delivery. One old secret is kept: rotating again within a grace period ends it at once, and the secret before the last stops signing.',
+          'A new secret (in this response alone) signs every delivery from now on; the old one also signs them, as a second signature in `webhook-signature`, for the grace period, so receivers can switch without losing a delivery. One old secret is kept: rotating again within a grace period ends it at once, and the secret before the last stops signing. The secret lets its holder sign what the receiver trusts: the key must be able to read each type the endpoint is subscribed to, as to subscribe it, else 403 `insufficient_scope`.',
         params: EndpointParams,
         body: RotateBody,
         response: {
@@ -297,7 +297,12 @@ export async function webhookRoutes(app: FastifyInstance, { webhookAdmin, idempo
         },
       },
     },
-    async (request) => found(request.params.endpointId, await webhookAdmin.rotateSecret(request.apiKey!.accountId, request.params.endpointId, request.body.grace)),
+    async (request) => {
+      const key = request.apiKey!
+      // The secret signs what the endpoint's receiver trusts: held, it forges the events the endpoint takes.
+      const authorise = (current: WebhookEndpoint) => subscribableBy(key, current.enabledEvents, 'to rotate the secret of an endpoint subscribed to')
+      return found(request.params.endpointId, await webhookAdmin.rotateSecret(key.accountId, request.params.endpointId, request.body.grace, authorise).catch(refused))
+    },
   )
 
   v1.post(
