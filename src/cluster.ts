@@ -6,7 +6,7 @@ import { hostname } from 'node:os'
 import { AggregatorRegistry, type Registry } from 'prom-client'
 import type { Config } from './config.js'
 import { openStoreFromConfig } from './db/from-config.js'
-import { requireKeyInProduction } from './secrets/secret-box.js'
+import { localKeyWarning, requireKeyInProduction } from './secrets/secret-box.js'
 import { migratingMessage } from './db/database.js'
 
 /** A worker that served this long after it listened was healthy: its death is not a failure to start. */
@@ -20,6 +20,8 @@ const STOP_MARGIN_S = 5
 export async function runPrimary(config: Config): Promise<void> {
   // Before the migrations: production without PETSTORE_SECRET_KEY stops here, not in each worker.
   requireKeyInProduction(config)
+  // Said once, here, rather than by each worker.
+  for (const warning of startWarnings(config)) log(config, 'warn', {}, warning)
   const store = await openStoreFromConfig(config, { migrations: { onPending: (names) => log(config, 'info', { migrations: names }, migratingMessage(names)) } })
   await store.close()
 
@@ -83,6 +85,13 @@ export async function runPrimary(config: Config): Promise<void> {
 }
 
 export const isPrimaryOf = (config: Config) => config.workers > 1 && cluster.isPrimary
+
+/** What the configuration should tell the operator at start: a local main key on a shared store, PETSTORE_ variables nothing reads. Said by one process: a worker leaves them to its primary. */
+export function startWarnings(config: Config): string[] {
+  if (cluster.isWorker) return []
+  const keyWarning = localKeyWarning(config)
+  return [...(keyWarning ? [keyWarning] : []), ...config.unreadSettings]
+}
 
 // GET /metrics with workers: the worker that takes the scrape asks the primary, which
 // asks every worker for its registry (prom-client's cluster aggregation) and answers the

@@ -7,7 +7,7 @@ import { pino } from 'pino'
 import { buildApp } from './app.js'
 import { createMetrics } from './plugins/metrics.js'
 import { systemClock } from './clock.js'
-import { clusterMetricsOf, isPrimaryOf, runPrimary } from './cluster.js'
+import { clusterMetricsOf, isPrimaryOf, runPrimary, startWarnings } from './cluster.js'
 import { loadConfig, loadDotEnv, redactUrl, type Config } from './config.js'
 import { loggerOptions } from './logging.js'
 import { closeMetrics, serveMetrics } from './metrics-listener.js'
@@ -17,7 +17,7 @@ import { unsupportedNodeMessage } from './node-support.js'
 import { createRateLimiterFromConfig } from './rate-limit/from-config.js'
 import { createUsageRecorder } from './usage/recorder.js'
 import { startDispatcher } from './webhooks/dispatcher.js'
-import { localKeyWarning, requireKeyInProduction, secretBoxFromConfig } from './secrets/secret-box.js'
+import { requireKeyInProduction, secretBoxFromConfig } from './secrets/secret-box.js'
 import { parseCidrs, useDnsServers } from './webhooks/outbound.js'
 import { requestPressure } from './webhooks/request-pressure.js'
 import { writePacing, type WritePacing } from './webhooks/write-pacing.js'
@@ -63,9 +63,7 @@ export async function startServer(config: Config) {
   const pressure = config.dispatch === 'on' ? requestPressure({ requests, lagMs: (): number | undefined => dispatcher?.lagMs }) : undefined
   const metrics = createMetrics()
   const secrets = secretBoxFromConfig(config)
-  const keyWarning = localKeyWarning(config)
-  if (keyWarning) report('warn', keyWarning)
-  for (const warning of config.unreadSettings) report('warn', warning)
+  for (const warning of startWarnings(config)) report('warn', warning)
   const dispatcher =
     pressure
       ? startDispatcher({

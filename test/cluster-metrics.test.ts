@@ -26,17 +26,20 @@ describe('PETSTORE_WORKERS=2 and GET /metrics', { skip: !withRedis }, () => {
   const dir = mkdtempSync(join(tmpdir(), 'petstore-cluster-metrics-'))
   after(() => rmSync(dir, { recursive: true, force: true }))
 
-  it("sums every worker's counts in each scrape, and shows the shared queue once", async () => {
+  it("sums every worker's counts in each scrape, and shows the shared queue once; warns of an unread setting once", async () => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-      env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', PETSTORE_WORKERS: '2', REDIS_URL, PETSTORE_REDIS_PREFIX: uniqueRedisPrefix(), DATABASE_URL: `sqlite:${join(dir, 'petstore.db')}` },
+      // PETSTORE_WORKER, a typo: warned of once, by the primary, not by each worker.
+      env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', PETSTORE_WORKERS: '2', PETSTORE_WORKER: '2', REDIS_URL, PETSTORE_REDIS_PREFIX: uniqueRedisPrefix(), DATABASE_URL: `sqlite:${join(dir, 'petstore.db')}` },
       stdio: ['ignore', 'pipe', 'inherit'],
     })
     const exited = new Promise((resolve) => child.once('exit', resolve))
     try {
       const urls: string[] = []
+      const lines: string[] = []
       await new Promise<void>((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error('two workers did not listen within 30 s')), 30_000)
         createInterface({ input: child.stdout! }).on('line', (line) => {
+          lines.push(line)
           const url = /listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(line)?.[1]
           if (url && urls.push(url) === 2) {
             clearTimeout(timer)
@@ -45,6 +48,7 @@ describe('PETSTORE_WORKERS=2 and GET /metrics', { skip: !withRedis }, () => {
         })
       })
       const url = urls[0]!
+      assert.equal(lines.filter((line) => line.includes('PETSTORE_WORKER is set but is not a setting')).length, 1, 'one warning, not one a worker')
       for (let i = 0; i < 20; i++) assert.equal((await fetchAlone(`${url}/healthz`)).status, 200)
       for (let i = 0; i < 4; i++) {
         const scrape = await fetchAlone(`${url}/metrics`)
