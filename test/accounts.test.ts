@@ -228,7 +228,7 @@ for (const store of STORES) {
       assert.equal((await other.request('/v1/pets', { key: child.key! })).status, 401)
     })
 
-    it('a revoked key makes and rolls no key where a cache still lets it through (401), so that the cascade that revoked it missed nothing', async () => {
+    it('a revoked key makes, rolls, changes and revokes no key where a cache still lets it through (401), so that the cascade that revoked it missed nothing', async () => {
       const owner = await operatorKey()
       const leaked = (await make(owner, { scopes: SCOPES })).body
       const sibling = (await make(owner, { scopes: ['pets:read'] })).body
@@ -241,6 +241,8 @@ for (const store of STORES) {
       for (const [what, res] of [
         ['make', await other.request<{ code: string; message: string }>('/v1/keys', { method: 'POST', key: leaked.key!, json: { name: 'after' } })],
         ['roll', await other.request<{ code: string; message: string }>(`/v1/keys/${sibling.apiKey.id}/roll`, { method: 'POST', key: leaked.key!, json: { grace: 0 } })],
+        ['change', await other.request<{ code: string; message: string }>(`/v1/keys/${sibling.apiKey.id}`, { method: 'PATCH', key: leaked.key!, json: { enabled: false } })],
+        ['revoke', await other.request<{ code: string; message: string }>(`/v1/keys/${sibling.apiKey.id}/revoke`, { method: 'POST', key: leaked.key! })],
       ] as const) {
         assert.equal(res.status, 401, `${what}: ${res.text}`)
         assert.equal(res.body.code, 'unauthorized', what)
@@ -250,6 +252,7 @@ for (const store of STORES) {
       const keys = (await server.request<ApiKey[]>('/v1/keys?limit=100', { key: owner })).body
       assert.deepEqual(keys.filter((key) => key.createdBy === leaked.apiKey.id).map((key) => key.id), [before.apiKey.id], 'nothing made after the revoke')
       assert.equal(keys.find((key) => key.id === sibling.apiKey.id)?.replacedBy, null, 'nothing rolled')
+      assert.equal(keys.find((key) => key.id === sibling.apiKey.id)?.status, 'active', 'nothing disabled or revoked')
     })
 
     it('a cascading revoke that reaches a key holding a scope the caller lacks is 403, and revokes nothing', async () => {

@@ -357,10 +357,15 @@ for (const store of STORES) {
       assert.equal((await server.request<{ replacedBy: number | null }>(`/v1/keys/${owner.apiKey.id}`, { key: admin })).body.replacedBy, null, 'nothing was rolled')
       const rolled = await server.request<Created>(`/v1/keys/${grandchild.apiKey.id}/roll`, { method: 'POST', key: leaked.key!, json: {} })
       assert.equal(rolled.status, 201, 'a key it made, two steps down')
-      assert.equal((await server.request<Created>(`/v1/keys/${leaked.apiKey.id}/roll`, { method: 'POST', key: leaked.key!, json: {} })).status, 201, 'itself')
+      const itself = await server.request<Created>(`/v1/keys/${leaked.apiKey.id}/roll`, { method: 'POST', key: leaked.key!, json: {} })
+      assert.equal(itself.status, 201, 'itself')
       assert.equal((await server.request<Created>(`/v1/keys/${sibling.apiKey.id}/roll`, { method: 'POST', key: owner.key!, json: {} })).status, 201, 'its maker may')
       const revoked = await server.request(`/v1/keys/${leaked.apiKey.id}/revoke?cascade=true`, { method: 'POST', key: owner.key! })
-      assert.ok(revoked.headers.get('petstore-revoked')!.split(',').map(Number).includes(rolled.body.apiKey.id), 'the secret it was handed dies with it')
+      const reached = revoked.headers.get('petstore-revoked')!.split(',').map(Number)
+      assert.ok(reached.includes(rolled.body.apiKey.id), 'the secret it was handed dies with it')
+      assert.ok(reached.includes(itself.body.apiKey.id), 'and the one it rolled itself into: the cascade follows a key to its replacement')
+      pastCache()
+      assert.equal((await server.request('/v1/pets', { key: itself.body.key! })).status, 401)
     })
 
     it('rolls a key once when rolls of it race on two instances: one 201, and 409 key_already_rolled for each other', async () => {

@@ -182,8 +182,19 @@ export function createKeyAdmin({ apiKeys, limiter, clock, environment, onChanged
     return key && (!actor || key.accountId === actor.accountId) ? key : undefined
   }
 
-  /** The key `id` if `actor` may act on it: visible to it, and holding no scope it lacks (forbidden). */
+  /**
+   * Refuses (401) an actor the store says is revoked, expired or disabled: caches elsewhere
+   * may still let its requests through for a few seconds (D6), but not its changes to keys.
+   */
+  async function stillActing(actor: ApiKeyRecord | undefined): Promise<void> {
+    if (!actor) return
+    const acting = await apiKeys.findById(actor.id)
+    if (!acting || !mayAct(actor, clock).mayAct(acting)) throw new ActorRefused(actor.id)
+  }
+
+  /** The key `id` if `actor` may act on it: still acting (401), the key visible to it, and holding no scope it lacks (forbidden). */
   async function target(id: number, actor: ApiKeyRecord | undefined): Promise<ApiKeyRecord | undefined> {
+    await stillActing(actor)
     const key = await visible(id, actor)
     const beyond = key && actor ? scopesBeyond(key.scopes, actor.scopes) : []
     if (beyond.length > 0) {
@@ -285,6 +296,7 @@ export function createKeyAdmin({ apiKeys, limiter, clock, environment, onChanged
      * secret is).
      */
     async replayableBy(actor: ApiKeyRecord, made: Pick<KeyView, 'id' | 'scopes' | 'expiresAt'>): Promise<void> {
+      await stillActing(actor)
       const now = (await visible(made.id, actor)) ?? made
       scopesWithin(actor, now.scopes)
       if (actor.expiresAt !== null && (now.expiresAt === null || Date.parse(now.expiresAt) > Date.parse(actor.expiresAt))) {
@@ -338,10 +350,6 @@ export function createKeyAdmin({ apiKeys, limiter, clock, environment, onChanged
     /** A new key in the same account with the same name, scopes, expiry and maker (disabled if the old one is); the old one works until `graceMs` from now. */
     async roll(id: number, graceMs: number, actor?: ApiKeyRecord): Promise<{ secret: string; key: KeyView; old: KeyView } | undefined> {
       if (graceMs < 0 || graceMs > MAX_GRACE_MS) throw new KeyAdminError('The grace period is from 0 (the old key stops now) to 7 days.', 'grace')
-      // Asked first, so that a key revoked while a cache lets it through is told so (401),
-      // whatever else it asks; the roll's transaction asks again.
-      const acting = actor && (await apiKeys.findById(actor.id))
-      if (actor && (!acting || !mayAct(actor, clock).mayAct(acting))) throw new ActorRefused(actor.id)
       const current = await target(id, actor)
       if (!current) return undefined
       if (current.revokedAt !== null) throw revokedKey(id)
@@ -355,7 +363,11 @@ export function createKeyAdmin({ apiKeys, limiter, clock, environment, onChanged
       // made, however deep, and their rolls): revoking the actor with cascade must reach
       // every secret it was given. A leaked key rolled the owner's key, and kept it.
       if (actor && actor.id !== id && !(await apiKeys.cascadeOf(actor.id)).some((key) => key.id === id)) {
-        throw new KeyAdminError(`Key ${id} was not made by this key, nor by a key it made: a key rolls only itself and those, as the roll hands it the new secret. Key ${id} can roll itself; the operator can roll any key (npx petstore keys roll ${id}).`, 'keyId', true)
+        throw new KeyAdminError(
+          `Key ${id} was not made by this key, nor by a key it made: a key rolls only itself and those, as the roll hands it the new secret. The operator can roll any key (npx petstore keys roll ${id}); or make a new key, move to it, and revoke key ${id}.`,
+          'keyId',
+          true,
+        )
       }
       const { secret, row } = newKeyRow({
         name: current.name,

@@ -227,7 +227,7 @@ export async function keyRoutes(app: FastifyInstance, { keyAdmin, usage, idempot
         tags: ['keys'],
         summary: 'Roll a key',
         description:
-          'Makes a new key in the same account with the same name, scopes and expiry (disabled if the old one is), shown in this response alone. Both see the account\'s data and share its limits; the old key keeps working for the grace period (default 24 hours; 0 stops it now), then answers 401.',
+          'Makes a new key in the same account with the same name, scopes and expiry (disabled if the old one is), shown in this response alone. Both see the account\'s data and share its limits; the old key keeps working for the grace period (default 24 hours; 0 stops it now), then answers 401. A key rolls only itself and the keys it made, however deep (the keys a cascading revoke of it reaches), as the roll hands it the new secret: any other is 403 `forbidden`. The operator rolls any key (`npx petstore keys roll ID`).',
         params: KeyIdParams,
         body: RollBody,
         response: {
@@ -258,7 +258,7 @@ export async function keyRoutes(app: FastifyInstance, { keyAdmin, usage, idempot
         tags: ['keys'],
         summary: 'Revoke a key',
         description:
-          'Revokes the key for good (a key may revoke itself); running instances refuse it within 5 seconds. Revoking it again changes nothing. With `cascade=true`, every key it made, and every key those made, is revoked too, and so are the keys it replaced by a roll (still in their grace period) with what they made: the `Petstore-Revoked` header lists the ids revoked now. A cascade that reaches a key holding a scope the calling key lacks is 403, and revokes nothing. A key being made by one of these while the revoke runs is revoked too, or refused.',
+          'Revokes the key for good (a key may revoke itself); running instances refuse it within 5 seconds. Revoking it again changes nothing. With `cascade=true`, every key it made, and every key those made, is revoked too, and so are the keys it replaced by a roll (still in their grace period) and the key that replaced it, each with what it made: the `Petstore-Revoked` header lists the ids revoked now. A cascade that reaches a key holding a scope the calling key lacks is 403, and revokes nothing. A key being made by one of these while the revoke runs is revoked too, or refused.',
         params: KeyIdParams,
         querystring: RevokeQuery,
         response: {
