@@ -578,7 +578,7 @@ for (const store of STORES) {
       for (const id of [made.id, pets.body.id]) await server.request(`/v1/webhook-endpoints/${id}`, { method: 'DELETE', key })
     })
 
-    it('lets a key point an endpoint elsewhere, enable it, rotate its secret or redeliver an event only when it may read what would be sent (the target is authorised, not only the new values)', async () => {
+    it('lets a key change, rotate the secret of, delete or redeliver to an endpoint only when it may read every type the endpoint takes (the target is authorised, not only the new values)', async () => {
       const owners = await endpoint(['order.placed'])
       await newPet().then((pet) => post('/v1/store/orders', { petId: pet.id }))
       const orderEvent = (await events(key, '?type=order.placed&limit=1'))[0]!
@@ -589,22 +589,20 @@ for (const store of STORES) {
       const hooker = await server.createKey('enterprise', { perMinute: 100_000, perDay: 1_000_000 }, { scopes: ['webhooks:write', 'webhooks:read', 'pets:read'], accountId })
       const patch = (json: unknown) => server.request<{ code: string; message: string; url: string }>(`/v1/webhook-endpoints/${owners.id}`, { method: 'PATCH', key: hooker, json })
 
-      // Nor be handed the secret that signs what its receiver trusts (it would forge order events to it).
+      // Pointed elsewhere, re-subscribed first, or its secret in hand (which signs what the receiver trusts, whatever the type), it would get or forge order events.
+      const moved = await patch({ url: `${receiver.url}/elsewhere` })
+      assert.deepEqual([moved.status, moved.body.code], [403, 'insufficient_scope'])
+      assert.match(moved.body.message, /lacks the orders:read scope to change, rotate the secret of, or delete an endpoint subscribed to order\.placed events/)
+      for (const json of [{ enabledEvents: ['pet.created'] }, { url: `${receiver.url}/elsewhere`, enabledEvents: ['pet.created'] }, { enabled: false }, { description: 'renamed' }]) {
+        assert.equal((await patch(json)).status, 403, JSON.stringify(json))
+      }
       const rotate = (as: string) => server.request<{ code: string; secret?: string }>(`/v1/webhook-endpoints/${owners.id}/rotate-secret`, { method: 'POST', key: as, json: {} })
       const rotated = await rotate(hooker)
       assert.deepEqual([rotated.status, rotated.body.code, rotated.body.secret], [403, 'insufficient_scope', undefined])
-      assert.match((await rotate(key)).body.secret ?? '', /^whsec_/)
-
-      const moved = await patch({ url: `${receiver.url}/elsewhere` })
-      assert.equal(moved.status, 403)
-      assert.equal(moved.body.code, 'insufficient_scope')
-      assert.match(moved.body.message, /lacks the orders:read scope to change the url of, or enable, an endpoint subscribed to order\.placed events/)
-      assert.equal((await patch({ enabled: false })).status, 200, 'disabling sends nothing anywhere')
-      assert.equal((await patch({ enabled: true })).status, 403)
-      assert.equal((await patch({ description: 'renamed' })).status, 200)
-      const stands = (await server.request<{ url: string; status: string }>(`/v1/webhook-endpoints/${owners.id}`, { key })).body
-      assert.deepEqual([stands.url, stands.status], [receiver.url, 'disabled'], 'the refused changes changed nothing')
-      await server.request(`/v1/webhook-endpoints/${owners.id}`, { method: 'PATCH', key, json: { enabled: true } })
+      assert.equal((await server.request(`/v1/webhook-endpoints/${owners.id}`, { method: 'DELETE', key: hooker })).status, 403)
+      const stands = (await server.request<{ url: string; status: string; enabledEvents: string[]; description: string }>(`/v1/webhook-endpoints/${owners.id}`, { key })).body
+      assert.deepEqual([stands.url, stands.status, stands.enabledEvents, stands.description], [receiver.url, 'enabled', ['order.placed'], ''], 'the refused changes changed nothing')
+      assert.match((await rotate(key)).body.secret ?? '', /^whsec_/, 'a key that may read it may')
 
       const redeliver = (as: string) => server.request<{ code: string; deliveries: number }>(`/v1/events/${orderEvent.id}/redeliver`, { method: 'POST', key: as })
       const hidden = await redeliver(hooker)
@@ -614,14 +612,21 @@ for (const store of STORES) {
       assert.equal(receiver.received.length, 0, 'nothing was queued')
       const allowed = await redeliver(key)
       assert.deepEqual([allowed.status, allowed.body.deliveries], [202, 1])
-      // Queued by the owner, then the endpoint subscribed to what the key may read and pointed at its URL: the order event is not sent there.
-      const repointed = await patch({ url: `${receiver.url}/elsewhere`, enabledEvents: ['pet.created'] })
-      assert.equal(repointed.status, 200, 'its new subscription is one it may read')
+      // Queued, then the endpoint unsubscribed from order events before it was claimed: the redelivery goes nowhere, as a retry would not.
+      assert.equal((await server.request(`/v1/webhook-endpoints/${owners.id}`, { method: 'PATCH', key, json: { url: `${receiver.url}/elsewhere`, enabledEvents: ['pet.created'] } })).status, 200)
       await dispatcher.pollNow()
       assert.deepEqual(receiver.received.map((request) => (JSON.parse(request.body) as Event).type), [], 'the queued redelivery of an order event went nowhere')
       const [attempt] = (await server.request<{ error: string | null }[]>(`/v1/webhook-endpoints/${owners.id}/deliveries`, { key })).body
       assert.equal(attempt?.error, 'not sent: the endpoint no longer takes order.placed events')
-      await server.request(`/v1/webhook-endpoints/${owners.id}`, { method: 'DELETE', key })
+
+      // Its own endpoint's create, replayed after another key subscribed it to order events: no secret.
+      const headers = { 'idempotency-key': `hooked-${store}` }
+      const own = await server.request<{ id: number; secret: string }>('/v1/webhook-endpoints', { method: 'POST', key: hooker, headers, json: { url: receiver.url, enabledEvents: ['pet.created'] } })
+      assert.equal(own.status, 201)
+      assert.equal((await server.request(`/v1/webhook-endpoints/${own.body.id}`, { method: 'PATCH', key, json: { enabledEvents: ['pet.created', 'order.placed'] } })).status, 200)
+      const replayed = await server.request<{ code: string; secret?: string }>('/v1/webhook-endpoints', { method: 'POST', key: hooker, headers, json: { url: receiver.url, enabledEvents: ['pet.created'] } })
+      assert.deepEqual([replayed.status, replayed.body.code, replayed.body.secret], [403, 'insufficient_scope', undefined])
+      for (const id of [owners.id, own.body.id]) await server.request(`/v1/webhook-endpoints/${id}`, { method: 'DELETE', key })
     })
 
     it('says of a name that has no public address the same, whether it does not resolve or resolves to a private address, and never the address', async () => {

@@ -214,7 +214,11 @@ export function createWebhookAdmin({ endpoints, clock, allowHttp, allowed, maxEn
       }
     },
 
-    async delete(accountId: number, id: number): Promise<boolean> {
+    /** `authorise` as update's (a deletion hands nothing out: it is checked, not compared and set). */
+    async delete(accountId: number, id: number, authorise: (current: WebhookEndpoint) => void = () => {}): Promise<boolean> {
+      const current = await endpoints.endpoint(accountId, id)
+      if (!current) return false
+      authorise(view(current))
       const deleted = await endpoints.deleteEndpoint(accountId, id)
       if (deleted) endpointChanged(id)
       return deleted

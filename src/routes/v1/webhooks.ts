@@ -63,6 +63,17 @@ function subscribableBy(key: ApiKeyRecord, enabledEvents: readonly string[] | un
   throw insufficientScope(key, missing, `${action} ${every ? 'every event type (*)' : `${unreadable.join(', ')} events`}`)
 }
 
+/**
+ * A key changes, rotates the secret of, or deletes an endpoint only if it may read every
+ * type the endpoint takes, as a key manages only keys with no scope beyond its own:
+ * another key of the account may have subscribed it to events this one may not read,
+ * and pointed elsewhere, re-subscribed first, or holding its secret (which signs what the
+ * receiver trusts, whatever the type), this key would get or forge them.
+ */
+function actsOn(key: ApiKeyRecord, endpoint: WebhookEndpoint) {
+  subscribableBy(key, endpoint.enabledEvents, 'to change, rotate the secret of, or delete an endpoint subscribed to')
+}
+
 export async function webhookRoutes(app: FastifyInstance, { webhookAdmin, idempotency }: WebhookRoutesOptions) {
   const v1 = app.withTypeProvider<TypeBoxTypeProvider>()
   const noEndpoint = (id: number) => new ApiError('not_found', `There is no webhook endpoint with id ${id} of this account.`)
@@ -186,7 +197,12 @@ export async function webhookRoutes(app: FastifyInstance, { webhookAdmin, idempo
           write: (completion) => webhookAdmin.create(request.apiKey!.accountId, request.body, completion),
         })
         .catch(refused)
-      if (answer.replayed) reply.header('idempotent-replayed', 'true')
+      if (answer.replayed) {
+        // Its secret goes to the caller as the endpoint stands now: subscribed since to what the caller may not read, it is refused.
+        const now = await webhookAdmin.get(request.apiKey!.accountId, (answer.body as WebhookEndpoint).id)
+        if (now) actsOn(request.apiKey!, now)
+        reply.header('idempotent-replayed', 'true')
+      }
       // A replay's secret was kept sealed beside the body (every endpoint create's record has one).
       const endpoint = answer.replayed ? { ...(answer.body as WebhookEndpoint), secret: answer.secret } : answer.result
       return reply.code(201).header('location', `/v1/webhook-endpoints/${endpoint.id}`).send(endpoint)
@@ -229,7 +245,7 @@ export async function webhookRoutes(app: FastifyInstance, { webhookAdmin, idempo
         operationId: 'updateWebhookEndpoint',
         tags: ['webhooks'],
         summary: 'Change a webhook endpoint',
-        description: 'Changes the fields given (a JSON Merge Patch, RFC 7396, sent as `application/merge-patch+json` or `application/json`): url (checked as on creation), enabledEvents (each one the calling key may read, as on creation), description, and `enabled`. Changing `url`, or `enabled` to true, sends what the endpoint is subscribed to where the key says: the key must be able to read each type it is subscribed to (another key may have subscribed it), else 403 `insufficient_scope`.',
+        description: 'Changes the fields given (a JSON Merge Patch, RFC 7396, sent as `application/merge-patch+json` or `application/json`): url (checked as on creation), enabledEvents (each one the calling key may read, as on creation), description, and `enabled`. A key changes (or deletes, or rotates the secret of) only an endpoint whose every type it may read (another key may have subscribed it to more), else 403 `insufficient_scope`; a change meanwhile to its subscription is judged again, and one that keeps changing is answered 503.',
         consumes: ['application/merge-patch+json', 'application/json'],
         params: EndpointParams,
         body: ref(WebhookEndpointPatch),
@@ -246,14 +262,8 @@ export async function webhookRoutes(app: FastifyInstance, { webhookAdmin, idempo
     },
     async (request) => {
       const key = request.apiKey!
-      const { url, enabledEvents, enabled } = request.body
-      subscribableBy(key, enabledEvents)
-      // Pointing an endpoint elsewhere, or enabling it, sends what it subscribes to (another
-      // key may have subscribed it to events this key may not read) to where this key says.
-      const authorise = (current: WebhookEndpoint) => {
-        if (enabledEvents === undefined && (url !== undefined || enabled === true)) subscribableBy(key, current.enabledEvents, 'to change the url of, or enable, an endpoint subscribed to')
-      }
-      return found(request.params.endpointId, await webhookAdmin.update(key.accountId, request.params.endpointId, request.body, authorise).catch(refused))
+      subscribableBy(key, request.body.enabledEvents)
+      return found(request.params.endpointId, await webhookAdmin.update(key.accountId, request.params.endpointId, request.body, (current) => actsOn(key, current)).catch(refused))
     },
   )
 
@@ -270,7 +280,8 @@ export async function webhookRoutes(app: FastifyInstance, { webhookAdmin, idempo
       },
     },
     async (request, reply) => {
-      if (!(await webhookAdmin.delete(request.apiKey!.accountId, request.params.endpointId))) throw noEndpoint(request.params.endpointId)
+      const key = request.apiKey!
+      if (!(await webhookAdmin.delete(key.accountId, request.params.endpointId, (current) => actsOn(key, current)))) throw noEndpoint(request.params.endpointId)
       return reply.code(204).send(null)
     },
   )
@@ -284,7 +295,7 @@ export async function webhookRoutes(app: FastifyInstance, { webhookAdmin, idempo
         tags: ['webhooks'],
         summary: 'Rotate the signing secret',
         description:
-          'A new secret (in this response alone) signs every delivery from now on; the old one also signs them, as a second signature in `webhook-signature`, for the grace period, so receivers can switch without losing a delivery. One old secret is kept: rotating again within a grace period ends it at once, and the secret before the last stops signing. The secret lets its holder sign what the receiver trusts: the key must be able to read each type the endpoint is subscribed to, as to subscribe it, else 403 `insufficient_scope`.',
+          'A new secret (in this response alone) signs every delivery from now on; the old one also signs them, as a second signature in `webhook-signature`, for the grace period, so receivers can switch without losing a delivery. One old secret is kept: rotating again within a grace period ends it at once, and the secret before the last stops signing. The secret lets its holder sign what the receiver trusts, whatever the type: the key must be able to read every type the endpoint takes, else 403 `insufficient_scope`.',
         params: EndpointParams,
         body: RotateBody,
         response: {
@@ -299,9 +310,7 @@ export async function webhookRoutes(app: FastifyInstance, { webhookAdmin, idempo
     },
     async (request) => {
       const key = request.apiKey!
-      // The secret signs what the endpoint's receiver trusts: held, it forges the events the endpoint takes.
-      const authorise = (current: WebhookEndpoint) => subscribableBy(key, current.enabledEvents, 'to rotate the secret of an endpoint subscribed to')
-      return found(request.params.endpointId, await webhookAdmin.rotateSecret(key.accountId, request.params.endpointId, request.body.grace, authorise).catch(refused))
+      return found(request.params.endpointId, await webhookAdmin.rotateSecret(key.accountId, request.params.endpointId, request.body.grace, (current) => actsOn(key, current)).catch(refused))
     },
   )
 
