@@ -88,7 +88,8 @@ export const isPrimaryOf = (config: Config) => config.workers > 1 && cluster.isP
 
 /** What the configuration should tell the operator at start: a local main key on a shared store, PETSTORE_ variables nothing reads. Said by one process: a worker leaves them to its primary. */
 export function startWarnings(config: Config): string[] {
-  if (cluster.isWorker) return []
+  // (A worker of another's cluster, PM2's say, has no primary of ours to say them.)
+  if (config.workers > 1 && cluster.isWorker) return []
   const keyWarning = localKeyWarning(config)
   return [...(keyWarning ? [keyWarning] : []), ...config.unreadSettings]
 }

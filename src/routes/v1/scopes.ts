@@ -61,8 +61,10 @@ export function applyOperationScopes(app: FastifyInstance) {
     if (scope === null || scope === undefined) return
     route.config = { ...route.config, scope, ...(EVENT_WRITES.has(scope) ? { paced: true } : {}) }
     schema.security = [{ apiKey: [scope] }]
-    // A 403 of the route's own (`forbidden`) stays documented beside the scope's.
+    // A 403 of the route's own (`forbidden`) stays documented beside the scope's. (A GET's
+    // HEAD route comes here with the same schema, its 403 already the scope's.)
     const own = schema.response?.[403] as { description: string } | undefined
+    if (own?.description.includes('`insufficient_scope`')) return
     schema.response = { ...schema.response, 403: own ? forbiddenOrInsufficientScope(own) : INSUFFICIENT_SCOPE }
   })
 }
