@@ -359,13 +359,20 @@ for (const store of STORES) {
       assert.equal(rolled.status, 201, 'a key it made, two steps down')
       const itself = await server.request<Created>(`/v1/keys/${leaked.apiKey.id}/roll`, { method: 'POST', key: leaked.key!, json: {} })
       assert.equal(itself.status, 201, 'itself')
-      assert.equal((await server.request<Created>(`/v1/keys/${sibling.apiKey.id}/roll`, { method: 'POST', key: owner.key!, json: {} })).status, 201, 'its maker may')
+      assert.equal(itself.body.apiKey.createdBy, leaked.apiKey.id, 'rolled by itself: its own making')
+      const bySibling = await server.request<Created>(`/v1/keys/${sibling.apiKey.id}/roll`, { method: 'POST', key: owner.key!, json: {} })
+      assert.equal(bySibling.status, 201, 'its maker may')
+      assert.equal(bySibling.body.apiKey.createdBy, owner.apiKey.id, "rolled by its maker: the maker's, as the old one was")
       const revoked = await server.request(`/v1/keys/${leaked.apiKey.id}/revoke?cascade=true`, { method: 'POST', key: owner.key! })
       const reached = revoked.headers.get('petstore-revoked')!.split(',').map(Number)
       assert.ok(reached.includes(rolled.body.apiKey.id), 'the secret it was handed dies with it')
-      assert.ok(reached.includes(itself.body.apiKey.id), 'and the one it rolled itself into: the cascade follows a key to its replacement')
+      assert.ok(reached.includes(itself.body.apiKey.id), 'and the one it rolled itself into')
       pastCache()
       assert.equal((await server.request('/v1/pets', { key: itself.body.key! })).status, 401)
+      // The key its maker rolled for it is not the old key's holder's: revoking the old one with cascade leaves it.
+      const old = await server.request(`/v1/keys/${sibling.apiKey.id}/revoke?cascade=true`, { method: 'POST', key: owner.key! })
+      assert.equal(old.headers.get('petstore-revoked'), String(sibling.apiKey.id))
+      assert.equal((await server.request('/v1/pets', { key: bySibling.body.key! })).status, 200)
     })
 
     it('rolls a key once when rolls of it race on two instances: one 201, and 409 key_already_rolled for each other', async () => {

@@ -377,7 +377,10 @@ export function createKeyAdmin({ apiKeys, limiter, clock, environment, onChanged
         expiresAt: current.expiresAt === null ? null : Date.parse(current.expiresAt),
         disabledAt: current.disabledAt === null ? null : Date.parse(current.disabledAt),
         disabledByOperator: stoppedByOperator(current),
-        createdBy: current.createdBy,
+        // Rolled by itself, the new key is the old one's making: its holder was handed the
+        // secret, and a cascading revoke of the old key must reach it. Rolled by its maker
+        // (or theirs, or the operator), it is theirs, as the old one was.
+        createdBy: actor?.id === id ? id : current.createdBy,
       })
       const now = clock.now()
       const rolled = await apiKeys.roll(id, { ...row, ...(actor && { actingKey: mayAct(actor, clock) }) }, now + graceMs, now).catch(actorRefused)

@@ -47,7 +47,7 @@ export const ApiKey = Type.Object(
     expiresAt: nullableTimestamp('When the key stops working; null: never.'),
     revokedAt: nullableTimestamp('When the key was revoked.'),
     replacedBy: Type.Union([id('The key a roll made from this one.'), Type.Null()], { description: 'The key a roll made from this one; null if none.' }),
-    createdBy: Type.Union([id('The key that made this one.'), Type.Null()], { description: 'The key that made this one over the API; null: the operator.' }),
+    createdBy: Type.Union([id('The key that made this one.'), Type.Null()], { description: 'The key that made this one over the API (a key that rolled itself made its successor); null: the operator.' }),
   },
   { $id: 'ApiKey', additionalProperties: false, description: 'An API key, never its secret.' },
 )

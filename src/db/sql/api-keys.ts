@@ -184,16 +184,16 @@ export function createAccountsStore(db: Kysely<Database>): AccountsStore {
 
 /**
  * The keys a cascading revoke of `id` reaches, as a recursive CTE named `made`: the key,
- * every key it made, and every key those made; the keys it replaced (a roll), with what
- * they made: a roll must not hide a leaked key's children from the cascade of its
- * successor; and the key that replaced it, with what that made: a leaked key that rolled
- * itself must not keep the new secret. Revoked keys are walked through: what a key made
- * before its own revoke reached every cache is found from it.
+ * every key it made (a key that rolled itself made its successor: key-admin.ts `roll`),
+ * and every key those made; and the keys it replaced (a roll), with what they made: a
+ * roll must not hide a leaked key's children from the cascade of its successor. Revoked
+ * keys are walked through: what a key made before its own revoke reached every cache is
+ * found from it.
  */
 const made = (id: number) => sql`made (id) as (
     select cast(${id} as bigint)
     union
-    select k.id from api_keys k join made m on k.created_by = m.id or k.replaced_by = m.id or k.id = (select c.replaced_by from api_keys c where c.id = m.id)
+    select k.id from api_keys k join made m on k.created_by = m.id or k.replaced_by = m.id
   )`
 
 const cascadeUpdate = (id: number, now: number) =>

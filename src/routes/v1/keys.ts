@@ -258,7 +258,7 @@ export async function keyRoutes(app: FastifyInstance, { keyAdmin, usage, idempot
         tags: ['keys'],
         summary: 'Revoke a key',
         description:
-          'Revokes the key for good (a key may revoke itself); running instances refuse it within 5 seconds. Revoking it again changes nothing. With `cascade=true`, every key it made, and every key those made, is revoked too, and so are the keys it replaced by a roll (still in their grace period) and the key that replaced it, each with what it made: the `Petstore-Revoked` header lists the ids revoked now. A cascade that reaches a key holding a scope the calling key lacks is 403, and revokes nothing. A key being made by one of these while the revoke runs is revoked too, or refused.',
+          'Revokes the key for good (a key may revoke itself); running instances refuse it within 5 seconds. Revoking it again changes nothing. With `cascade=true`, every key it made, and every key those made, is revoked too, and so are the keys it replaced by a roll (still in their grace period) with what they made; a key it rolled itself into counts as its making (its holder was handed the secret): the `Petstore-Revoked` header lists the ids revoked now. A cascade that reaches a key holding a scope the calling key lacks is 403, and revokes nothing. A key being made by one of these while the revoke runs is revoked too, or refused.',
         params: KeyIdParams,
         querystring: RevokeQuery,
         response: {
