@@ -560,6 +560,28 @@ for (const store of STORES) {
       await page.getByRole('button', { name: 'Sign out' }).click()
     })
 
+    it("offers a key the changes of an endpoint only when it may read every type it takes, as the API allows them", async () => {
+      const accountId = await server.accountId(key)
+      const hooks = await server.createKey('pro', {}, { scopes: ['webhooks:read', 'webhooks:write', 'pets:read'], name: 'hooks only', accountId })
+      const made = await Promise.all(
+        [['order.placed'], ['pet.created']].map(async (enabledEvents) => (await server.request<{ id: number }>('/v1/webhook-endpoints', { method: 'POST', key, json: { url: receiver.url, enabledEvents } })).body.id),
+      )
+      try {
+        await signIn(hooks)
+        await open('Webhooks')
+        const row = (id: number) => page.locator(`tr[data-endpoint-id="${id}"]`)
+        await row(made[0]!).waitFor()
+        for (const name of [/^Edit events of endpoint/, /^Disable endpoint/, /^Rotate secret of endpoint/, /^Delete endpoint/]) {
+          assert.equal(await row(made[0]!).getByRole('button', { name }).count(), 0, `${String(name)}: order events, which it may not read`)
+          assert.equal(await row(made[1]!).getByRole('button', { name }).count(), 1, `${String(name)}: pet events`)
+        }
+        assert.equal(await row(made[0]!).getByRole('button', { name: /^Deliveries of endpoint/ }).count(), 1)
+        await page.getByRole('button', { name: 'Sign out' }).click()
+      } finally {
+        for (const id of made) await server.request(`/v1/webhook-endpoints/${id}`, { method: 'DELETE', key })
+      }
+    })
+
     it('tells a banned key until when it is banned', async () => {
       const banned = await server.createKey('enterprise', { perMinute: 1, perDay: 1000 })
       // One served, then refused while limited until the ban (PETSTORE_BAN_AFTER refusals).

@@ -360,6 +360,10 @@ for (const store of STORES) {
       const itself = await server.request<Created>(`/v1/keys/${leaked.apiKey.id}/roll`, { method: 'POST', key: leaked.key!, json: {} })
       assert.equal(itself.status, 201, 'itself')
       assert.equal(itself.body.apiKey.createdBy, leaked.apiKey.id, 'rolled by itself: its own making')
+      // Replaced, in its grace period, it rolls nothing more: its successor (in its reach) with grace 0 would be stopped for a secret of its own.
+      const replaced = await server.request<{ code: string; message: string }>(`/v1/keys/${itself.body.apiKey.id}/roll`, { method: 'POST', key: leaked.key!, json: { grace: 0 } })
+      assert.deepEqual([replaced.status, replaced.body.code], [403, 'forbidden'])
+      assert.match(replaced.body.message, /was replaced by a roll/)
       const bySibling = await server.request<Created>(`/v1/keys/${sibling.apiKey.id}/roll`, { method: 'POST', key: owner.key!, json: {} })
       assert.equal(bySibling.status, 201, 'its maker may')
       assert.equal(bySibling.body.apiKey.createdBy, owner.apiKey.id, "rolled by its maker: the maker's, as the old one was")

@@ -357,6 +357,9 @@ export function createKeyAdmin({ apiKeys, limiter, clock, environment, onChanged
       // second roll would give a key whose expiry is that grace period's end, and hide it
       // (and what the old key made meanwhile) from a cascading revoke of the successor.
       if (current.replacedBy !== null) throw rolledAlready(id, current.replacedBy)
+      // A key replaced by a roll (in its grace period) rolls nothing: its successor, its own
+      // making, would be in reach, and rolled with grace 0, stopped for a secret of its own.
+      if (actor?.replacedBy != null) throw new KeyAdminError(`This key was replaced by a roll, by key ${actor.replacedBy}: it rolls no key; key ${actor.replacedBy} can.`, 'keyId', true)
       // The roll's secret goes to the actor: a key that expires would get one that outlives it.
       notOutliving(actor, current, 'roll')
       // Nor may a key be handed the secret of a key outside its own cascade (the keys it

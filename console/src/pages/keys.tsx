@@ -24,10 +24,13 @@ const GRACES = [
 
 /**
  * The keys the calling key may roll: itself and the keys it made, however deep, with
- * those its predecessors made (the keys a cascading revoke of it reaches). A roll hands
- * the caller the new secret, so the API refuses any other (403).
+ * those its predecessors made (the keys a cascading revoke of it reaches), unless it
+ * was replaced by a roll itself. A roll hands the caller the new secret, so the API
+ * refuses any other (403).
  */
 export function rollableBy(callingKeyId: number, keys: readonly ApiKey[]): Set<number> {
+  // A key replaced by a roll rolls nothing: its successor does.
+  if (keys.find((key) => key.id === callingKeyId)?.replacedBy != null) return new Set()
   const rollable = new Set([callingKeyId])
   for (let grew = true; grew; ) {
     grew = false

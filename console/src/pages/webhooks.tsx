@@ -3,7 +3,7 @@
 // the event feed with each event's JSON.
 import { useEffect, useState } from 'preact/hooks'
 import type { DeliveryAttempt, PetstoreEvent, WebhookEndpoint } from '../api.js'
-import { EVENT_TYPES } from '../../../src/vocabulary/event-types.js'
+import { EVENT_TYPES, readScopeOf } from '../../../src/vocabulary/event-types.js'
 import { ActionButton, ErrorNote, formatTime, missingScope, NeedsScope, Outcome, useSession } from '../ui.js'
 
 export function Webhooks() {
@@ -36,6 +36,8 @@ function EventChoice({ chosen, onChange, disabled }: { chosen: string[]; onChang
 function Endpoints() {
   const session = useSession()
   const { api } = session
+  // The API lets a key change, rotate the secret of, or delete only an endpoint whose every type it may read.
+  const mayActOn = (types: readonly string[]) => (types.includes('*') ? EVENT_TYPES : types).every((type) => session.scopes.includes(readScopeOf(type)))
   const [endpoints, setEndpoints] = useState<WebhookEndpoint[]>()
   const [error, setError] = useState<unknown>()
   const [done, setDone] = useState<string>()
@@ -121,22 +123,26 @@ function Endpoints() {
                 <ActionButton operation="testWebhookEndpoint" label={`Send test to endpoint ${endpoint.id}`} onClick={() => act(async () => `Test event ${(await api.testWebhookEndpoint(endpoint.id)).id} sent to endpoint ${endpoint.id}.`)}>
                   Send test
                 </ActionButton>{' '}
-                <ActionButton operation="updateWebhookEndpoint" label={`Edit events of endpoint ${endpoint.id}`} onClick={() => setEditing({ id: endpoint.id, events: endpoint.enabledEvents })}>
-                  Edit events
-                </ActionButton>{' '}
-                <ActionButton
-                  operation="updateWebhookEndpoint"
-                  label={`${endpoint.status === 'enabled' ? 'Disable' : 'Enable'} endpoint ${endpoint.id}`}
-                  onClick={() => act(async () => `Endpoint ${(await api.updateWebhookEndpoint(endpoint.id, { enabled: endpoint.status !== 'enabled' })).id} is ${endpoint.status === 'enabled' ? 'disabled' : 'enabled'}.`)}
-                >
-                  {endpoint.status === 'enabled' ? 'Disable' : 'Enable'}
-                </ActionButton>{' '}
-                <ActionButton operation="rotateWebhookSecret" label={`Rotate secret of endpoint ${endpoint.id}`} onClick={() => act(async () => `New signing secret of endpoint ${endpoint.id}, shown this once (the old one signs beside it for 24 hours): ${(await api.rotateWebhookSecret(endpoint.id)).secret ?? ''}`)}>
-                  Rotate secret
-                </ActionButton>{' '}
-                <ActionButton operation="deleteWebhookEndpoint" label={`Delete endpoint ${endpoint.id}`} onClick={() => act(async () => (await api.deleteWebhookEndpoint(endpoint.id), `Endpoint ${endpoint.id} deleted.`))}>
-                  Delete
-                </ActionButton>
+                {mayActOn(endpoint.enabledEvents) && (
+                  <>
+                    <ActionButton operation="updateWebhookEndpoint" label={`Edit events of endpoint ${endpoint.id}`} onClick={() => setEditing({ id: endpoint.id, events: endpoint.enabledEvents })}>
+                      Edit events
+                    </ActionButton>{' '}
+                    <ActionButton
+                      operation="updateWebhookEndpoint"
+                      label={`${endpoint.status === 'enabled' ? 'Disable' : 'Enable'} endpoint ${endpoint.id}`}
+                      onClick={() => act(async () => `Endpoint ${(await api.updateWebhookEndpoint(endpoint.id, { enabled: endpoint.status !== 'enabled' })).id} is ${endpoint.status === 'enabled' ? 'disabled' : 'enabled'}.`)}
+                    >
+                      {endpoint.status === 'enabled' ? 'Disable' : 'Enable'}
+                    </ActionButton>{' '}
+                    <ActionButton operation="rotateWebhookSecret" label={`Rotate secret of endpoint ${endpoint.id}`} onClick={() => act(async () => `New signing secret of endpoint ${endpoint.id}, shown this once (the old one signs beside it for 24 hours): ${(await api.rotateWebhookSecret(endpoint.id)).secret ?? ''}`)}>
+                      Rotate secret
+                    </ActionButton>{' '}
+                    <ActionButton operation="deleteWebhookEndpoint" label={`Delete endpoint ${endpoint.id}`} onClick={() => act(async () => (await api.deleteWebhookEndpoint(endpoint.id), `Endpoint ${endpoint.id} deleted.`))}>
+                      Delete
+                    </ActionButton>
+                  </>
+                )}
               </td>
             </tr>
           ))}
