@@ -41,7 +41,6 @@ export class EndpointLimitReached extends Error {
   }
 }
 
-/** A test event for an endpoint that is sent nothing: it would be queued, and refused at once. */
 /** Its subscription kept changing while a change of it was authorised: the caller retries. */
 export class EndpointChangedMeanwhile extends Error {
   override name = 'EndpointChangedMeanwhile'
@@ -53,6 +52,7 @@ export class EndpointChangedMeanwhile extends Error {
 /** How many times a change is authorised again when the endpoint's subscription changed meanwhile. */
 const AUTHORISE_TRIES = 3
 
+/** A test event for an endpoint that is sent nothing: it would be queued, and refused at once. */
 export class EndpointDisabled extends Error {
   override name = 'EndpointDisabled'
   constructor(readonly id: number) {
@@ -120,6 +120,37 @@ export function createWebhookAdmin({ endpoints, clock, allowHttp, allowed, maxEn
     }
   }
 
+  /**
+   * The account's endpoint `id` as it stands, shown to `authorise` (which throws to
+   * refuse) before anything else is done: the target is checked, not only the new values.
+   * Undefined when the account has no such endpoint.
+   */
+  async function authorised(accountId: number, id: number, authorise: (current: WebhookEndpoint) => void): Promise<StoredEndpoint | undefined> {
+    const current = await endpoints.endpoint(accountId, id)
+    if (current) authorise(view(current))
+    return current
+  }
+
+  /**
+   * `write` (given the subscription to write over, a compare-and-set) on the endpoint as
+   * authorised: changed meanwhile (while its URL was looked up, say), it is read and
+   * authorised again, so that no type the caller may not read lands where it says.
+   * Undefined when the endpoint is gone.
+   */
+  async function writeOver(accountId: number, id: number, current: StoredEndpoint, authorise: (current: WebhookEndpoint) => void, write: (onlyIf: { enabledEvents: string }) => Promise<StoredEndpoint | undefined>): Promise<StoredEndpoint | undefined> {
+    for (let tries = 1; ; tries++) {
+      const written = await write({ enabledEvents: current.enabledEvents })
+      if (written) {
+        endpointChanged(id)
+        return written
+      }
+      if (tries === AUTHORISE_TRIES) throw new EndpointChangedMeanwhile(id)
+      const now = await authorised(accountId, id, authorise)
+      if (!now) return undefined
+      current = now
+    }
+  }
+
   /** Why a redelivery of an event of `type` went to no endpoint of the account. */
   async function whyNone(accountId: number, type: string): Promise<string> {
     if (type === TEST_EVENT) return 'A test event goes only to the endpoint it was made for, which is disabled or deleted: send another with POST /v1/webhook-endpoints/{id}/test.'
@@ -183,42 +214,23 @@ export function createWebhookAdmin({ endpoints, clock, allowHttp, allowed, maxEn
       return endpoint && view(endpoint)
     },
 
-    /**
-     * `authorise` is shown the endpoint as it stands, before the URL's host is looked up
-     * or anything written, and throws to refuse: the target is checked, not only the
-     * new values. Undefined when the account has no such endpoint.
-     */
+    /** `authorise` is shown the endpoint before its URL is looked up (`authorised`), and again if it changes meanwhile (`writeOver`). */
     async update(accountId: number, id: number, { url, enabledEvents, description, enabled }: WebhookEndpointPatch, authorise: (current: WebhookEndpoint) => void = () => {}): Promise<WebhookEndpoint | undefined> {
-      let current = await endpoints.endpoint(accountId, id)
+      const current = await authorised(accountId, id, authorise)
       if (!current) return undefined
-      authorise(view(current))
       const changes: EndpointChanges = {
         ...(url === undefined ? {} : { url: await checked(url) }),
         ...(enabledEvents === undefined ? {} : { enabledEvents: eventsList(enabledEvents) }),
         ...(description === undefined ? {} : { description }),
         ...(enabled === undefined ? {} : { disabledAt: enabled ? null : clock.now() }),
       }
-      // Written only over the subscription authorised: one changed meanwhile (while the
-      // URL was looked up, say) is authorised again, so that no type the caller may not
-      // read lands on its URL.
-      for (let tries = 1; ; tries++) {
-        const changed = await endpoints.updateEndpoint(accountId, id, changes, { enabledEvents: current.enabledEvents })
-        if (changed) {
-          endpointChanged(id)
-          return view(changed)
-        }
-        current = await endpoints.endpoint(accountId, id)
-        if (!current) return undefined
-        if (tries === AUTHORISE_TRIES) throw new EndpointChangedMeanwhile(id)
-        authorise(view(current))
-      }
+      const changed = await writeOver(accountId, id, current, authorise, (onlyIf) => endpoints.updateEndpoint(accountId, id, changes, onlyIf))
+      return changed && view(changed)
     },
 
     /** `authorise` as update's (a deletion hands nothing out: it is checked, not compared and set). */
     async delete(accountId: number, id: number, authorise: (current: WebhookEndpoint) => void = () => {}): Promise<boolean> {
-      const current = await endpoints.endpoint(accountId, id)
-      if (!current) return false
-      authorise(view(current))
+      if (!(await authorised(accountId, id, authorise))) return false
       const deleted = await endpoints.deleteEndpoint(accountId, id)
       if (deleted) endpointChanged(id)
       return deleted
@@ -230,18 +242,11 @@ export function createWebhookAdmin({ endpoints, clock, allowHttp, allowed, maxEn
      * endpoint's receiver trusts.
      */
     async rotateSecret(accountId: number, id: number, graceS = DEFAULT_SECRET_GRACE_S, authorise: (current: WebhookEndpoint) => void = () => {}): Promise<WebhookEndpoint | undefined> {
+      const current = await authorised(accountId, id, authorise)
+      if (!current) return undefined
       const secret = newSecret()
-      for (let tries = 1; ; tries++) {
-        const current = await endpoints.endpoint(accountId, id)
-        if (!current) return undefined
-        if (tries > AUTHORISE_TRIES) throw new EndpointChangedMeanwhile(id)
-        authorise(view(current))
-        const rotated = await endpoints.rotateSecret(accountId, id, secrets.seal(secret), clock.now() + graceS * 1000, { enabledEvents: current.enabledEvents })
-        if (rotated) {
-          endpointChanged(id)
-          return view(rotated, secret)
-        }
-      }
+      const rotated = await writeOver(accountId, id, current, authorise, (onlyIf) => endpoints.rotateSecret(accountId, id, secrets.seal(secret), clock.now() + graceS * 1000, onlyIf))
+      return rotated && view(rotated, secret)
     },
 
     /** Queues a test event for this endpoint alone, whatever it subscribes to. */
