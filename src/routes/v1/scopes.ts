@@ -50,6 +50,9 @@ export const OPERATION_SCOPES: Readonly<Record<string, Scope | null>> = {
 /** The writes that make events for the outbox: paced while the webhooks fall behind (webhooks/write-pacing.ts). */
 const EVENT_WRITES: ReadonlySet<Scope> = new Set(['pets:write', 'categories:write', 'orders:write'])
 
+/** The 403s this hook made: a route that comes again (a GET's HEAD) keeps its own. */
+const SCOPED = new WeakSet<object>()
+
 /** Registers the hook that applies the table to every route registered after it in `app`'s scope. */
 export function applyOperationScopes(app: FastifyInstance) {
   app.addHook('onRoute', (route: RouteOptions) => {
@@ -64,7 +67,9 @@ export function applyOperationScopes(app: FastifyInstance) {
     // A 403 of the route's own (`forbidden`) stays documented beside the scope's. (A GET's
     // HEAD route comes here with the same schema, its 403 already the scope's.)
     const own = schema.response?.[403] as { description: string } | undefined
-    if (own?.description.includes('`insufficient_scope`')) return
-    schema.response = { ...schema.response, 403: own ? forbiddenOrInsufficientScope(own) : INSUFFICIENT_SCOPE }
+    if (own === INSUFFICIENT_SCOPE || (own !== undefined && SCOPED.has(own))) return
+    const forbidden = own ? forbiddenOrInsufficientScope(own) : INSUFFICIENT_SCOPE
+    SCOPED.add(forbidden)
+    schema.response = { ...schema.response, 403: forbidden }
   })
 }
