@@ -253,7 +253,7 @@ export function createKeyAdmin({ apiKeys, limiter, clock, environment, onChanged
   }
 
   /** Refuses `what` when `actor` expires and `key` outlives it: its power would outlast the actor's own. */
-  function notOutliving(actor: ApiKeyRecord | undefined, key: ApiKeyRecord, what: string) {
+  function notOutliving(actor: ApiKeyRecord | undefined, key: Pick<ApiKeyRecord, 'id' | 'expiresAt'>, what: string) {
     if (actor?.expiresAt == null || (key.expiresAt !== null && Date.parse(key.expiresAt) <= Date.parse(actor.expiresAt))) return
     throw new KeyAdminError(`A key cannot ${what} a key that outlives it: this key expires at ${actor.expiresAt}, key ${key.id} ${key.expiresAt === null ? 'never does' : `at ${key.expiresAt}`}.`, 'keyId', true)
   }
@@ -299,9 +299,7 @@ export function createKeyAdmin({ apiKeys, limiter, clock, environment, onChanged
       await stillActing(actor)
       const now = (await visible(made.id, actor)) ?? made
       scopesWithin(actor, now.scopes)
-      if (actor.expiresAt !== null && (now.expiresAt === null || Date.parse(now.expiresAt) > Date.parse(actor.expiresAt))) {
-        throw new KeyAdminError(`A key cannot be handed a key that outlives it: this key expires at ${actor.expiresAt}.`, 'expiresIn', true)
-      }
+      notOutliving(actor, now, 'be handed')
     },
 
     /** A page of keys: the actor's account's, or (the operator) every account's or one's. */

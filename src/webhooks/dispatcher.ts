@@ -483,14 +483,18 @@ export function startDispatcher({
    * claim was under way, are not given back before its first answer.)
    */
   function slow(work: EndpointWork, now: number): boolean {
-    return (work.lastMs !== undefined && work.lastMs >= FLOWING_MS) || work.startedAt.some((at) => now - at >= FLOWING_MS)
+    return tookAtLeast(work, now, FLOWING_MS)
+  }
+
+  /** Whether the endpoint's latest request took `ms` or more, or one under way has been open that long. */
+  function tookAtLeast(work: EndpointWork, now: number, ms: number): boolean {
+    return (work.lastMs !== undefined && work.lastMs >= ms) || work.startedAt.some((at) => now - at >= ms)
   }
 
   const loopDelay = loopDelayMs === undefined ? eventLoopDelay() : { read: loopDelayMs, stop: () => {} }
   /** With all its requests under way and no time to spare here: whether its receiver is what holds it back (RECEIVER_HOLDS_MS). */
   function receiverHolds(work: EndpointWork, now: number): boolean {
-    const long = Math.max(RECEIVER_HOLDS_MS, 4 * loopDelay.read())
-    return (work.lastMs ?? 0) >= long || work.startedAt.some((at) => now - at >= long)
+    return tookAtLeast(work, now, Math.max(RECEIVER_HOLDS_MS, 4 * loopDelay.read()))
   }
 
   function noteAnswer(endpointId: number, ms: number, at: number) {

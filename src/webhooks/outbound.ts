@@ -163,11 +163,11 @@ export async function checkUrl(text: string, { allowHttp, allowed }: { allowHttp
   // For a name, the same words whether it does not resolve or resolves to an address
   // that is not public, and never that address: the server's resolver may know the
   // operator's internal names, and a tenant could map them from the answers.
-  const noPublicAddress = `url's host ${NO_PUBLIC_ADDRESS} (${allowable})`
+  const noneOfItsOwn = `url's host ${NO_PUBLIC_ADDRESS} (${allowable})`
   const addresses = await lookupAll(host, 0, 0).catch((error: NodeJS.ErrnoException) =>
-    Promise.reject(new OutboundRefused(NOT_IN_DNS.has(error.code ?? '') ? noPublicAddress : `url's host does not resolve: ${error.code ?? error.message}`)),
+    Promise.reject(new OutboundRefused(NOT_IN_DNS.has(error.code ?? '') ? noneOfItsOwn : `url's host does not resolve: ${error.code ?? error.message}`)),
   )
-  if (addresses.some(({ address }) => refusal(address, allowed, portOf(url)) !== undefined)) throw new OutboundRefused(noPublicAddress)
+  if (addresses.some(({ address }) => refusal(address, allowed, portOf(url)) !== undefined)) throw new OutboundRefused(noneOfItsOwn)
   return url
 }
 
