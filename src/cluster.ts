@@ -4,7 +4,7 @@
 import cluster, { type Worker } from 'node:cluster'
 import { hostname } from 'node:os'
 import { AggregatorRegistry, type Registry } from 'prom-client'
-import type { Config } from './config.js'
+import { trustProxyWarning, type Config } from './config.js'
 import { openStoreFromConfig } from './db/from-config.js'
 import { localKeyWarning, requireKeyInProduction } from './secrets/secret-box.js'
 import { migratingMessage } from './db/database.js'
@@ -90,8 +90,7 @@ export const isPrimaryOf = (config: Config) => config.workers > 1 && cluster.isP
 export function startWarnings(config: Config): string[] {
   // (A worker of another's cluster, PM2's say, has no primary of ours to say them.)
   if (config.workers > 1 && cluster.isWorker) return []
-  const keyWarning = localKeyWarning(config)
-  return [...(keyWarning ? [keyWarning] : []), ...config.unreadSettings]
+  return [localKeyWarning(config), trustProxyWarning(config), ...config.unreadSettings].filter((warning) => warning !== undefined)
 }
 
 // GET /metrics with workers: the worker that takes the scrape asks the primary, which

@@ -25,6 +25,7 @@ export interface Config {
   readonly stagingUrl: string
   readonly banAfter: number
   readonly banSeconds: number
+  /** Fastify's trustProxy: false, true (every hop: any client names its own address), or proxy addresses/CIDRs. */
   readonly trustProxy: boolean | string
   readonly logLevel: string
   /** `json`: a JSON line per event, for machines; `pretty`: coloured lines for a person at a terminal (pino-pretty, development only). */
@@ -297,11 +298,22 @@ function baseUrl(env: Env, name: string, fallback: string): string {
 }
 
 function trustProxy(env: Env): boolean | string {
-  const raw = env.PETSTORE_TRUST_PROXY
+  const raw = env.PETSTORE_TRUST_PROXY?.trim()
   if (raw === undefined || raw === '' || raw === 'false') return false
   if (raw === 'true') return true
   // Otherwise a comma-separated list of addresses or CIDR ranges, as Fastify takes it.
   return raw
+}
+
+/**
+ * `PETSTORE_TRUST_PROXY=true` takes the first address of `X-Forwarded-For`, which the
+ * client writes: anyone can then name the address its requests without a key are
+ * limited under. Said at start rather than refused: behind a proxy that replaces the
+ * header it is right.
+ */
+export function trustProxyWarning(config: Pick<Config, 'trustProxy'>): string | undefined {
+  if (config.trustProxy !== true) return undefined
+  return 'PETSTORE_TRUST_PROXY=true trusts every X-Forwarded-For hop, so a client can name any address as its own and escape the limits kept by address: set it to the addresses of the proxies in front instead (PETSTORE_TRUST_PROXY=10.0.0.5,10.0.0.6 or a CIDR)'
 }
 
 // Query parameters that carry secrets in connection strings (libpq's password and

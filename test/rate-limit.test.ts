@@ -159,4 +159,23 @@ describe('rate limits behind a proxy', () => {
       }
     }
   })
+
+  it("with the proxy's address, takes the address the proxy saw, so a client cannot name its own; with true it can", async () => {
+    const clock = createManualClock('2026-11-22T10:00:00.000Z')
+    // The proxy appends the address it saw (203.0.113.7) to whatever the client sent.
+    const forged = (i: number) => ({ 'x-forwarded-for': `198.51.100.${i}, 203.0.113.7` })
+    for (const trust of ['127.0.0.1', 'true']) {
+      const server = await startTestServer({ clock, env: { PETSTORE_TRUST_PROXY: trust } })
+      try {
+        for (let i = 0; i < 60; i++) await server.request('/v1/pets', { headers: forged(i) })
+        const next = await server.request('/v1/pets', { headers: forged(200) })
+        assert.equal(next.status, trust === 'true' ? 401 : 429, `trust proxy ${trust}`)
+        // And the proxy's own requests are not that client's.
+        const another = await server.request('/v1/pets', { headers: { 'x-forwarded-for': '203.0.113.8' } })
+        assert.equal(another.status, 401, `trust proxy ${trust}: another client`)
+      } finally {
+        await server.close()
+      }
+    }
+  })
 })

@@ -145,6 +145,17 @@ describe('starting the server', () => {
     assert.ok(lines.some((line) => /serving/.test(line.msg)))
   })
 
+  it('warns that PETSTORE_TRUST_PROXY=true lets a client name its own address, and serves', async () => {
+    for (const trust of ['true', '127.0.0.1']) {
+      const { out } = await runServer({ PORT: '0', DATABASE_URL: `sqlite:${join(dir, 'trust.db')}`, PETSTORE_TRUST_PROXY: trust }, /serving/)
+      const lines = out.map((l) => JSON.parse(l) as { level: number; msg: string })
+      const warning = lines.find((line) => /PETSTORE_TRUST_PROXY/.test(line.msg))
+      if (trust !== 'true') assert.equal(warning, undefined, out.join('\n'))
+      else assert.match(warning?.msg ?? '', /client can name any address as its own .*PETSTORE_TRUST_PROXY=10\.0\.0\.5/)
+      assert.ok(lines.some((line) => /serving/.test(line.msg)))
+    }
+  })
+
   it('says which variable to change when the port (or the metrics port) is taken, and exits 1', async () => {
     const blocker = createServer()
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve))
