@@ -4,6 +4,7 @@
 // store committed is read back through a connection of the test's own.
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
+import { USAGE_OUTCOMES } from '../src/vocabulary/usage.js'
 import { sql } from 'kysely'
 import { ActingKeyRefused, type NewStoredApiKey, type StoredApiKey } from '../src/db/api-keys-store.js'
 import { keyState, toApiKeyRecord } from '../src/api-keys/api-key-record.js'
@@ -497,13 +498,13 @@ describe(`store contract (${dialect})`, async () => {
         const second = await suite.store.apiKeys.insert({ ...NEW_KEY, hash: `u2-${Math.random()}`, account: first.account.id }, NOW)
         const stranger = await suite.store.apiKeys.insert({ ...NEW_KEY, hash: `u3-${Math.random()}` }, NOW)
         await suite.store.usage.add([
-          { apiKeyId: first.id, hour: 10 * hour, outcome: 'ok', requests: 5 },
-          { apiKeyId: first.id, hour: 10 * hour, outcome: 'rate_limited', requests: 2 },
-          { apiKeyId: first.id, hour: 11 * hour, outcome: 'ok', requests: 1 },
-          { apiKeyId: second.id, hour: 10 * hour, outcome: 'ok', requests: 4 },
-          { apiKeyId: stranger.id, hour: 10 * hour, outcome: 'ok', requests: 7 },
+          { apiKeyId: first.id, accountId: first.account.id, hour: 10 * hour, outcome: 'ok', requests: 5 },
+          { apiKeyId: first.id, accountId: first.account.id, hour: 10 * hour, outcome: 'rate_limited', requests: 2 },
+          { apiKeyId: first.id, accountId: first.account.id, hour: 11 * hour, outcome: 'ok', requests: 1 },
+          { apiKeyId: second.id, accountId: first.account.id, hour: 10 * hour, outcome: 'ok', requests: 4 },
+          { apiKeyId: stranger.id, accountId: stranger.account.id, hour: 10 * hour, outcome: 'ok', requests: 7 },
         ])
-        await suite.store.usage.add([{ apiKeyId: first.id, hour: 10 * hour, outcome: 'ok', requests: 3 }])
+        await suite.store.usage.add([{ apiKeyId: first.id, accountId: first.account.id, hour: 10 * hour, outcome: 'ok', requests: 3 }])
         await suite.store.usage.add([])
         const account = { accountId: first.account.id }
         assert.deepEqual(await suite.store.usage.history(account, 10 * hour, 12 * hour), [
@@ -518,11 +519,23 @@ describe(`store contract (${dialect})`, async () => {
         assert.deepEqual((await suite.store.usage.history(account, 0, 12 * hour)).map((row) => row.hour), [11 * hour])
       })
 
+      it("adds more rows at once than a statement takes parameters (a flush of thousands of keys' counts), and sums them per account", async () => {
+        const hour = 3_600_000
+        const key = await suite.store.apiKeys.insert({ ...NEW_KEY, hash: `u5-${Math.random()}` }, NOW)
+        // 20,000 rows of 4 parameters: past SQLite's 32,766 and PostgreSQL's 65,535 in one statement.
+        const rows = Array.from({ length: 20_000 }, (_, i) => ({ apiKeyId: key.id, accountId: key.account.id, hour: (2_000 + (i % 4_000)) * hour, outcome: USAGE_OUTCOMES[Math.floor(i / 4_000)]!, requests: 1 }))
+        await suite.store.usage.add(rows)
+        const counts = await suite.store.usage.history({ accountId: key.account.id }, 0, 10_000 * hour)
+        assert.equal(counts.length, 20_000)
+        assert.equal(counts.reduce((sum, row) => sum + row.requests, 0), 20_000)
+        assert.equal((await suite.store.usage.history({ accountId: key.account.id, keyId: key.id }, 0, 10_000 * hour)).length, 20_000)
+      })
+
       it('purges old hours however many there are, a batch a statement, and none younger', async () => {
         const hour = 3_600_000
         const key = await suite.store.apiKeys.insert({ ...NEW_KEY, hash: `u4-${Math.random()}` }, NOW)
         const hours = 2_500
-        await suite.store.usage.add(Array.from({ length: hours + 1 }, (_, i) => ({ apiKeyId: key.id, hour: (1_000 + i) * hour, outcome: 'ok' as const, requests: 1 })))
+        await suite.store.usage.add(Array.from({ length: hours + 1 }, (_, i) => ({ apiKeyId: key.id, accountId: key.account.id, hour: (1_000 + i) * hour, outcome: 'ok' as const, requests: 1 })))
         await suite.store.usage.purge((1_000 + hours) * hour)
         assert.deepEqual(await suite.store.usage.history({ accountId: key.account.id }, 0, 10_000 * hour), [{ hour: (1_000 + hours) * hour, outcome: 'ok', requests: 1 }])
       })

@@ -60,6 +60,15 @@ export interface ApiKeyUsageTable {
   requests: number
 }
 
+/** An account's requests per hour and outcome: the sum of its keys' rows, kept apart so that its history reads no key's. */
+export interface AccountUsageTable {
+  account_id: number
+  /** Unix ms of the start of the UTC hour. */
+  hour: number
+  outcome: string
+  requests: number
+}
+
 export interface IdempotencyKeysTable {
   account_id: number
   idempotency_key: string
@@ -146,6 +155,7 @@ export interface Database {
   accounts: AccountsTable
   api_keys: ApiKeysTable
   api_key_usage: ApiKeyUsageTable
+  account_usage: AccountUsageTable
   idempotency_keys: IdempotencyKeysTable
   orders: OrdersTable
   events: EventsTable

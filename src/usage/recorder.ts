@@ -1,5 +1,5 @@
 // Usage history without a write per request: each request adds to a count in memory
-// (per key, UTC hour and outcome), and the counts go to the store in one statement
+// (per key, UTC hour and outcome), and the counts go to the store in one transaction
 // every few seconds, added to what other instances wrote. A crash loses at most the
 // counts of the last interval; a failed write keeps them for the next one.
 import type { Clock } from '../clock.js'
@@ -32,9 +32,9 @@ export function createUsageRecorder({ usage, writes = usage, clock, flushEveryMs
   let flushing: Promise<void> | undefined
 
   const rowsOf = (counts: Pending): UsageRow[] =>
-    [...counts].flatMap(([apiKeyId, { byHour }]) =>
+    [...counts].flatMap(([apiKeyId, { accountId, byHour }]) =>
       [...byHour].flatMap(([hour, perOutcome]) =>
-        USAGE_OUTCOMES.flatMap((outcome, i) => (perOutcome[i] ? [{ apiKeyId, hour, outcome, requests: perOutcome[i] }] : [])),
+        USAGE_OUTCOMES.flatMap((outcome, i) => (perOutcome[i] ? [{ apiKeyId, accountId, hour, outcome, requests: perOutcome[i] }] : [])),
       ),
     )
 

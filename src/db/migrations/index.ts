@@ -23,6 +23,7 @@ import * as webhookSubscriptions from './2026-11-28-019-webhook-subscriptions.js
 import * as keysDisabledByOperator from './2026-11-28-020-keys-disabled-by-operator.js'
 import * as categoryNamesAsRead from './2026-11-28-021-category-names-as-read.js'
 import * as deliveriesDueByEndpoint from './2026-11-28-022-deliveries-due-by-endpoint.js'
+import * as accountUsage from './2026-11-29-023-account-usage.js'
 
 const MIGRATIONS = {
   '2026-11-22-001-pets-and-api-keys': petsAndApiKeys,
@@ -46,6 +47,7 @@ const MIGRATIONS = {
   '2026-11-28-020-keys-disabled-by-operator': keysDisabledByOperator,
   '2026-11-28-021-category-names-as-read': categoryNamesAsRead,
   '2026-11-28-022-deliveries-due-by-endpoint': deliveriesDueByEndpoint,
+  '2026-11-29-023-account-usage': accountUsage,
 }
 
 // PostgreSQL runs every migration in a transaction (Kysely's adapter reports

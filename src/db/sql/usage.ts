@@ -9,30 +9,66 @@ import { deleteInBatches } from './in-batches.js'
 /** Hours of a key's counts the purge deletes a statement. */
 const PURGE_BATCH = 1_000
 
+/** Rows an INSERT writes: 4 parameters a row, well under SQLite's 32,766 and PostgreSQL's 65,535 a statement. */
+const ADD_BATCH = 1_000
+
 export function createUsageStore(db: Kysely<Database>): UsageStore {
   return {
     async add(rows) {
       if (rows.length === 0) return
-      await db
-        .insertInto('api_key_usage')
-        .values(rows.map((row) => ({ api_key_id: row.apiKeyId, hour: row.hour, outcome: row.outcome, requests: row.requests })))
-        .onConflict((conflict) =>
-          conflict.columns(['api_key_id', 'hour', 'outcome']).doUpdateSet((eb) => ({ requests: eb('api_key_usage.requests', '+', eb.ref('excluded.requests')) })),
-        )
-        .execute()
+      const byAccount = new Map<string, { account_id: number; hour: number; outcome: string; requests: number }>()
+      for (const row of rows) {
+        const at = `${row.accountId}:${row.hour}:${row.outcome}`
+        const sum = byAccount.get(at)
+        if (sum) sum.requests += row.requests
+        else byAccount.set(at, { account_id: row.accountId, hour: row.hour, outcome: row.outcome, requests: row.requests })
+      }
+      const keys = rows.map((row) => ({ api_key_id: row.apiKeyId, hour: row.hour, outcome: row.outcome, requests: row.requests }))
+      const accounts = [...byAccount.values()]
+      // One transaction: a failed write is added again whole by the recorder, never twice in part.
+      await db.transaction().execute(async (trx) => {
+        for (let i = 0; i < keys.length; i += ADD_BATCH) {
+          await trx
+            .insertInto('api_key_usage')
+            .values(keys.slice(i, i + ADD_BATCH))
+            .onConflict((conflict) => conflict.columns(['api_key_id', 'hour', 'outcome']).doUpdateSet((eb) => ({ requests: eb('api_key_usage.requests', '+', eb.ref('excluded.requests')) })))
+            .execute()
+        }
+        for (let i = 0; i < accounts.length; i += ADD_BATCH) {
+          await trx
+            .insertInto('account_usage')
+            .values(accounts.slice(i, i + ADD_BATCH))
+            .onConflict((conflict) => conflict.columns(['account_id', 'hour', 'outcome']).doUpdateSet((eb) => ({ requests: eb('account_usage.requests', '+', eb.ref('excluded.requests')) })))
+            .execute()
+        }
+      })
     },
 
     async history({ accountId, keyId }, from, to) {
-      let query = db
-        .selectFrom('api_key_usage as u')
-        .innerJoin('api_keys as k', 'k.id', 'u.api_key_id')
-        .select(['u.hour', 'u.outcome', (eb) => eb.fn.sum<number | string>('u.requests').as('requests')])
-        .where('k.account_id', '=', accountId)
-        .where('u.hour', '>=', from)
-        .where('u.hour', '<', to)
-      if (keyId !== undefined) query = query.where('u.api_key_id', '=', keyId)
-      const rows = await query.groupBy(['u.hour', 'u.outcome']).orderBy('u.hour').orderBy('u.outcome').execute()
-      return rows.map((row) => ({ hour: row.hour, outcome: row.outcome as UsageOutcome, requests: Number(row.requests) }))
+      // An account's reads its own rows, at most hours × outcomes, never its keys'.
+      const rows =
+        keyId === undefined
+          ? await db
+              .selectFrom('account_usage')
+              .select(['hour', 'outcome', 'requests'])
+              .where('account_id', '=', accountId)
+              .where('hour', '>=', from)
+              .where('hour', '<', to)
+              .orderBy('hour')
+              .orderBy('outcome')
+              .execute()
+          : await db
+              .selectFrom('api_key_usage as u')
+              .innerJoin('api_keys as k', 'k.id', 'u.api_key_id')
+              .select(['u.hour', 'u.outcome', 'u.requests'])
+              .where('k.account_id', '=', accountId)
+              .where('u.api_key_id', '=', keyId)
+              .where('u.hour', '>=', from)
+              .where('u.hour', '<', to)
+              .orderBy('u.hour')
+              .orderBy('u.outcome')
+              .execute()
+      return rows.map((row) => ({ hour: Number(row.hour), outcome: row.outcome as UsageOutcome, requests: Number(row.requests) }))
     },
 
     async purge(before) {
@@ -40,6 +76,11 @@ export function createUsageStore(db: Kysely<Database>): UsageStore {
       await deleteInBatches(PURGE_BATCH, async (limit) => {
         const old = db.selectFrom('api_key_usage').select(['api_key_id', 'hour', 'outcome']).where('hour', '<', before).limit(limit).$asTuple('api_key_id', 'hour', 'outcome')
         const result = await db.deleteFrom('api_key_usage').where((eb) => eb(eb.refTuple('api_key_id', 'hour', 'outcome'), 'in', old)).executeTakeFirst()
+        return result.numDeletedRows
+      })
+      await deleteInBatches(PURGE_BATCH, async (limit) => {
+        const old = db.selectFrom('account_usage').select(['account_id', 'hour', 'outcome']).where('hour', '<', before).limit(limit).$asTuple('account_id', 'hour', 'outcome')
+        const result = await db.deleteFrom('account_usage').where((eb) => eb(eb.refTuple('account_id', 'hour', 'outcome'), 'in', old)).executeTakeFirst()
         return result.numDeletedRows
       })
     },
