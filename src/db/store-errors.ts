@@ -61,7 +61,8 @@ function isSilence(error: unknown): boolean {
 export function isUnavailable(error: unknown): error is Error {
   if (!(error instanceof Error)) return false
   const code = (error as { code?: unknown }).code
-  if (typeof code === 'string' && (UNAVAILABLE_CODES.has(code) || code.startsWith('08'))) return true
+  // 08P01 is a protocol violation (a statement of more than 65,535 parameters): a bug, not a lost connection.
+  if (typeof code === 'string' && (UNAVAILABLE_CODES.has(code) || (code.startsWith('08') && code !== '08P01'))) return true
   return UNAVAILABLE_MESSAGES.test(error.message)
 }
 

@@ -15,6 +15,7 @@ import { isNoSuchCategory } from '../sql/categories.js'
 import { changed, filteredKey, filteredListStatement, petsStatements, POSTGRES_INSERT_MANY, toInventory, toPet, type Inventory } from '../sql/pets-sql.js'
 import { completeClaim } from './idempotency.js'
 import { inTransaction } from './transaction.js'
+import { StoreUnavailableError } from '../store-errors.js'
 import type { NewPet, Pet } from '../../schemas/pet.js'
 
 type PetRecord = Pick<Selectable<PetsTable>, 'id' | 'name' | 'category_id' | 'status'>
@@ -33,20 +34,53 @@ const OPEN_ORDER_OF = { name: 'petstore_pets_open_order_of', text: SQL.openOrder
 const UPDATE = { name: 'petstore_pets_update', text: SQL.update }
 const REMOVE = { name: 'petstore_pets_remove', text: SQL.remove }
 
+/**
+ * Searches that may hold a connection of the pool (4) at once, and that may wait for
+ * one; beyond, a search is answered 503 at once. A pattern with no trigram to look up
+ * (`---`), or only common ones, reads the whole table: without this, four such searches
+ * took every connection and every tenant's requests waited or failed.
+ */
+const SEARCHES_AT_ONCE = 2
+const SEARCHES_WAITING = 16
+
+/** Runs at most `permits` of the works given at once, and queues at most `queue` more; refuses the rest. */
+function createGate(permits: number, queue: number) {
+  const waiting: (() => void)[] = []
+  return async <T>(work: () => Promise<T>): Promise<T> => {
+    if (permits > 0) permits--
+    else if (waiting.length >= queue) throw new StoreUnavailableError('too many searches at once', { outcome: 'not_written' })
+    else await new Promise<void>((resolve) => waiting.push(resolve))
+    try {
+      return await work()
+    } finally {
+      // The permit passes to the next in line, or back.
+      const next = waiting.shift()
+      if (next) next()
+      else permits++
+    }
+  }
+}
+
 export function createPostgresPetsStore(pool: pg.Pool): PetsStore {
   const rows = async (query: pg.QueryConfig) => (await pool.query<PetRecord>(query)).rows
   // A turn's callers of one list query share one page object, so the route serializes it once (routes/v1/list-page-answer.ts).
   const pageOfTurn = createReadCoalescer<PetsPage>()
   const listPage = async (query: pg.QueryConfig): Promise<PetsPage> =>
     Object.freeze({ pets: Object.freeze((await rows(query)).map((row) => Object.freeze(toPet(row)))), shared: true })
-  // Named, so that each connection prepares a filtered list's statement once: a handful of texts (sql/pets-sql.ts).
+  // Named, so that each connection prepares a filtered list's statement once: a handful
+  // of texts (sql/pets-sql.ts). Not a search's: after five runs PostgreSQL may keep one
+  // generic plan for a named statement, and for `ILIKE $1` that is a walk of the whole
+  // table by id; a tenant's few searches for "+++" made every later search on that
+  // connection cost a full scan. Unnamed, each search is planned for its own pattern.
   const statementNames = new Map<string, string>()
   const filteredStatement = (query: ListPetsQuery): pg.QueryConfig => {
     const { text, values } = filteredListStatement('postgres', query)
+    if (query.q !== undefined) return { text, values }
     let name = statementNames.get(text)
     if (name === undefined) statementNames.set(text, (name = `petstore_pets_filtered_${statementNames.size + 1}`))
     return { name, text, values }
   }
+  const searching = createGate(SEARCHES_AT_ONCE, SEARCHES_WAITING)
   const rowOfTurn = createReadCoalescer<PetRecord[]>()
   const countsOfTurn = createReadCoalescer<Inventory>()
   const readCounts = async () => toInventory((await pool.query<{ status: string; count: string }>(COUNT_BY_STATUS)).rows)
@@ -88,6 +122,7 @@ export function createPostgresPetsStore(pool: pg.Pool): PetsStore {
 
   return {
     list(query) {
+      if (query.q !== undefined) return pageOfTurn(filteredKey(query), () => searching(() => listPage(filteredStatement(query))))
       if (!isPlainList(query)) return pageOfTurn(filteredKey(query), () => listPage(filteredStatement(query)))
       const status = query.statuses?.[0]
       const { afterId, limit } = query
