@@ -255,6 +255,29 @@ for (const store of STORES) {
       assert.equal(keys.find((key) => key.id === sibling.apiKey.id)?.status, 'active', 'nothing disabled or revoked')
     })
 
+    it('a key narrowed on one instance makes, rolls, changes and revokes no key on another whose cache still has its old scopes (403): judged as it stands', async () => {
+      const owner = await operatorKey()
+      const narrowed = (await make(owner, { scopes: SCOPES })).body
+      const sibling = (await make(owner, { scopes: ['pets:read'] })).body
+      assert.equal((await other.request('/v1/account', { key: narrowed.key! })).status, 200, 'cached on the other instance')
+      const patched = await server.request(`/v1/keys/${narrowed.apiKey.id}`, { method: 'PATCH', key: owner, json: { scopes: ['pets:read', 'keys:read'] } })
+      assert.equal(patched.status, 200, patched.text)
+      for (const [what, res] of [
+        ['make', await other.request<{ code: string; message: string }>('/v1/keys', { method: 'POST', key: narrowed.key!, json: { name: 'after', scopes: ['pets:read', 'keys:write'] } })],
+        ['roll', await other.request<{ code: string; message: string }>(`/v1/keys/${narrowed.apiKey.id}/roll`, { method: 'POST', key: narrowed.key!, json: { grace: 0 } })],
+        ['change', await other.request<{ code: string; message: string }>(`/v1/keys/${sibling.apiKey.id}`, { method: 'PATCH', key: narrowed.key!, json: { enabled: false } })],
+        ['revoke', await other.request<{ code: string; message: string }>(`/v1/keys/${sibling.apiKey.id}/revoke`, { method: 'POST', key: narrowed.key! })],
+      ] as const) {
+        assert.equal(res.status, 403, `${what}: ${res.text}`)
+        assert.equal(res.body.code, 'insufficient_scope', what)
+        assert.match(res.body.message, /lacks the keys:write scope .* its scopes are pets:read, keys:read\./, what)
+      }
+      const keys = (await server.request<ApiKey[]>('/v1/keys?limit=100', { key: owner })).body
+      assert.deepEqual(keys.filter((key) => key.createdBy === narrowed.apiKey.id), [], 'nothing made')
+      assert.equal(keys.find((key) => key.id === narrowed.apiKey.id)?.replacedBy, null, 'nothing rolled')
+      assert.equal(keys.find((key) => key.id === sibling.apiKey.id)?.status, 'active', 'nothing disabled or revoked')
+    })
+
     it('a cascading revoke that reaches a key holding a scope the caller lacks is 403, and revokes nothing', async () => {
       const owner = await operatorKey()
       const maker = (await make(owner, { scopes: SCOPES })).body

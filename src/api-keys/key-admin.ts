@@ -90,6 +90,17 @@ export class ActorRefused extends Error {
   }
 }
 
+/**
+ * The acting key, as the store has it now, no longer holds keys:write: its scopes were
+ * narrowed, and this process's cache (or another instance's) still had the old ones.
+ */
+export class ActorLacksScope extends Error {
+  override name = 'ActorLacksScope'
+  constructor(readonly actor: ApiKeyRecord) {
+    super(`This API key (key ${actor.id}) no longer holds keys:write.`)
+  }
+}
+
 /** The account has as many live keys as a key may make (PETSTORE_MAX_KEYS); the operator is not held to it. */
 export class KeysLimitReached extends Error {
   override name = 'KeysLimitReached'
@@ -105,8 +116,18 @@ const actorRefused = (error: unknown): never => {
   throw error
 }
 
-/** The key, as the store reads it in the write's transaction, may still act (make or roll a key). */
-const mayAct = (actor: ApiKeyRecord, clock: Clock) => ({ id: actor.id, mayAct: (stored: StoredApiKey) => keyState(toApiKeyRecord(stored), clock.now()) === 'active' })
+/**
+ * The key, as the store reads it in the write's transaction, may still act (make or roll
+ * a key): active, holding keys:write and every scope the key written gets. A narrowing
+ * committed since the actor was read refuses the write (401, as a revocation would).
+ */
+const mayAct = (actor: ApiKeyRecord, clock: Clock, gives: readonly Scope[]) => ({
+  id: actor.id,
+  mayAct: (stored: StoredApiKey) => {
+    const now = toApiKeyRecord(stored)
+    return keyState(now, clock.now()) === 'active' && now.scopes.includes('keys:write') && scopesBeyond(gives, now.scopes).length === 0
+  },
+})
 
 /** Disabled, and by the operator: enabled again by the operator alone. */
 const stoppedByOperator = (key: ApiKeyRecord) => key.disabledAt !== null && key.disabledByOperator
@@ -183,18 +204,23 @@ export function createKeyAdmin({ apiKeys, limiter, clock, environment, onChanged
   }
 
   /**
-   * Refuses (401) an actor the store says is revoked, expired or disabled: caches elsewhere
-   * may still let its requests through for a few seconds (D6), but not its changes to keys.
+   * The actor as the store has it now (undefined: the operator), which every check of a
+   * change to keys then reads. Refuses (401) one the store says is revoked, expired or
+   * disabled, and (403) one no longer holding keys:write: caches elsewhere may still let
+   * its requests through, with the scopes it had, for a few seconds (D6), but not its
+   * changes to keys. A key narrowed on one instance made a key with keys:write on another.
    */
-  async function stillActing(actor: ApiKeyRecord | undefined): Promise<void> {
-    if (!actor) return
-    const acting = await apiKeys.findById(actor.id)
-    if (!acting || !mayAct(actor, clock).mayAct(acting)) throw new ActorRefused(actor.id)
+  async function acting(actor: ApiKeyRecord | undefined): Promise<ApiKeyRecord | undefined> {
+    if (!actor) return undefined
+    const stored = await apiKeys.findById(actor.id)
+    const now = stored && toApiKeyRecord(stored)
+    if (!now || keyState(now, clock.now()) !== 'active') throw new ActorRefused(actor.id)
+    if (!now.scopes.includes('keys:write')) throw new ActorLacksScope(now)
+    return now
   }
 
-  /** The key `id` if `actor` may act on it: still acting (401), the key visible to it, and holding no scope it lacks (forbidden). */
+  /** The key `id` if `actor` (as it stands: see acting) may act on it: visible to it, and holding no scope it lacks (forbidden). */
   async function target(id: number, actor: ApiKeyRecord | undefined): Promise<ApiKeyRecord | undefined> {
-    await stillActing(actor)
     const key = await visible(id, actor)
     const beyond = key && actor ? scopesBeyond(key.scopes, actor.scopes) : []
     if (beyond.length > 0) {
@@ -268,9 +294,10 @@ export function createKeyAdmin({ apiKeys, limiter, clock, environment, onChanged
      * transaction, and the secret beside it sealed (never in the clear): a replay
      * answers the same key and secret.
      */
-    async create(input: NewKeyInput, actor?: ApiKeyRecord, completion?: SealingCompletion): Promise<{ secret: string; key: KeyView }> {
+    async create(input: NewKeyInput, caller?: ApiKeyRecord, completion?: SealingCompletion): Promise<{ secret: string; key: KeyView }> {
       const scopes = input.scopes ?? SCOPE_PRESETS.all
       nameWithin(input.name)
+      const actor = await acting(caller)
       scopesWithin(actor, scopes)
       const now = clock.now()
       const expiresAt = expiryWithin(actor, input.expiresInMs, now)
@@ -284,7 +311,7 @@ export function createKeyAdmin({ apiKeys, limiter, clock, environment, onChanged
         createdBy: actor?.id ?? null,
       })
       const stored = await apiKeys
-        .insert({ ...row, ...(actor && { actingKey: mayAct(actor, clock), liveKeysAtMost: maxKeys }) }, now, completion && { completion, body: (inserted) => ({ apiKey: fresh(inserted) }), sealedSecret: completion.seal(secret) })
+        .insert({ ...row, ...(actor && { actingKey: mayAct(actor, clock, scopes), liveKeysAtMost: maxKeys }) }, now, completion && { completion, body: (inserted) => ({ apiKey: fresh(inserted) }), sealedSecret: completion.seal(secret) })
         .catch(actorRefused)
       return { secret, key: fresh(stored) }
     },
@@ -295,8 +322,8 @@ export function createKeyAdmin({ apiKeys, limiter, clock, environment, onChanged
      * the key made widened or given a later expiry since (judged as it stands, as the
      * secret is).
      */
-    async replayableBy(actor: ApiKeyRecord, made: Pick<KeyView, 'id' | 'scopes' | 'expiresAt'>): Promise<void> {
-      await stillActing(actor)
+    async replayableBy(caller: ApiKeyRecord, made: Pick<KeyView, 'id' | 'scopes' | 'expiresAt'>): Promise<void> {
+      const actor = (await acting(caller))!
       const now = (await visible(made.id, actor)) ?? made
       scopesWithin(actor, now.scopes)
       notOutliving(actor, now, 'be handed')
@@ -317,8 +344,9 @@ export function createKeyAdmin({ apiKeys, limiter, clock, environment, onChanged
     /** The key, when the actor (if any) may see it, without the status a view asks the limiter for: to scope a query by it. */
     find: visible,
 
-    async update(id: number, input: KeyUpdateInput, actor?: ApiKeyRecord): Promise<KeyView | undefined> {
+    async update(id: number, input: KeyUpdateInput, caller?: ApiKeyRecord): Promise<KeyView | undefined> {
       nameWithin(input.name)
+      const actor = await acting(caller)
       const current = await target(id, actor)
       if (!current) return undefined
       if (current.revokedAt !== null) throw revokedKey(id)
@@ -346,8 +374,9 @@ export function createKeyAdmin({ apiKeys, limiter, clock, environment, onChanged
     },
 
     /** A new key in the same account with the same name, scopes, expiry and maker (disabled if the old one is); the old one works until `graceMs` from now. */
-    async roll(id: number, graceMs: number, actor?: ApiKeyRecord): Promise<{ secret: string; key: KeyView; old: KeyView } | undefined> {
+    async roll(id: number, graceMs: number, caller?: ApiKeyRecord): Promise<{ secret: string; key: KeyView; old: KeyView } | undefined> {
       if (graceMs < 0 || graceMs > MAX_GRACE_MS) throw new KeyAdminError('The grace period is from 0 (the old key stops now) to 7 days.', 'grace')
+      const actor = await acting(caller)
       const current = await target(id, actor)
       if (!current) return undefined
       if (current.revokedAt !== null) throw revokedKey(id)
@@ -384,7 +413,7 @@ export function createKeyAdmin({ apiKeys, limiter, clock, environment, onChanged
         createdBy: actor?.id === id ? id : current.createdBy,
       })
       const now = clock.now()
-      const rolled = await apiKeys.roll(id, { ...row, ...(actor && { actingKey: mayAct(actor, clock) }) }, now + graceMs, now).catch(actorRefused)
+      const rolled = await apiKeys.roll(id, { ...row, ...(actor && { actingKey: mayAct(actor, clock, current.scopes) }) }, now + graceMs, now).catch(actorRefused)
       if (!rolled) {
         // Rolled or revoked meanwhile (by a roll sent at the same time): say which, as above.
         const after = await visible(id, actor)
@@ -397,7 +426,8 @@ export function createKeyAdmin({ apiKeys, limiter, clock, environment, onChanged
     },
 
     /** Revokes the key, and with `cascade` every key it made, however deep: the key, and the ids revoked now. */
-    async revoke(id: number, actor?: ApiKeyRecord, cascade = false): Promise<{ key: KeyView; revoked: number[] } | undefined> {
+    async revoke(id: number, caller?: ApiKeyRecord, cascade = false): Promise<{ key: KeyView; revoked: number[] } | undefined> {
+      const actor = await acting(caller)
       if (!(await target(id, actor))) return undefined
       if (cascade && actor) {
         // What the key made may hold more than it does now (its scopes narrowed since, or
@@ -414,7 +444,8 @@ export function createKeyAdmin({ apiKeys, limiter, clock, environment, onChanged
     },
 
     /** Lifts the key's ban; `lifted` is false when it was not banned. */
-    async unban(id: number, actor?: ApiKeyRecord): Promise<{ key: KeyView; lifted: boolean } | undefined> {
+    async unban(id: number, caller?: ApiKeyRecord): Promise<{ key: KeyView; lifted: boolean } | undefined> {
+      const actor = await acting(caller)
       const key = await target(id, actor)
       if (!key) return undefined
       if (actor?.id === id) throw new KeyAdminError('A key cannot lift its own ban: another key with keys:write, or the operator, can.', 'keyId', true)

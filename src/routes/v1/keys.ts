@@ -5,7 +5,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { durationMs } from '../../api-keys/duration.js'
-import { ActorRefused, KeyAdminError, KeysLimitReached, KeyStateConflict, MAX_GRACE_MS, DEFAULT_GRACE_MS, type KeyAdmin } from '../../api-keys/key-admin.js'
+import { ActorLacksScope, ActorRefused, KeyAdminError, KeysLimitReached, KeyStateConflict, MAX_GRACE_MS, DEFAULT_GRACE_MS, type KeyAdmin } from '../../api-keys/key-admin.js'
 import { scopesNamed } from '../../vocabulary/scopes.js'
 import type { Clock } from '../../clock.js'
 import { ApiError } from '../../errors.js'
@@ -15,6 +15,7 @@ import { ApiKey, ApiKeyPatch, ApiKeyWithSecret, NewApiKey, UsageBucket } from '.
 import { idSchema } from '../../schemas/pet.js'
 import { BODY_TOO_LARGE, errorResponse, header, idempotencyKeyReused, notJsonBody, optionalHeader, response, TOO_MANY_REQUESTS, UNAUTHORIZED } from '../../schemas/responses.js'
 import { parametersWithDefaults, ref } from '../../schemas/shared.js'
+import { insufficientScope } from '../../plugins/v1-guard.js'
 import { refuseOtherMethods } from '../method-not-allowed.js'
 import { decodeCursor, pageWithLink } from './cursor.js'
 import { idempotencyKeyHeaders, listQuery, optionalBody } from './parameters.js'
@@ -68,6 +69,8 @@ function refused(error: unknown): never {
   if (error instanceof ActorRefused) {
     throw new ApiError('unauthorized', error.message, { headers: { 'www-authenticate': 'Bearer realm="petstore", error="invalid_token", error_description="The API key is no longer active"' } })
   }
+  // As the guard answers it now: the key's scopes were narrowed, and this process's cache had the old ones.
+  if (error instanceof ActorLacksScope) throw insufficientScope(error.actor, 'keys:write')
   if (error instanceof KeysLimitReached) throw new ApiError('key_limit_reached', error.message)
   if (error instanceof KeyStateConflict) throw new ApiError(error.code, error.message, { details: [{ field: error.field, message: error.message }] })
   if (error instanceof KeyAdminError) {
