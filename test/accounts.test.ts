@@ -294,7 +294,7 @@ for (const store of STORES) {
       assert.equal((await server.request(`/v1/keys/${maker.apiKey.id}/revoke`, { method: 'POST', key: narrow.key! })).status, 200, 'the maker alone is within its reach')
     })
 
-    it('an account\'s keys make at most PETSTORE_MAX_KEYS live keys (409 key_limit_reached), however many ask at once; a revoked or expired one frees its place, a roll and the operator are not held to it', async () => {
+    it('an account\'s keys make at most PETSTORE_MAX_KEYS live keys (409 key_limit_reached), however many ask at once; a revoked or expired one frees its place, a roll is held to twice it, the operator to neither', async () => {
       const capped = await startTestServer({ store: 'sqlite', clock, env: { DATABASE_URL: server.config.databaseUrl, PETSTORE_MAX_KEYS: '4' } })
       try {
         const owner = await operatorKey()
@@ -313,9 +313,21 @@ for (const store of STORES) {
         assert.equal((await makeOn(capped, { expiresIn: '1h' })).status, 201, 'its place is free once it ends')
         assert.equal((await makeOn(capped)).status, 409)
         clock.advance(3_600_000)
-        assert.equal((await makeOn(capped)).status, 201, 'an expired key frees its place')
+        const last = await makeOn(capped)
+        assert.equal(last.status, 201, 'an expired key frees its place')
         for (let i = 0; i < 2; i++) await server.createKey('free', {}, { accountId: await server.accountId(owner) })
         assert.equal(await live(), 6, 'the operator is not held to it')
+        // Each roll with a grace period leaves one more key live: a key rolls while the account has fewer than twice the cap.
+        let newest = last.body.apiKey.id
+        const rolls: string[] = []
+        for (let i = 0; i < 3; i++) {
+          const rolled = await capped.request<Created & { code?: string; message?: string }>(`/v1/keys/${newest}/roll`, { method: 'POST', key: owner, json: { grace: 604_800 } })
+          rolls.push(`${rolled.status}${rolled.body.code ? ` ${rolled.body.code}` : ''}`)
+          if (rolled.status === 201) newest = rolled.body.apiKey.id
+          else assert.match(rolled.body.message!, /^The account has 8 live keys .* those still in a roll's grace period included/)
+        }
+        assert.deepEqual(rolls, ['201', '201', '409 key_limit_reached'])
+        assert.equal(await live(), 8)
       } finally {
         await capped.close()
       }

@@ -101,18 +101,29 @@ export class ActorLacksScope extends Error {
   }
 }
 
-/** The account has as many live keys as a key may make (PETSTORE_MAX_KEYS); the operator is not held to it. */
+/**
+ * The account has as many live keys as a key may make (PETSTORE_MAX_KEYS), or, for a
+ * roll, twice as many (those in a roll's grace period included); the operator is not
+ * held to either.
+ */
 export class KeysLimitReached extends Error {
   override name = 'KeysLimitReached'
-  constructor(readonly limit: number) {
-    super(`The account has ${limit} live keys (not revoked, not expired), as many as its keys may make: revoke one it no longer uses (POST /v1/keys/{id}/revoke), or roll one (a roll is not counted). The operator sets the number (PETSTORE_MAX_KEYS) and is not held to it.`)
+  constructor(
+    readonly limit: number,
+    rolling = false,
+  ) {
+    super(
+      rolling
+        ? `The account has ${limit} live keys (not revoked, not expired), those still in a roll's grace period included: a roll keeps the old key live through its grace, and a key may roll while the account has fewer than twice the keys its keys may make. Revoke keys it no longer uses (POST /v1/keys/{id}/revoke), or wait for a grace period to end. The operator sets the number (PETSTORE_MAX_KEYS) and is not held to it.`
+        : `The account has ${limit} live keys (not revoked, not expired), as many as its keys may make: revoke one it no longer uses (POST /v1/keys/{id}/revoke), or roll one (a roll is counted only against twice that number). The operator sets the number (PETSTORE_MAX_KEYS) and is not held to it.`,
+    )
   }
 }
 
 /** The store's refusals of a write by a key, as the service's; anything else as it is. */
-const actorRefused = (error: unknown): never => {
+const actorRefused = (error: unknown, rolling = false): never => {
   if (error instanceof ActingKeyRefused) throw new ActorRefused(error.keyId)
-  if (error instanceof KeyLimitReached) throw new KeysLimitReached(error.limit)
+  if (error instanceof KeyLimitReached) throw new KeysLimitReached(error.limit, rolling)
   throw error
 }
 
@@ -413,7 +424,12 @@ export function createKeyAdmin({ apiKeys, limiter, clock, environment, onChanged
         createdBy: actor?.id === id ? id : current.createdBy,
       })
       const now = clock.now()
-      const rolled = await apiKeys.roll(id, { ...row, ...(actor && { actingKey: mayAct(actor, clock, current.scopes) }) }, now + graceMs, now).catch(actorRefused)
+      // A roll by a key is held to twice the keys a key may make, counted with the key it
+      // makes: each roll with a grace period leaves one more key live for up to 7 days,
+      // and rolling the newest again at once made keys without end.
+      const rolled = await apiKeys
+        .roll(id, { ...row, ...(actor && { actingKey: mayAct(actor, clock, current.scopes), liveKeysAtMost: maxKeys === undefined ? undefined : 2 * maxKeys }) }, now + graceMs, now)
+        .catch((error: unknown) => actorRefused(error, true))
       if (!rolled) {
         // Rolled or revoked meanwhile (by a roll sent at the same time): say which, as above.
         const after = await visible(id, actor)

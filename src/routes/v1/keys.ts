@@ -93,7 +93,7 @@ export async function keyRoutes(app: FastifyInstance, { keyAdmin, usage, idempot
         tags: ['keys'],
         summary: 'Make a key',
         description:
-          'Makes an API key in the caller\'s account, sharing its plan, limits and data. The secret is in this response alone: the service keeps only its hash. The calling key can give no scope it lacks and no expiry later than its own (the new key expires with it by default). An account has at most 100 live keys (not revoked, not expired) for its keys to make another (the operator sets the number: `PETSTORE_MAX_KEYS`, and is not held to it); one more is refused with 409 `key_limit_reached`. A roll is not counted. With an `Idempotency-Key`, a retry gets the same 201 again, secret included: for those 24 hours the secret is kept with the key\'s record, sealed with the main key (`PETSTORE_SECRET_KEY`), never in the clear. A replay goes only to a calling key that could make that key now: one whose scopes were narrowed, or expiry brought forward, since is answered 403 `forbidden`.',
+          'Makes an API key in the caller\'s account, sharing its plan, limits and data. The secret is in this response alone: the service keeps only its hash. The calling key can give no scope it lacks and no expiry later than its own (the new key expires with it by default). An account has at most 100 live keys (not revoked, not expired) for its keys to make another (the operator sets the number: `PETSTORE_MAX_KEYS`, and is not held to it); one more is refused with 409 `key_limit_reached`. A roll is counted only against twice that number (its old key is live through its grace). With an `Idempotency-Key`, a retry gets the same 201 again, secret included: for those 24 hours the secret is kept with the key\'s record, sealed with the main key (`PETSTORE_SECRET_KEY`), never in the clear. A replay goes only to a calling key that could make that key now: one whose scopes were narrowed, or expiry brought forward, since is answered 403 `forbidden`.',
         headers: idempotencyKeyHeaders({ replays: 'the first 201 (the secret included)', doesNot: 'makes no second key' }),
         body: ref(NewApiKey),
         response: {
@@ -230,7 +230,7 @@ export async function keyRoutes(app: FastifyInstance, { keyAdmin, usage, idempot
         tags: ['keys'],
         summary: 'Roll a key',
         description:
-          'Makes a new key in the same account with the same name, scopes and expiry (disabled if the old one is), shown in this response alone. Both see the account\'s data and share its limits; the old key keeps working for the grace period (default 24 hours; 0 stops it now), then answers 401. A key rolls only itself and the keys it made, however deep (the keys a cascading revoke of it reaches), as the roll hands it the new secret: any other is 403 `forbidden`. The operator rolls any key (`npx petstore keys roll ID`).',
+          'Makes a new key in the same account with the same name, scopes and expiry (disabled if the old one is), shown in this response alone. Both see the account\'s data and share its limits; the old key keeps working for the grace period (default 24 hours; 0 stops it now), then answers 401. A key rolls only itself and the keys it made, however deep (the keys a cascading revoke of it reaches), as the roll hands it the new secret: any other is 403 `forbidden`. The operator rolls any key (`npx petstore keys roll ID`). The old key is live through its grace period, so a key rolls only while the account has fewer than twice the live keys its keys may make (`PETSTORE_MAX_KEYS`, those in a grace period included): else 409 `key_limit_reached`.',
         params: KeyIdParams,
         body: RollBody,
         response: {
@@ -239,7 +239,7 @@ export async function keyRoutes(app: FastifyInstance, { keyAdmin, usage, idempot
           401: UNAUTHORIZED,
           403: BEYOND,
           404: errorResponse('There is no such key in this account.', ['not_found']),
-          409: errorResponse('The key is revoked, or was rolled already (roll the key that replaced it).', ['key_revoked', 'key_already_rolled']),
+          409: errorResponse('The key is revoked, or was rolled already (roll the key that replaced it); or the account has twice `PETSTORE_MAX_KEYS` live keys, those in a roll\'s grace period included.', ['key_revoked', 'key_already_rolled', 'key_limit_reached']),
           415: errorResponse('A body was sent, not as application/json.', ['unsupported_media_type']),
           429: TOO_MANY_REQUESTS,
         },
