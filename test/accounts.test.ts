@@ -93,9 +93,16 @@ for (const store of STORES) {
       assert.equal(cancelled.body.status, 'cancelled')
       const history = await server.request<{ ok: number }[]>('/v1/usage/history', { key: rolled.key! })
       assert.ok(history.body.reduce((sum, bucket) => sum + bucket.ok, 0) >= 4, 'the account\'s usage includes the old key\'s requests')
-      const oldOnly = await server.request<{ ok: number }[]>(`/v1/usage/history?keyId=${old.apiKey.id}`, { key: rolled.key! })
+      const oldOnly = await server.request<{ ok: number }[]>(`/v1/usage/history?keyId=${old.apiKey.id}`, { key: admin })
       assert.equal(oldOnly.status, 200)
-      assert.equal((await server.request(`/v1/usage/history?keyId=${await server.keyId(await operatorKey())}`, { key: rolled.key! })).status, 404, 'another account\'s key')
+      assert.equal(oldOnly.body.reduce((sum, bucket) => sum + bucket.ok, 0), 3, 'the old key\'s own: a pet, an order, an endpoint')
+      assert.equal((await server.request(`/v1/usage/history?keyId=${await server.keyId(await operatorKey())}`, { key: admin })).status, 404, 'another account\'s key')
+      // Another key's usage, as GET /v1/keys/{id}/usage, needs keys:read: without it a key learnt its account's key ids and when each was used.
+      const withoutKeysRead = await server.request<{ code: string; message: string }>(`/v1/usage/history?keyId=${old.apiKey.id}`, { key: rolled.key! })
+      assert.equal(withoutKeysRead.status, 403, withoutKeysRead.text)
+      assert.equal(withoutKeysRead.body.code, 'insufficient_scope')
+      assert.match(withoutKeysRead.headers.get('www-authenticate') ?? '', /scope="keys:read"/)
+      assert.equal((await server.request(`/v1/usage/history?keyId=${rolled.apiKey.id}`, { key: rolled.key! })).status, 200, 'its own needs no more')
     })
 
     it('a read_only key reads the orders its account\'s main key placed', async () => {

@@ -17,6 +17,7 @@ import { idSchema } from '../../schemas/pet.js'
 import { Usage, UsageBucket } from '../../schemas/key.js'
 import { errorResponse, response, TOO_MANY_REQUESTS, UNAUTHORIZED } from '../../schemas/responses.js'
 import { parametersWithDefaults, ref } from '../../schemas/shared.js'
+import { insufficientScope } from '../../plugins/v1-guard.js'
 import { refuseOtherMethods } from '../method-not-allowed.js'
 
 export const HistoryQuery = parametersWithDefaults(
@@ -31,7 +32,7 @@ type HistoryQuery = Static<typeof HistoryQuery>
 const AccountHistoryQuery = parametersWithDefaults(
   Type.Object({
     ...HistoryQuery.properties,
-    keyId: Type.Optional(idSchema('One key of the account; absent: all its keys together.')),
+    keyId: Type.Optional(idSchema('One key of the account (another than the calling key needs `keys:read` as well, as `GET /v1/keys/{id}/usage`); absent: all its keys together.')),
   }),
 )
 
@@ -95,8 +96,13 @@ export async function usageRoutes(app: FastifyInstance, { keyAdmin, limiter, usa
     async (request) => {
       const { keyId, ...query } = request.query
       const key = request.apiKey!
-      // The calling key is its account's: no lookup for its own history.
-      if (keyId !== undefined && keyId !== key.id && !(await keyAdmin.find(keyId, key))) throw new ApiError('not_found', `There is no key with id ${keyId} in this account.`)
+      // The calling key is its account's: no lookup for its own history. Another key's is
+      // what GET /v1/keys/{id}/usage shows, with keys:read: without it, a key learnt which
+      // ids were its account's keys, and when each was used.
+      if (keyId !== undefined && keyId !== key.id) {
+        if (!key.scopes.includes('keys:read')) throw insufficientScope(key, 'keys:read', 'another key\'s usage needs')
+        if (!(await keyAdmin.find(keyId, key))) throw new ApiError('not_found', `There is no key with id ${keyId} in this account.`)
+      }
       return historyOf(usage, keyId === undefined ? { accountId: key.accountId } : { accountId: key.accountId, keyId }, query, clock.now())
     },
   )
