@@ -151,6 +151,41 @@ describe('SQLite pets store', () => {
     }
   })
 
+  it('reads a search in id order a chunk at a time, letting other reads go between, to the same pages either way', async () => {
+    // 60 pets named "chunky …": one in 20 sold. Reading 4 FTS rows a turn, a sold page
+    // is found across turns; ascending and descending give every sold one, in order.
+    const db = new SqliteDatabase(file)
+    const insert = db.prepare('INSERT INTO pets (name, category_id, status, created_at) VALUES (?, ?, ?, 1) RETURNING id').pluck()
+    const seeded = db.transaction(() => Array.from({ length: 60 }, (_, i) => ({ id: Number(insert.get(`chunky ${i}`, 1, i % 20 === 7 ? 'sold' : 'available')), sold: i % 20 === 7 })))()
+    db.close()
+    const connection = openSqlite(file)
+    const chunked = createSqlitePetsStore({ ...connection, groupCommit: createSqliteGroupCommit(connection.db, connection.writer), completeClaim: createSqliteCompleteClaim(connection.writer), searchChunk: 4 })
+    try {
+      const sold = seeded.filter((pet) => pet.sold).map((pet) => pet.id)
+      const paged = async (sort: 'id' | '-id') => {
+        const seen: number[] = []
+        for (let afterId = 0; ; ) {
+          const { pets } = await chunked.list({ q: 'chunky', statuses: ['sold'], sort, afterId, limit: 2 })
+          seen.push(...pets.slice(0, 1).map((pet) => pet.id))
+          if (pets.length < 2) return seen
+          afterId = pets[0]!.id
+        }
+      }
+      assert.deepEqual(await paged('id'), sold)
+      assert.deepEqual(await paged('-id'), [...sold].reverse())
+      assert.deepEqual((await chunked.list({ q: 'chunky', afterId: 0, limit: 5 })).pets.map((pet) => pet.id), seeded.slice(0, 5).map((pet) => pet.id), 'a common filter ends in the first chunk')
+      // A read asked after the search's starts is answered before the search's last chunk.
+      const order: string[] = []
+      const searching = chunked.list({ q: 'chunky', statuses: ['pending'], afterId: 0, limit: 5 }).then((page) => order.push(`search: ${page.pets.length}`))
+      const reading = chunked.find(seeded[0]!.id).then((pet) => order.push(`find: ${pet?.id}`))
+      await Promise.all([searching, reading])
+      assert.deepEqual(order, [`find: ${seeded[0]!.id}`, 'search: 0'])
+    } finally {
+      chunked.close()
+      await connection.db.destroy()
+    }
+  })
+
   it('walks sort=name with filters in the (name, id) index, never sorting', () => {
     const db = new SqliteDatabase(file, { readonly: true })
     try {

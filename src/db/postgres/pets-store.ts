@@ -15,7 +15,7 @@ import { isNoSuchCategory } from '../sql/categories.js'
 import { changed, filteredKey, filteredListStatement, petsStatements, POSTGRES_INSERT_MANY, toInventory, toPet, type Inventory } from '../sql/pets-sql.js'
 import { completeClaim } from './idempotency.js'
 import { inTransaction } from './transaction.js'
-import { StoreUnavailableError } from '../store-errors.js'
+import { createGate } from '../gate.js'
 import type { NewPet, Pet } from '../../schemas/pet.js'
 
 type PetRecord = Pick<Selectable<PetsTable>, 'id' | 'name' | 'category_id' | 'status'>
@@ -43,24 +43,6 @@ const REMOVE = { name: 'petstore_pets_remove', text: SQL.remove }
 const SEARCHES_AT_ONCE = 2
 const SEARCHES_WAITING = 16
 
-/** Runs at most `permits` of the works given at once, and queues at most `queue` more; refuses the rest. */
-function createGate(permits: number, queue: number) {
-  const waiting: (() => void)[] = []
-  return async <T>(work: () => Promise<T>): Promise<T> => {
-    if (permits > 0) permits--
-    else if (waiting.length >= queue) throw new StoreUnavailableError('too many searches at once', { outcome: 'not_written' })
-    else await new Promise<void>((resolve) => waiting.push(resolve))
-    try {
-      return await work()
-    } finally {
-      // The permit passes to the next in line, or back.
-      const next = waiting.shift()
-      if (next) next()
-      else permits++
-    }
-  }
-}
-
 export function createPostgresPetsStore(pool: pg.Pool): PetsStore {
   const rows = async (query: pg.QueryConfig) => (await pool.query<PetRecord>(query)).rows
   // A turn's callers of one list query share one page object, so the route serializes it once (routes/v1/list-page-answer.ts).
@@ -80,7 +62,7 @@ export function createPostgresPetsStore(pool: pg.Pool): PetsStore {
     if (name === undefined) statementNames.set(text, (name = `petstore_pets_filtered_${statementNames.size + 1}`))
     return { name, text, values }
   }
-  const searching = createGate(SEARCHES_AT_ONCE, SEARCHES_WAITING)
+  const searching = createGate(SEARCHES_AT_ONCE, SEARCHES_WAITING, 'searches')
   const rowOfTurn = createReadCoalescer<PetRecord[]>()
   const countsOfTurn = createReadCoalescer<Inventory>()
   const readCounts = async () => toInventory((await pool.query<{ status: string; count: string }>(COUNT_BY_STATUS)).rows)

@@ -61,9 +61,7 @@ export function filteredListStatement(dialect: Dialect, query: ListPetsQuery): S
     // The composed form is left out when under 3 characters (é and a combining accent
     // composed): the trigram indexes cannot answer it, and FTS5 would match nothing with
     // it. The decomposed one is never shorter than q.
-    const composed = query.q.normalize('NFC')
-    const decomposed = query.q.normalize('NFD')
-    const forms = composed === decomposed || [...composed].length < 3 ? [decomposed] : [composed, decomposed]
+    const forms = searchForms(query.q)
     where.push(
       dialect === 'sqlite'
         ? `pets_search MATCH ${param(forms.map(ftsPhrase).join(' OR '))}`
@@ -80,6 +78,28 @@ export function filteredListStatement(dialect: Dialect, query: ListPetsQuery): S
   const order = sort === 'id' ? id : sort === '-id' ? `${id} DESC` : `${name}, p.id`
   const from = searched ? 'pets_search JOIN pets p ON p.id = pets_search.rowid' : 'pets p'
   const text = `SELECT p.id, p.name, p.category_id, p.status FROM ${from}${where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY ${order} LIMIT ${param(query.limit)}`
+  return { text, values }
+}
+
+/**
+ * A search (`q`) in id order on SQLite, as a stream of every FTS5 row after the cursor
+ * (before it, with `-id`), each with its pet when the pet passes the other filters (else
+ * nulls): so that whoever reads it can stop, or let other work go first, every so many
+ * rows, even where few of them pass. A common text with a rare filter
+ * (`q=the pet&status=sold`) read every match in one step, up to a second of the
+ * process's one thread at a million pets, while every tenant's requests waited
+ * (sqlite/pets-store.ts reads it a chunk at a time between turns of the event loop).
+ */
+export function searchStatement(query: ListPetsQuery & { q: string }): Statement {
+  const { values, param, list } = placeholders('sqlite')
+  const descending = query.sort === '-id'
+  // The pet's conditions join it, so that a row that fails them still comes (as nulls)
+  // and counts; FTS5 gives the rows in rowid order itself, never through a sorter.
+  // Values go in the order of their placeholders in the text.
+  const on = ['p.id = pets_search.rowid', ...columnFilters(query, list)].join(' AND ')
+  const match = `pets_search MATCH ${param(searchForms(query.q).map(ftsPhrase).join(' OR '))}`
+  const bound = query.afterId > 0 ? ` AND pets_search.rowid ${descending ? '<' : '>'} ${param(query.afterId)}` : ''
+  const text = `SELECT p.id, p.name, p.category_id, p.status FROM pets_search LEFT JOIN pets p ON ${on} WHERE ${match}${bound} ORDER BY pets_search.rowid${descending ? ' DESC' : ''}`
   return { text, values }
 }
 
@@ -142,6 +162,13 @@ function columnFilters(query: ListPetsQuery, list: (items: readonly unknown[], c
 /** A filtered list's identity, for the stores' per-turn and per-version page caches. */
 export const filteredKey = (query: ListPetsQuery): string =>
   JSON.stringify([query.statuses, query.categoryIds, query.q, query.ids, query.sort, query.afterId, query.afterName, query.limit])
+
+/** The forms of `q` looked for: composed (NFC) and decomposed (NFD), or one when they read alike (see filteredListStatement). */
+function searchForms(q: string): string[] {
+  const composed = q.normalize('NFC')
+  const decomposed = q.normalize('NFD')
+  return composed === decomposed || [...composed].length < 3 ? [decomposed] : [composed, decomposed]
+}
 
 /** FTS5: the text as one phrase (a substring, with the trigram tokenizer), quotes doubled. */
 const ftsPhrase = (text: string) => `"${text.replaceAll('"', '""')}"`
