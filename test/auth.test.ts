@@ -33,6 +33,23 @@ for (const store of STORES) describe(`authentication (${store})`, () => {
     })
   }
 
+  it('marks every /v1 answer no-store and nosniff, keyed or not, so no browser cache keeps an account\'s data past a sign-out; openapi.json keeps its own', async () => {
+    // A server of its own: the requests without a key would use up this address's budget for the tests after.
+    const own = await startTestServer({ store, clock })
+    try {
+      const ownKey = await own.createKey()
+      assert.equal((await own.request('/v1/openapi.json')).headers.get('cache-control'), 'no-cache')
+      for (const { operationId, method, example, body } of V1_OPERATIONS) {
+        for (const res of [await own.request(example, { method, json: body, key: ownKey }), await own.request(example, { method, json: body })]) {
+          assert.equal(res.headers.get('cache-control'), 'no-store', `${operationId}: ${res.status}`)
+          assert.equal(res.headers.get('x-content-type-options'), 'nosniff', operationId)
+        }
+      }
+    } finally {
+      await own.close()
+    }
+  })
+
   it('tells a client that sent its key in the URL that it is not read there, and where it goes', async () => {
     for (const path of [`/v1/pets?api_key=${key}`, `/v1/pets?access_token=${key}`, `/v1/pets?limit=2&key=${key}`]) {
       assertUnauthorized(await server.request(path), /a key in the URL is not read .*"Authorization: Bearer <key>"/, 'Bearer realm="petstore"')

@@ -74,6 +74,12 @@ export default fp(
     app.decorateRequest('rateLimitOutcome', undefined)
 
     app.addHook('onRequest', (request, reply, done) => {
+      // An account's data is for the caller alone: no browser cache keeps it past a sign-out
+      // (a browser's cache is keyed by URL, not by Authorization), nor any other cache. A
+      // route whose answer may be kept (openapi.json) sets its own. And no browser reads a
+      // JSON answer as anything else.
+      reply.header('cache-control', 'no-store')
+      reply.header('x-content-type-options', 'nosniff')
       const known = authorizationSentTwice(request.raw.rawHeaders) ? SENT_TWICE : authenticator.peek(request.headers.authorization)
       // A ban this instance knows of refuses before anything is looked up.
       const target = banTargetOf(request, known)
