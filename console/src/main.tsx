@@ -39,6 +39,8 @@ async function openSession(apiKey: string, signOut: () => void): Promise<Session
  */
 async function explainRefusal(_apiKey: string, failure: unknown): Promise<unknown> {
   if (!(failure instanceof PetstoreError) || failure.code !== 'key_banned' || failure.retryAfter === undefined) return failure
+  // The address's ban, not the key's: the server's message says so.
+  if (failure.message.startsWith('This address')) return failure
   const bannedUntil = new Date(Date.now() + failure.retryAfter * 1000).toISOString()
   return new Error(`This key is banned until ${formatTime(bannedUntil)}, for sending too many requests while rate limited. Try again then.`)
 }

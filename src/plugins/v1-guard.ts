@@ -19,6 +19,7 @@ import { PLAN_LIMITS, type Limits } from '../vocabulary/plans.js'
 import type { ApiKeyRecord } from '../api-keys/api-key-record.js'
 import type { Scope } from '../vocabulary/scopes.js'
 import { SECRET_PARAMETER } from '../config.js'
+import type { Clock } from '../clock.js'
 import { ApiError } from '../errors.js'
 import type { Caller, RateLimitCount, RateLimitResult, RateLimiter } from '../rate-limit/limiter.js'
 
@@ -66,12 +67,48 @@ function authorizationSentTwice(raw: readonly string[]): boolean {
 export interface V1GuardOptions {
   authenticator: Authenticator
   limiter: RateLimiter
+  clock: Clock
+}
+
+/**
+ * Keys not cached that a banned address still has looked up, a minute. An address is
+ * banned for what its requests without a valid key did, and a web page can make its
+ * visitors' browsers send those (an `<img>` needs no key and no CORS): refusing every
+ * key from a banned address unlooked-up refused the visitor's own valid key, after each
+ * restart, for 15 minutes. A page cannot send a key from the browser (that would need
+ * CORS), so the visitor's key gets one of these; a guesser behind the ban gets a few.
+ */
+const LOOKUPS_WHILE_BANNED = 10
+/** Banned addresses whose lookups are counted; beyond, the count starts again. */
+const MAX_COUNTED_ADDRESSES = 10_000
+
+function createLookupBudget(clock: Clock) {
+  let minute = 0
+  let spent = new Map<string, number>()
+  return (address: string): boolean => {
+    const now = Math.floor(clock.now() / 60_000)
+    if (now !== minute || spent.size >= MAX_COUNTED_ADDRESSES) [minute, spent] = [now, new Map()]
+    const n = (spent.get(address) ?? 0) + 1
+    spent.set(address, n)
+    return n <= LOOKUPS_WHILE_BANNED
+  }
 }
 
 export default fp(
-  async (app, { authenticator, limiter }: V1GuardOptions) => {
+  async (app, { authenticator, limiter, clock }: V1GuardOptions) => {
     app.decorateRequest('apiKey', null)
     app.decorateRequest('rateLimitOutcome', undefined)
+    const lookupBudget = createLookupBudget(clock)
+    /** Requests let past their address's ban to have their key looked up: asked once each, whichever ban check asks. */
+    const lookingUp = new WeakSet<FastifyRequest>()
+    /** Whether a ban of `target` refuses the request unlooked-up: a key's, always; an address's, once its lookups this minute are spent. */
+    const refusesUnlooked = (request: FastifyRequest, target: BanTarget) => {
+      if (target.auth !== NOT_LOOKED_UP) return true
+      if (lookingUp.has(request)) return false
+      if (!lookupBudget(request.ip)) return true
+      lookingUp.add(request)
+      return false
+    }
 
     app.addHook('onRequest', (request, reply, done) => {
       // An account's data is for the caller alone: no browser cache keeps it past a sign-out
@@ -84,7 +121,7 @@ export default fp(
       // A ban this instance knows of refuses before anything is looked up.
       const target = banTargetOf(request, known)
       const ban = target && limiter.bannedNow(target.caller, target.limits)
-      if (ban) {
+      if (ban && refusesUnlooked(request, target)) {
         try {
           admit(request, reply, target.auth, ban)
         } catch (error) {
@@ -122,7 +159,7 @@ export default fp(
       const target = banTargetOf(request, known)
       if (!limiter.shared || !target) return
       const windows = await limiter.peek(target.caller, target.limits)
-      if (windows.outcome === 'banned') admit(request, reply, target.auth, windows)
+      if (windows.outcome === 'banned' && refusesUnlooked(request, target)) admit(request, reply, target.auth, windows)
     }
 
     /** The caller's key: as cached, or looked up once no ban known for it refused it first. */
@@ -181,7 +218,12 @@ const settled = (known: AuthResult | undefined): known is AuthResult => known !=
  * whose cached record is past its lifetime (a banned key's record is not refreshed
  * while its ban holds). None when the peek's answer stands.
  */
-function banTargetOf(request: FastifyRequest, known: AuthResult | undefined): { caller: Caller; limits: Limits; auth: AuthResult } | undefined {
+interface BanTarget {
+  caller: Caller
+  limits: Limits
+  auth: AuthResult
+}
+function banTargetOf(request: FastifyRequest, known: AuthResult | undefined): BanTarget | undefined {
   if (known === undefined) return { caller: addressOf(request), limits: PLAN_LIMITS.free, auth: NOT_LOOKED_UP }
   if (known.ok && known.stale) return { caller: known.key, limits: known.key.limits, auth: known }
   return undefined
@@ -301,7 +343,9 @@ function refusal(counted: RateLimitCount, who: string): ApiError {
   const wait = `Retry after ${retryAfter(counted)} seconds`
   if (counted.outcome === 'banned') {
     const until = new Date(counted.bannedUntil ?? 0).toISOString()
-    return new ApiError('key_banned', `Temporarily banned until ${until} for repeated requests while rate limited. ${wait}, then back off exponentially on 429.`)
+    // The code is the same for both (the contract's); the message says whose ban it is.
+    const whose = who === ANONYMOUS ? 'This address is temporarily banned, for requests without a valid API key,' : 'Temporarily banned'
+    return new ApiError('key_banned', `${whose} until ${until} for repeated requests while rate limited. ${wait}, then back off exponentially on 429.`)
   }
   const limit = counted.reported.limit
   return counted.reported.name === 'day'

@@ -45,7 +45,7 @@ export interface V1Options {
 }
 
 export async function v1Routes(app: FastifyInstance, { authenticator, limiter, idempotency, clock, keyAdmin, accountAdmin, usage, metrics, catalogue, orderService, webhookAdmin, writePacing }: V1Options) {
-  await app.register(v1Guard, { authenticator, limiter })
+  await app.register(v1Guard, { authenticator, limiter, clock })
   applyOperationScopes(app)
   // On the paced routes alone (no cost to the others), after the guard: a write refused
   // for its key, its limits or its scope never waits for a permit.
