@@ -68,6 +68,7 @@ describe('GET /console over HTTP', () => {
       assert.equal(res.headers.get('x-frame-options'), 'DENY')
       assert.equal(res.headers.get('referrer-policy'), 'no-referrer')
       assert.equal(res.headers.get('x-content-type-options'), 'nosniff')
+      assert.equal(res.headers.get('cross-origin-opener-policy'), 'same-origin')
       assert.equal(res.headers.get('cache-control'), 'no-cache')
     }
   })

@@ -75,8 +75,10 @@ describe('GET /docs over HTTP', () => {
     }
   })
 
-  it('sends a Content-Security-Policy that allows this origin only', async () => {
-    const csp = (await server.request('/docs')).headers.get('content-security-policy') ?? ''
+  it('sends a Content-Security-Policy that allows this origin only, and is neither framed, nor sniffed, nor sends a referrer, nor opened with a handle kept', async () => {
+    const page = await server.request('/docs')
+    assert.deepEqual(['x-frame-options', 'referrer-policy', 'x-content-type-options', 'cross-origin-opener-policy'].map((name) => page.headers.get(name)), ['DENY', 'no-referrer', 'nosniff', 'same-origin'])
+    const csp = page.headers.get('content-security-policy') ?? ''
     assert.match(csp, /default-src 'none'/)
     assert.match(csp, /script-src 'self'(;|$)/)
     assert.match(csp, /connect-src 'self'(;|$)/)
@@ -89,6 +91,14 @@ describe('GET /docs over HTTP', () => {
     const canonical = (await server.request<Doc>('/v1/openapi.json')).body
     assert.deepEqual(page.servers, [{ url: '/v1', description: 'This server' }, ...canonical.servers])
     assert.deepEqual({ ...page, servers: canonical.servers }, canonical)
+  })
+
+  it('sends /docs/static/index.html, with a query or without, to /docs/ once: it redirected to itself without end', async () => {
+    for (const path of ['/docs/static/index.html', '/docs/static/index.html?a=1']) {
+      const res = await server.request(path, { redirect: 'manual' })
+      assert.equal(res.status, 302, path)
+      assert.equal(res.headers.get('location'), '/docs/', path)
+    }
   })
 
   it('answers the JSON Error 404 for unknown paths under /docs', async () => {

@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url'
 import fp from 'fastify-plugin'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { ApiError } from '../errors.js'
-import { SAME_ORIGIN_CSP } from './docs.js'
+import { SAME_ORIGIN_CSP, PAGE_HEADERS } from './docs.js'
 import { compressOnce, encodingFor } from './compression.js'
 
 const CONSOLE_PREFIX = '/console'
@@ -26,12 +26,7 @@ export const CONSOLE_DIR = fileURLToPath(new URL('../../dist/console/', import.m
 // DOM (CSSOM), which style-src does not govern. connect-src 'self': the key goes to
 // this server only.
 
-const SECURITY_HEADERS = {
-  'content-security-policy': SAME_ORIGIN_CSP,
-  'x-frame-options': 'DENY',
-  'referrer-policy': 'no-referrer',
-  'x-content-type-options': 'nosniff',
-}
+const SECURITY_HEADERS = { 'content-security-policy': SAME_ORIGIN_CSP, ...PAGE_HEADERS }
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',

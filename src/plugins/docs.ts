@@ -34,6 +34,18 @@ export const SAME_ORIGIN_CSP = [
   "frame-ancestors 'none'",
 ].join('; ')
 
+/**
+ * The docs page's and the console's headers beside their CSP: not framed (older browsers
+ * read X-Frame-Options, not frame-ancestors), no referrer to the hosts they link to, no
+ * sniffing, and no handle on them kept by a page of another origin that opened them.
+ */
+export const PAGE_HEADERS = {
+  'x-frame-options': 'DENY',
+  'referrer-policy': 'no-referrer',
+  'x-content-type-options': 'nosniff',
+  'cross-origin-opener-policy': 'same-origin',
+}
+
 export default fp(
   async (app, { limiter }: { limiter: RateLimiter }) => {
     app.addHook('onRequest', anonymousLimit(limiter))
@@ -67,7 +79,11 @@ export default fp(
       uiHooks: {
         // The renderer also offers /docs/yaml; the page does not need a third copy.
         onRequest: async (request, reply) => {
+          reply.headers(PAGE_HEADERS)
           if (request.routeOptions.url === `${DOCS_PREFIX}/yaml`) return reply.callNotFound()
+          // The renderer's own redirect of this path keeps a query string, and then
+          // redirects to itself without end (each hop counted against the address).
+          if (request.routeOptions.url === `${DOCS_PREFIX}/static/index.html`) return reply.redirect(`${DOCS_PREFIX}/`)
           if (request.routeOptions.url === `${DOCS_PREFIX}/json`) return documentJson(request, reply)
         },
       },
