@@ -106,6 +106,22 @@ describe('slow and greedy clients', { timeout: 60_000 }, () => {
     await assertNoneOpen()
   })
 
+  it('answers a body still arriving at the request deadline 408 (nothing was done), not a write\'s 503 outcome_unknown', async () => {
+    const hurried = await startTestServer({ env: { PETSTORE_REQUEST_DEADLINE: '1', PETSTORE_REQUEST_TIMEOUT: '30' } })
+    try {
+      const hurriedKey = await hurried.createKey('enterprise', UNLIMITED)
+      const s = await open(hurried)
+      s.socket.write(`POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${hurriedKey}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"name":"`)
+      await drip(s, () => 'a', 200, 5_000)
+      const answer = parseRawAnswer(s.answer())
+      assert.equal(answer.status, 408, s.answer())
+      assert.match(s.answer(), /"code":"request_timeout"/)
+      assert.match(s.answer(), /did not arrive within 1 s; nothing was done/)
+    } finally {
+      await hurried.close()
+    }
+  })
+
   it('closes an idle keep-alive connection after its timeout', async () => {
     const s = await open(server)
     s.socket.write(`GET /v1/pets?limit=1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\n\r\n`)

@@ -6,7 +6,7 @@
 // database, the queue of writes behind a lost one, the guard's key lookup). When it
 // passes, the request is answered 503 (the error handler tells a write's
 // `outcome_unknown` from a read's `service_unavailable`) and its work goes on without
-// its caller. Not Fastify's handlerTimeout: it stops its timer on the request's
+// its caller; or, when its body is still arriving, 408 `request_timeout`: nothing ran. Not Fastify's handlerTimeout: it stops its timer on the request's
 // 'close', which Node emits once a body has been read, so a POST had no deadline.
 //
 // Cheap per request, as every request pays it: a request is added to a list when it
@@ -14,6 +14,7 @@
 // second, instead of a timer and a 'close' listener per request. A request is answered at most a sweep (≤ 250 ms) after its
 // deadline. Fastify's own clock (reply.elapsedTime) says how long each has waited.
 import fp from 'fastify-plugin'
+import { ApiError } from '../errors.js'
 import type { FastifyReply } from 'fastify'
 import type { RequestCounts } from '../webhooks/request-pressure.js'
 
@@ -67,6 +68,9 @@ export function createRequestTracker(): RequestTracker {
   }
 }
 
+/** A request whose body had not all arrived by its deadline. */
+const bodyNotArrived = (ms: number) => new ApiError('request_timeout', `The request's body did not arrive within ${ms / 1000} s; nothing was done with it. Send it again, whole.`)
+
 /** The error the deadline answers with; the error handler knows its code. */
 const deadlinePassed = (ms: number) => Object.assign(new Error(`the request was not answered within ${ms} ms`), { code: 'FST_ERR_HANDLER_TIMEOUT', statusCode: 503 })
 
@@ -89,7 +93,8 @@ export default fp(
           if (reply.sent || reply.raw.headersSent || reply.raw.destroyed) tracker.left(reply)
           else if (reply.elapsedTime >= deadlineMs) {
             tracker.left(reply)
-            reply.send(deadlinePassed(deadlineMs))
+            // A body still arriving has reached no handler: nothing was done, and no 5xx is owed.
+            reply.send(reply.request.raw.complete ? deadlinePassed(deadlineMs) : bodyNotArrived(deadlineMs))
           }
         }),
       Math.min(250, deadlineMs / 4),
