@@ -164,11 +164,17 @@ for (const store of STORES) describe(`errors (${store})`, () => {
       assert.equal((one.body as { message: string }).message, 'POST is not allowed on /v1/pets/1; it answers GET, PATCH, DELETE, HEAD.')
     })
 
-    it('answers 501 not_implemented to a method no path has (PROPFIND, SEARCH), known path or not', async () => {
+    it('answers 501 not_implemented to a method no path has (PROPFIND, SEARCH, TRACE), known path or not', async () => {
       for (const [method, path] of [['PROPFIND', '/v1/pets'], ['SEARCH', '/v1/pets/1'], ['PROPFIND', '/nowhere']] as const) {
         const res = await server.request(path, { method, key })
         assertError(res, 501, 'not_implemented')
         assert.match((res.body as { message: string }).message, new RegExp(`does not implement ${method} on any path`))
+      }
+      // Fetch refuses to send TRACE; Fastify's router knows it, the service has no route for it.
+      for (const path of ['/v1/pets', '/docs']) {
+        const answer = parseRawAnswer(await rawHttp(server.url, `TRACE ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nConnection: close\r\n\r\n`))
+        assert.equal(answer.status, 501, `TRACE ${path}`)
+        assert.equal((answer.body as { code: string }).code, 'not_implemented')
       }
     })
 

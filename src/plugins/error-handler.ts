@@ -2,7 +2,7 @@
 // Known errors become the spec's Error body with a catalog code; anything else is
 // logged with its detail and answered 500 with a generic message.
 import fp from 'fastify-plugin'
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyError, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify'
 import { StoreUnavailableError } from '../db/store-errors.js'
 import { ApiError, type ErrorCode } from '../errors.js'
 import { emptyBody } from './json-body.js'
@@ -69,6 +69,13 @@ export function sendError(reply: FastifyReply, error: ApiError) {
 }
 
 /**
+ * The methods the service's paths answer, with a 405 at least (routes/method-not-allowed.ts);
+ * any other is 501 on every path (answerNotFound). Not Fastify's list, which has TRACE
+ * and QUERY too.
+ */
+export const METHODS: HTTPMethods[] = ['DELETE', 'GET', 'HEAD', 'PATCH', 'POST', 'PUT', 'OPTIONS']
+
+/**
  * The one answer to an unknown route. Registered here for the whole app and again
  * by the /v1 scope, whose copy runs after the scope's hooks (key check, rate limit).
  */
@@ -77,7 +84,7 @@ export function answerNotFound(request: FastifyRequest, reply: FastifyReply) {
   const path = request.originalUrl.split('?')[0]!
   // A method no route of the service has (TRACE, PROPFIND, …): RFC 9110 §15.6.2's 501,
   // whatever the path, rather than "no route" for a path that exists.
-  if (!request.server.supportedMethods.includes(request.method)) {
+  if (!(METHODS as string[]).includes(request.method)) {
     return sendError(reply, new ApiError('not_implemented', `This service does not implement ${request.method} on any path: its paths answer GET, HEAD, POST, PATCH or DELETE, as the Allow header of their 405 says.`))
   }
   // Outside /v1 (the root, a typo of the version): say where the API and its reference are.

@@ -2,9 +2,8 @@
 // with an Allow header, not 404.
 import type { FastifyInstance, FastifyRequest, HTTPMethods } from 'fastify'
 import { ApiError } from '../errors.js'
-import { answerNotFound } from '../plugins/error-handler.js'
+import { answerNotFound, METHODS } from '../plugins/error-handler.js'
 
-const METHODS: HTTPMethods[] = ['DELETE', 'GET', 'HEAD', 'PATCH', 'POST', 'PUT', 'OPTIONS']
 
 /**
  * Answers 405 for the methods `url` does not allow. When `url` ends in a path
