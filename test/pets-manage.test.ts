@@ -98,6 +98,24 @@ for (const store of STORES) describe(`managing pets (${store})`, () => {
     assert.equal((await a.request(`/v1/store/orders/${order.id}/cancel`, { method: 'POST', key })).status, 200)
   })
 
+  it('refuses a name that shows nothing (white space and invisible characters alone) on a create and a change; one that shows anything stands as sent', async () => {
+    for (const name of ['\u3000\u200b', '\u200b', '\u2060\u00a0', '\ufeff\u180e']) {
+      const made = await a.request<Answer<Pet>>('/v1/pets', { method: 'POST', key, json: { name, categoryId: 1 } })
+      assert.equal(made.status, 400, JSON.stringify(name))
+      assert.equal(made.body.code, 'invalid_field')
+      assert.match(made.body.message ?? '', /"name" must show a character/)
+    }
+    const pet = await newPet()
+    const changed = await patch(pet.id, { name: '\u200b\u200b' })
+    assert.equal(changed.status, 400)
+    assert.equal(changed.body.code, 'invalid_field')
+    for (const name of ['\u200bRex', 'Ｒｅｘ', 'É', 'ルナ']) {
+      const made = await a.request<Answer<Pet>>('/v1/pets', { method: 'POST', key, json: { name, categoryId: 1 } })
+      assert.equal(made.status, 201, JSON.stringify(name))
+      assert.equal(made.body.name, name)
+    }
+  })
+
   it('refuses bodies that are not a patch of a pet: empty, unknown fields, null, wrong types, another media type', async () => {
     const pet = await newPet()
     for (const body of [{}, { id: 5 }, { name: null }, { status: 'lost' }, { categoryId: '3' }, { name: '' }, []]) {

@@ -18,7 +18,7 @@ export const idSchema = (description: string, options: { examples?: number[] } =
   Type.Integer({ minimum: 1, maximum: MAX_SAFE_ID, format: 'int64', description, ...options })
 
 const description = {
-  name: `The animal's name: 1 to 200 characters, not only white space, ${LABEL_TEXT_NOTE}. Stored and returned exactly as sent.`,
+  name: `The animal's name: 1 to 200 characters, not only white space and invisible characters (zero-width spaces, joiners: 400 \`invalid_field\`), ${LABEL_TEXT_NOTE}. Stored and returned exactly as sent.`,
   categoryId: 'Identifier of the category the animal belongs to (`GET /categories`): it must name an existing category.',
   status: 'Availability: `available`, `pending` or `sold`.',
 }

@@ -6,7 +6,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import type { Catalogue, CategoryWriteResult } from '../../catalogue/catalogue.js'
 import { ApiError } from '../../errors.js'
-import { foldName } from '../../vocabulary/category-names.js'
+import { refuseInvisibleName } from './visible-name.js'
 import type { Idempotency } from '../../idempotency/idempotency.js'
 import { fingerprintOf } from '../../idempotency/idempotency-key.js'
 import { Category, CategoryPatch, NewCategory } from '../../schemas/category.js'
@@ -31,13 +31,6 @@ const NOT_FOUND = errorResponse('There is no category with this id.', ['not_foun
 const NAME_TAKEN = errorResponse('Another category has this name, compared as people read it (case, white space and invisible characters aside); the message names it.', ['category_name_taken'])
 
 const noSuchCategory = (id: number) => new ApiError('not_found', `There is no category with id ${id}.`)
-
-/** Refuses a name that shows nothing: invisible characters alone (a zero-width space) pass the schema's "not only white space". */
-function visible(name: string | undefined): void {
-  if (name === undefined || foldName(name) !== '') return
-  const message = 'field "name" must show a character: it holds only white space or invisible ones (zero-width spaces, joiners)'
-  throw new ApiError('invalid_field', message, { details: [{ field: 'name', message }] })
-}
 
 /** The category written, or the refusal as an ApiError. */
 function written(name: string | undefined, result: CategoryWriteResult, id?: number): Category {
@@ -118,7 +111,7 @@ export async function categoryRoutes(app: FastifyInstance, { categories, idempot
     },
     async (request, reply) => {
       const { name, description = '' } = request.body
-      visible(name)
+      refuseInvisibleName(name)
       const answer = await idempotency.run(request, {
         fingerprint: () => fingerprintOf('createCategory', { name, description }),
         write: (completion) => categories.add(request.body, completion),
@@ -178,7 +171,7 @@ export async function categoryRoutes(app: FastifyInstance, { categories, idempot
     },
     async (request) => {
       const { categoryId } = request.params
-      visible(request.body.name)
+      refuseInvisibleName(request.body.name)
       return written(request.body.name, await categories.change(categoryId, request.body), categoryId)
     },
   )

@@ -12,6 +12,7 @@ import { BODY_TOO_LARGE, errorResponse, header, idempotencyKeyReused, notJsonBod
 import { ref } from '../../schemas/shared.js'
 import { decodePetsCursor, parsePetsListFilters, PetsListQuery } from './pets-list-query.js'
 import { etagOf, ifMatch } from './etag.js'
+import { refuseInvisibleName } from './visible-name.js'
 import { createListPageAnswers, encodedBody } from './list-page-answer.js'
 import { idempotencyKeyHeaders } from './parameters.js'
 
@@ -172,6 +173,7 @@ export async function petRoutes(app: FastifyInstance, { pets, idempotency, clock
       },
     },
     async (request, reply) => {
+      refuseInvisibleName(request.body.name)
       const answer = await idempotency.run(request, {
         fingerprint: () => fingerprint(request.body),
         write: (completion) => pets.add(request.body, completion),
@@ -252,6 +254,7 @@ export async function petRoutes(app: FastifyInstance, { pets, idempotency, clock
     },
     async (request, reply) => {
       const { petId } = request.params
+      refuseInvisibleName(request.body.name)
       const result = await pets.change(petId, request.body, ifMatch(request.headers['if-match']))
       if (result.outcome !== 'updated') throw refusal(petId, result, request.apiKey!.accountId, request.body.categoryId)
       return reply.header('etag', etagOf(result.pet)).send(result.pet)
