@@ -159,7 +159,7 @@ describe('SQLite pets store', () => {
     const seeded = db.transaction(() => Array.from({ length: 60 }, (_, i) => ({ id: Number(insert.get(`chunky ${i}`, 1, i % 20 === 7 ? 'sold' : 'available')), sold: i % 20 === 7 })))()
     db.close()
     const connection = openSqlite(file)
-    const chunked = createSqlitePetsStore({ ...connection, groupCommit: createSqliteGroupCommit(connection.db, connection.writer), completeClaim: createSqliteCompleteClaim(connection.writer), searchChunk: 4 })
+    const chunked = createSqlitePetsStore({ ...connection, groupCommit: createSqliteGroupCommit(connection.db, connection.writer), completeClaim: createSqliteCompleteClaim(connection.writer), streamChunk: 4 })
     try {
       const sold = seeded.filter((pet) => pet.sold).map((pet) => pet.id)
       const paged = async (sort: 'id' | '-id') => {
@@ -182,6 +182,42 @@ describe('SQLite pets store', () => {
       assert.deepEqual(order, [`find: ${seeded[0]!.id}`, 'search: 0'])
     } finally {
       chunked.close()
+      await connection.db.destroy()
+    }
+  })
+
+  it('walks on, a chunk a turn, when a common filter is rare among the next names (names made to sort first), to the same pages', async () => {
+    // 40 available pets whose names sort before every other, then 40 more, one in two sold:
+    // with a walk of 8 the first page finds no sold pet, and with more than 5 sold in all
+    // their matches are not sorted in one go but walked, 4 rows a turn.
+    const db = new SqliteDatabase(file)
+    const insert = db.prepare('INSERT INTO pets (name, category_id, status, created_at) VALUES (?, 1, ?, 1) RETURNING id').pluck()
+    const seeded = db.transaction(() => [
+      ...Array.from({ length: 40 }, (_, i) => ({ id: Number(insert.get(`!aaa ${String(i).padStart(2, '0')}`, 'available')), name: `!aaa ${String(i).padStart(2, '0')}`, sold: false })),
+      ...Array.from({ length: 40 }, (_, i) => ({ id: Number(insert.get(`!bbb ${String(i).padStart(2, '0')}`, i % 2 ? 'sold' : 'available')), name: `!bbb ${String(i).padStart(2, '0')}`, sold: i % 2 === 1 })),
+    ])()
+    db.close()
+    const connection = openSqlite(file)
+    const walking = createSqlitePetsStore({ ...connection, groupCommit: createSqliteGroupCommit(connection.db, connection.writer), completeClaim: createSqliteCompleteClaim(connection.writer), nameWalk: 8, sortAtMost: 5, streamChunk: 4 })
+    try {
+      const first = await walking.list({ statuses: ['sold'], sort: 'name', afterId: 0, limit: 3 })
+      assert.deepEqual(first.pets.map((pet) => pet.name), ['!bbb 01', '!bbb 03', '!bbb 05'])
+      const seen: string[] = []
+      for (let after = { afterId: 0, afterName: undefined as string | undefined }; ; ) {
+        const { pets } = await walking.list({ statuses: ['sold'], sort: 'name', ...after, limit: 4 })
+        seen.push(...pets.slice(0, 3).map((pet) => pet.name))
+        if (pets.length < 4) break
+        after = { afterId: pets[2]!.id, afterName: pets[2]!.name }
+      }
+      assert.deepEqual(seen.filter((name) => name.startsWith('!')), seeded.filter((pet) => pet.sold).map((pet) => pet.name))
+      // A read asked after the walk's starts is answered before the walk ends.
+      const order: string[] = []
+      const listing = walking.list({ statuses: ['sold'], sort: 'name', afterId: 0, limit: 2 }).then(() => order.push('walk'))
+      const reading = walking.find(seeded[0]!.id).then(() => order.push('find'))
+      await Promise.all([listing, reading])
+      assert.deepEqual(order, ['find', 'walk'])
+    } finally {
+      walking.close()
       await connection.db.destroy()
     }
   })

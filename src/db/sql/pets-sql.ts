@@ -99,8 +99,33 @@ export function searchStatement(query: ListPetsQuery & { q: string }): Statement
   const on = ['p.id = pets_search.rowid', ...columnFilters(query, list)].join(' AND ')
   const match = `pets_search MATCH ${param(searchForms(query.q).map(ftsPhrase).join(' OR '))}`
   const bound = query.afterId > 0 ? ` AND pets_search.rowid ${descending ? '<' : '>'} ${param(query.afterId)}` : ''
-  const text = `SELECT p.id, p.name, p.category_id, p.status FROM pets_search LEFT JOIN pets p ON ${on} WHERE ${match}${bound} ORDER BY pets_search.rowid${descending ? ' DESC' : ''}`
+  const text = `SELECT p.id, p.name, p.category_id, p.status, p.id IS NOT NULL FROM pets_search LEFT JOIN pets p ON ${on} WHERE ${match}${bound} ORDER BY pets_search.rowid${descending ? ' DESC' : ''}`
   return { text, values }
+}
+
+/**
+ * `sort=name` with a status or category filter, on SQLite, as a stream of every pet
+ * after the cursor in name order (`pets_name`), each with whether it passes the filters
+ * (the last column): read as searchStatement's rows are, for a filter common among the
+ * pets but not among the next names (1,000 pets whose names sort first, which any key
+ * can make, sent every first page of `status=available&sort=name` to the sort of a
+ * third of the pets: 0.2-0.5 s of the process's one thread, at a million).
+ */
+export function nameWalkStreamStatement(query: ListPetsQuery): Statement {
+  const { values, param, list } = placeholders('sqlite')
+  const passes = columnFilters(query, list).join(' AND ')
+  const after = query.afterId > 0 ? ` WHERE (p.name, p.id) > (${param(query.afterName ?? '')}, ${param(query.afterId)})` : ''
+  // The filter's values come first in the text (the select list), then the cursor's.
+  return { text: `SELECT ${PET_COLUMNS}, (${passes}) FROM pets p${after} ORDER BY p.name, p.id`, values }
+}
+
+/** Whether the filter of a `sort=name` list matches at most `atMost` pets: then sorting them all is cheap. */
+export function matchesAtMostStatement(query: ListPetsQuery, atMost: number): Statement {
+  const { values, param, list } = placeholders('sqlite')
+  // In the order of the placeholders in the text.
+  const most = param(atMost)
+  const where = columnFilters(query, list).join(' AND ')
+  return { text: `SELECT count(*) <= ${most} FROM (SELECT 1 FROM pets p WHERE ${where} LIMIT ${param(atMost + 1)})`, values }
 }
 
 /**

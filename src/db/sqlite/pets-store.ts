@@ -34,7 +34,7 @@ import type { GroupCommit } from '../batching/group-commit.js'
 import { createGate } from '../gate.js'
 import { createReadCoalescer } from '../batching/read-coalescer.js'
 import { isPlainList, type InsertResult, type ListPetsQuery, type PetPrecondition, type PetsPage, type PetsStore } from '../pets-store.js'
-import { changed, filteredKey, filteredListStatement, nameWalkStatements, petsStatements, searchStatement, rowToPet, toInventory, type Inventory, type PetRow, type Statement } from '../sql/pets-sql.js'
+import { changed, filteredKey, filteredListStatement, nameWalkStatements, petsStatements, searchStatement, nameWalkStreamStatement, matchesAtMostStatement, rowToPet, toInventory, type Inventory, type PetRow, type Statement } from '../sql/pets-sql.js'
 import type { CompleteClaim } from './idempotency.js'
 import { chunks, marks, statementsByRows } from './statements-by-rows.js'
 import type { Completion } from '../idempotency-store.js'
@@ -53,8 +53,10 @@ export interface SqlitePetsStoreOptions {
   maxCachedPages?: number
   /** Pets a `sort=name` list with filters walks in name order before it sorts the matches instead (sql/pets-sql.ts, nameWalkStatements). */
   nameWalk?: number
-  /** FTS rows a search in id order reads between turns of the event loop (sql/pets-sql.ts, searchStatement). */
-  searchChunk?: number
+  /** Rows a streamed list (a search in id order, a long walk in name order) reads between turns of the event loop. */
+  streamChunk?: number
+  /** Matches of a `sort=name` filter, rare among the next names, sorted in one go; more are walked. */
+  sortAtMost?: number
 }
 
 const SQL = petsStatements(() => '?')
@@ -65,10 +67,12 @@ const SQL = petsStatements(() => '?')
  * a page of 20, so few matches are sorted (unless they cluster later in the names).
  */
 const NAME_WALK = 1_000
-/** FTS rows a search reads between turns of the event loop: about 3 ms at a million pets, what another request waits for at most. */
-const SEARCH_CHUNK = 4_096
-/** Searches that wait for the one reading (its connection), beyond which a search is answered 503 at once. */
-const SEARCHES_WAITING = 16
+/** Rows a streamed list (a search, a long walk) reads between turns of the event loop: about 3 ms, what another request waits for at most. */
+const STREAM_CHUNK = 4_096
+/** Streamed lists that wait for the one reading (its connection), beyond which one is answered 503 at once. */
+const STREAMS_WAITING = 16
+/** Matches of a `sort=name` filter sorted in one go (a few ms) when it is rare among the next names; more are walked, a chunk a turn. */
+const SORT_AT_MOST = 5_000
 
 /** The creates of a group commit: `rows` pets in one INSERT, their ids returned (npm run bench:sql times it too). */
 export const insertPetsText = (rows: number) => `INSERT INTO pets (name, category_id, status, created_at) VALUES ${marks(rows, '(?, ?, ?, ?)')} RETURNING id`
@@ -80,15 +84,15 @@ interface Create {
   completion: Completion | undefined
 }
 
-/** The pets store on SQLite; `close()` closes its reader and searcher connections. */
+/** The pets store on SQLite; `close()` closes its reader and streamer connections. */
 export function createSqlitePetsStore(options: SqlitePetsStoreOptions): PetsStore & { close(): void } {
-  const { writer, file, groupCommit, completeClaim, maxCachedPages = 1_000, nameWalk = NAME_WALK, searchChunk = SEARCH_CHUNK } = options
+  const { writer, file, groupCommit, completeClaim, maxCachedPages = 1_000, nameWalk = NAME_WALK, streamChunk = STREAM_CHUNK, sortAtMost = SORT_AT_MOST } = options
   const reader = new SqliteDatabase(file, { readonly: true })
   reader.pragma('busy_timeout = 5000')
-  const searcher = new SqliteDatabase(file, { readonly: true })
-  searcher.pragma('busy_timeout = 5000')
-  const searchStatements = new Map<string, SqliteDatabase.Statement>()
-  const searching = createGate(1, SEARCHES_WAITING, 'searches')
+  const streamer = new SqliteDatabase(file, { readonly: true })
+  streamer.pragma('busy_timeout = 5000')
+  const streamStatements = new Map<string, SqliteDatabase.Statement>()
+  const streaming = createGate(1, STREAMS_WAITING, 'long lists')
 
   const dataVersion = reader.prepare('PRAGMA data_version').pluck()
   const listAll = reader.prepare(SQL.listAll).raw()
@@ -140,36 +144,36 @@ export function createSqlitePetsStore(options: SqlitePetsStoreOptions): PetsStor
   const run = ({ text, values }: Statement) => prepared(text).all(...values)
   // The walk's page and its count in one read transaction: with another process writing
   // (PETSTORE_WORKERS, the CLI), a pet deleted between the two would make a short page
-  // look like the last one.
-  const readWalking = reader.transaction((query: ListPetsQuery, walk: NonNullable<ReturnType<typeof nameWalkStatements>>): unknown[] => {
+  // look like the last one. Undefined: the filter is rare among the next names.
+  const readWalking = reader.transaction((query: ListPetsQuery, walk: NonNullable<ReturnType<typeof nameWalkStatements>>): unknown[] | undefined => {
     const rows = run(walk.page)
     if (rows.length === query.limit) return rows
     const [walked] = prepared(walk.walked.text).get(...walk.walked.values) as [number]
-    return walked < nameWalk ? rows : run(filteredListStatement('sqlite', query))
+    return walked < nameWalk ? rows : undefined
   })
   /**
-   * A search in id order, read a chunk of its FTS rows at a time (sql/pets-sql.ts,
-   * searchStatement) with a turn of the event loop between chunks: a search that reads
-   * every match costs its caller the time, and everyone else a chunk's wait at most. Its
+   * The first `limit` rows of a stream (sql/pets-sql.ts: searchStatement,
+   * nameWalkStreamStatement) whose last column says whether the row passes, read with a
+   * turn of the event loop every `streamChunk` rows: a list that reads many rows to fill
+   * its page costs its caller the time, and everyone else a chunk's wait at most. The
    * statement stays open across those turns, so it has a connection of its own (the
-   * reader's other statements cannot run while one is open on it), for one search at a
-   * time, and reads one snapshot. (Starting a statement again after each chunk's last
-   * row cost FTS5 25 times the reading: it seeks every trigram's list again.)
+   * reader's other statements cannot run while one is open on it), for one such list at
+   * a time, and reads one snapshot. (Starting a statement again after each chunk cost
+   * FTS5 25 times the reading: it seeks every trigram's list again.)
    */
-  const readSearched = (query: ListPetsQuery & { q: string }): Promise<unknown[]> =>
-    searching(async () => {
-      const { text, values } = searchStatement(query)
-      let statement = searchStatements.get(text)
-      if (!statement) searchStatements.set(text, (statement = searcher.prepare(text).raw()))
+  const readStreamed = ({ text, values }: Statement, limit: number): Promise<unknown[]> =>
+    streaming(async () => {
+      let statement = streamStatements.get(text)
+      if (!statement) streamStatements.set(text, (statement = streamer.prepare(text).raw()))
       const rows: unknown[] = []
       const read = statement.iterate(...values) as IterableIterator<unknown[]>
       try {
         for (let n = 1, row = read.next(); !row.done; n++, row = read.next()) {
-          if (row.value[0] !== null) {
-            rows.push(row.value)
-            if (rows.length === query.limit) break
+          if (row.value.at(-1) === 1) {
+            rows.push(row.value.slice(0, -1))
+            if (rows.length === limit) break
           }
-          if (n % searchChunk === 0) await setImmediate()
+          if (n % streamChunk === 0) await setImmediate()
         }
       } finally {
         // Ends the statement, and with it the snapshot: the rest is not read.
@@ -178,10 +182,17 @@ export function createSqlitePetsStore(options: SqlitePetsStoreOptions): PetsStor
       return rows
     })
   const readFiltered = async (query: ListPetsQuery): Promise<unknown[]> => {
-    if (query.q !== undefined && (query.sort ?? 'id') !== 'name') return readSearched({ ...query, q: query.q })
+    if (query.q !== undefined && (query.sort ?? 'id') !== 'name') return readStreamed(searchStatement({ ...query, q: query.q }), query.limit)
     const walk = nameWalkStatements(query, nameWalk)
-    return walk ? readWalking(query, walk) : run(filteredListStatement('sqlite', query))
+    if (!walk) return run(filteredListStatement('sqlite', query))
+    const walked = readWalking(query, walk)
+    if (walked) return walked
+    // Rare among the next names: sorting its matches is cheap when they are few in all;
+    // else (names that sort first made to push them back) walk on, a chunk a turn.
+    const few = matchesAtMostStatement(query, sortAtMost)
+    return (prepared(few.text).get(...few.values) as [number])[0] === 1 ? run(filteredListStatement('sqlite', query)) : readStreamed(nameWalkStreamStatement(query), query.limit)
   }
+
 
   const insertOne = (pet: NewPet, now: number): Pet => {
     // (Checked by the caller; the trigger of migration 010 would refuse it anyway.)
@@ -287,7 +298,7 @@ export function createSqlitePetsStore(options: SqlitePetsStoreOptions): PetsStor
 
     close() {
       reader.close()
-      searcher.close()
+      streamer.close()
     },
   }
 }
