@@ -442,6 +442,33 @@ describe('petstore accounts … and keys revoke --cascade beside a running serve
     assert.equal((await enable(rolled.id)).body.status, 'active')
   })
 
+  it("keys disable committed between a key's read and its write of PATCH {enabled} is not undone, nor its mark erased: the key's change is judged again", async () => {
+    const made = await json<MadeAccount>('accounts', 'create', '--plan', 'pro', '--scopes', 'all,keys:write')
+    const target = await json<MadeKey>('keys', 'create', '--account', String(made.account.id))
+    const apiKeys = server.store.apiKeys
+    const update = apiKeys.update
+    for (const enabled of [true, false]) {
+      // The operator's `keys disable` commits just before the tenant's write, as a race would have it.
+      let raced = false
+      apiKeys.update = async (id, changes) => {
+        if (!raced && id === target.id) {
+          raced = true
+          assert.deepEqual((await cli('keys', 'disable', String(target.id))).out, [`Key ${target.id} is disabled.`])
+        }
+        return update.call(apiKeys, id, changes)
+      }
+      try {
+        const res = await server.request<{ code: string; status: string }>(`/v1/keys/${target.id}`, { method: 'PATCH', key: made.key, json: { enabled } })
+        assert.equal(res.status, enabled ? 403 : 200, `enabled: ${enabled}`)
+      } finally {
+        apiKeys.update = update
+      }
+      const stored = (await server.store.apiKeys.findById(target.id))!
+      assert.ok(stored.disabledAt !== null && stored.disabledByOperator, `enabled: ${enabled}: still the operator's stop`)
+      assert.deepEqual((await cli('keys', 'enable', String(target.id))).out, [`Key ${target.id} is active.`])
+    }
+  })
+
   it('keys revoke --cascade revokes the key and every key it made, however deep, printing their ids; without it, the key alone', async () => {
     const parent = await json<MadeAccount>('accounts', 'create', '--plan', 'pro', '--scopes', 'all,keys:write', '--name', 'parent')
     const account = String(parent.account.id)

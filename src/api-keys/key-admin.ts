@@ -17,6 +17,7 @@ import { keyState, toApiKeyRecord, type ApiKeyRecord } from './api-key-record.js
 import { newKeyRow } from './issue-key.js'
 import type { KeyEnvironment } from './key-format.js'
 import { checkPlan, type Limits, type Plan } from '../vocabulary/plans.js'
+import { StoreUnavailableError } from '../db/store-errors.js'
 import { formatScopes, scopesBeyond, SCOPE_PRESETS, storedScopes, type Scope } from '../vocabulary/scopes.js'
 import { LABEL_PATTERN, LABEL_TEXT_NOTE } from '../schemas/text.js'
 
@@ -297,6 +298,30 @@ export function createKeyAdmin({ apiKeys, limiter, clock, environment, onChanged
 
   const fresh = (stored: StoredApiKey) => viewAs(toApiKeyRecord(stored), stored.disabledAt === null ? 'active' : 'disabled', null)
 
+  /** What `input` changes of `current`, or the refusal (throws). */
+  function changesOf(id: number, input: KeyUpdateInput, current: ApiKeyRecord, actor: ApiKeyRecord | undefined): ApiKeyChanges {
+    if (current.revokedAt !== null) throw revokedKey(id)
+    const changes: ApiKeyChanges = {}
+    if (input.name !== undefined) changes.name = input.name
+    if (input.scopes !== undefined) {
+      scopesWithin(actor, input.scopes)
+      if (scopesBeyond(input.scopes, current.scopes).length > 0) notOutliving(actor, current, 'add scopes to')
+      changes.scopes = formatScopes(input.scopes)
+    }
+    if (input.enabled !== undefined) {
+      if (input.enabled && current.disabledAt !== null) notOutliving(actor, current, 'enable')
+      // The operator's stop holds against the account's own keys: they enable a key they
+      // (or the operator before them) did not stop only if no operator stopped it.
+      if (input.enabled && actor && stoppedByOperator(current)) {
+        throw new KeyAdminError(`Key ${id} was disabled by the operator, who alone can enable it again (npx petstore keys enable ${id}).`, 'enabled', true)
+      }
+      changes.disabledAt = input.enabled ? null : current.disabledAt === null ? clock.now() : Date.parse(current.disabledAt)
+      // Disabled again by a key: the operator's mark stays on a key already stopped by the operator.
+      changes.disabledByOperator = !input.enabled && (actor === undefined || stoppedByOperator(current))
+    }
+    return changes
+  }
+
   return {
     view,
 
@@ -358,30 +383,23 @@ export function createKeyAdmin({ apiKeys, limiter, clock, environment, onChanged
     async update(id: number, input: KeyUpdateInput, caller?: ApiKeyRecord): Promise<KeyView | undefined> {
       nameWithin(input.name)
       const actor = await acting(caller)
-      const current = await target(id, actor)
-      if (!current) return undefined
-      if (current.revokedAt !== null) throw revokedKey(id)
-      const changes: ApiKeyChanges = {}
-      if (input.name !== undefined) changes.name = input.name
-      if (input.scopes !== undefined) {
-        scopesWithin(actor, input.scopes)
-        if (scopesBeyond(input.scopes, current.scopes).length > 0) notOutliving(actor, current, 'add scopes to')
-        changes.scopes = formatScopes(input.scopes)
-      }
-      if (input.enabled !== undefined) {
-        if (input.enabled && current.disabledAt !== null) notOutliving(actor, current, 'enable')
-        // The operator's stop holds against the account's own keys: they enable a key they
-        // (or the operator before them) did not stop only if no operator stopped it.
-        if (input.enabled && actor && stoppedByOperator(current)) {
-          throw new KeyAdminError(`Key ${id} was disabled by the operator, who alone can enable it again (npx petstore keys enable ${id}).`, 'enabled', true)
+      // A key's change of `enabled` is written only while the operator's mark is as it was
+      // read: a `petstore keys disable` committed in between was undone (or its mark
+      // erased) by a tenant sending PATCH {"enabled": true} again and again. Then it is
+      // judged again, on the key as it now stands.
+      for (let attempt = 1; ; attempt++) {
+        const current = await target(id, actor)
+        if (!current) return undefined
+        const changes = changesOf(id, input, current, actor)
+        if (actor && input.enabled !== undefined) changes.whileDisabledByOperator = current.disabledByOperator
+        const stored = await apiKeys.update(id, changes)
+        if (stored && changes.whileDisabledByOperator !== undefined && stored.disabledByOperator !== current.disabledByOperator) {
+          if (attempt < 3) continue
+          throw new StoreUnavailableError(`key ${id} was changed by the operator meanwhile, three times`, { outcome: 'not_written' })
         }
-        changes.disabledAt = input.enabled ? null : current.disabledAt === null ? clock.now() : Date.parse(current.disabledAt)
-        // Disabled again by a key: the operator's mark stays on a key already stopped by the operator.
-        changes.disabledByOperator = !input.enabled && (actor === undefined || stoppedByOperator(current))
+        onChanged([id])
+        return stored && view(toApiKeyRecord(stored))
       }
-      const stored = await apiKeys.update(id, changes)
-      onChanged([id])
-      return stored && view(toApiKeyRecord(stored))
     },
 
     /** A new key in the same account with the same name, scopes, expiry and maker (disabled if the old one is); the old one works until `graceMs` from now. */

@@ -98,6 +98,11 @@ export interface ApiKeyChanges {
   /** Null enables the key again. */
   disabledAt?: number | null
   disabledByOperator?: boolean
+  /**
+   * Write only if the key's operator mark is still this (as the caller read it): else
+   * nothing is written, and the key is answered as it stands, its mark telling so.
+   */
+  whileDisabledByOperator?: boolean
 }
 
 /** What an account update may change; absent fields are kept. */

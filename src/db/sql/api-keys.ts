@@ -74,7 +74,11 @@ export function createApiKeysStore(db: Kysely<Database>, dialect: Dialect): ApiK
       if (changes.scopes !== undefined) set.scopes = changes.scopes
       if (changes.disabledAt !== undefined) set.disabled_at = changes.disabledAt
       if (changes.disabledByOperator !== undefined) set.disabled_by_operator = changes.disabledByOperator ? 1 : 0
-      if (Object.keys(set).length > 0) await db.updateTable('api_keys').set(set).where('id', '=', id).execute()
+      if (Object.keys(set).length > 0) {
+        let write = db.updateTable('api_keys').set(set).where('id', '=', id)
+        if (changes.whileDisabledByOperator !== undefined) write = write.where('disabled_by_operator', '=', changes.whileDisabledByOperator ? 1 : 0)
+        await write.execute()
+      }
       return findKey(db, id)
     },
 
