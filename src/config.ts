@@ -312,8 +312,9 @@ function trustProxy(env: Env): boolean | string {
  * header it is right.
  */
 export function trustProxyWarning(config: Pick<Config, 'trustProxy'>): string | undefined {
-  if (config.trustProxy !== true) return undefined
-  return 'PETSTORE_TRUST_PROXY=true trusts every X-Forwarded-For hop, so a client can name any address as its own and escape the limits kept by address: set it to the addresses of the proxies in front instead (PETSTORE_TRUST_PROXY=10.0.0.5,10.0.0.6 or a CIDR)'
+  const everyone = config.trustProxy === true || (typeof config.trustProxy === 'string' && config.trustProxy.split(',').some((entry) => /\/0$/.test(entry.trim())))
+  if (!everyone) return undefined
+  return `PETSTORE_TRUST_PROXY=${config.trustProxy} trusts every X-Forwarded-For hop, so a client can name any address as its own and escape the limits kept by address: set it to the addresses of the proxies in front instead (PETSTORE_TRUST_PROXY=10.0.0.5,10.0.0.6 or a CIDR)`
 }
 
 // Query parameters that carry secrets in connection strings (libpq's password and

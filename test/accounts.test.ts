@@ -285,6 +285,34 @@ for (const store of STORES) {
       assert.equal(keys.find((key) => key.id === sibling.apiKey.id)?.status, 'active', 'nothing disabled or revoked')
     })
 
+    it('a key narrowed while its make or roll is being written is refused in the write\'s transaction (403), and nothing is made', async () => {
+      const owner = await operatorKey()
+      const maker = (await make(owner, { scopes: SCOPES })).body
+      const apiKeys = server.store.apiKeys
+      const [insert, roll] = [apiKeys.insert, apiKeys.roll]
+      // The owner's PATCH commits after the maker was read as acting, before its write.
+      const narrowFirst = async () => void (await apiKeys.update(maker.apiKey.id, { scopes: 'pets:read keys:read' }))
+      apiKeys.insert = async (...args) => (await narrowFirst(), insert.apply(apiKeys, args))
+      apiKeys.roll = async (...args) => (await narrowFirst(), roll.apply(apiKeys, args))
+      try {
+        for (const [what, res] of [
+          ['make', await server.request<{ code: string }>('/v1/keys', { method: 'POST', key: maker.key!, json: { name: 'during', scopes: ['pets:read'] } })],
+          ['roll', await server.request<{ code: string }>(`/v1/keys/${maker.apiKey.id}/roll`, { method: 'POST', key: maker.key!, json: { grace: 0 } })],
+        ] as const) {
+          assert.equal(res.status, 403, `${what}: ${res.text}`)
+          assert.equal(res.body.code, 'insufficient_scope', what)
+          assert.match(res.headers.get('www-authenticate') ?? '', /scope="keys:write"/, what)
+          // Between the two, the maker's scopes are put back, for the roll to be read as acting.
+          await apiKeys.update(maker.apiKey.id, { scopes: SCOPES.join(' ') })
+        }
+      } finally {
+        Object.assign(apiKeys, { insert, roll })
+      }
+      const keys = (await server.request<ApiKey[]>('/v1/keys?limit=100', { key: owner })).body
+      assert.deepEqual(keys.filter((key) => key.createdBy === maker.apiKey.id), [], 'nothing made')
+      assert.equal(keys.find((key) => key.id === maker.apiKey.id)?.replacedBy, null, 'nothing rolled')
+    })
+
     it('a cascading revoke that reaches a key holding a scope the caller lacks is 403, and revokes nothing', async () => {
       const owner = await operatorKey()
       const maker = (await make(owner, { scopes: SCOPES })).body
@@ -334,6 +362,9 @@ for (const store of STORES) {
           else assert.match(rolled.body.message!, /^The account has 8 live keys .* those still in a roll's grace period included/)
         }
         assert.deepEqual(rolls, ['201', '201', '409 key_limit_reached'])
+        assert.equal(await live(), 8)
+        const now = await capped.request(`/v1/keys/${newest}/roll`, { method: 'POST', key: owner, json: { grace: 0 } })
+        assert.equal(now.status, 201, `a roll with no grace adds no live key, at the cap too: ${now.text}`)
         assert.equal(await live(), 8)
       } finally {
         await capped.close()

@@ -92,13 +92,17 @@ export class ActorRefused extends Error {
 }
 
 /**
- * The acting key, as the store has it now, no longer holds keys:write: its scopes were
- * narrowed, and this process's cache (or another instance's) still had the old ones.
+ * The acting key, as the store has it now, no longer holds `lacking` (keys:write, or a
+ * scope the key written would get): its scopes were narrowed, and this process's cache
+ * (or another instance's) still had the old ones.
  */
 export class ActorLacksScope extends Error {
   override name = 'ActorLacksScope'
-  constructor(readonly actor: ApiKeyRecord) {
-    super(`This API key (key ${actor.id}) no longer holds keys:write.`)
+  constructor(
+    readonly actor: ApiKeyRecord,
+    readonly lacking: readonly Scope[],
+  ) {
+    super(`This API key (key ${actor.id}) no longer holds ${lacking.join(', ')}.`)
   }
 }
 
@@ -121,25 +125,33 @@ export class KeysLimitReached extends Error {
   }
 }
 
-/** The store's refusals of a write by a key, as the service's; anything else as it is. */
-const actorRefused = (error: unknown, rolling = false): never => {
-  if (error instanceof ActingKeyRefused) throw new ActorRefused(error.keyId)
+/**
+ * The key, as the store reads it in the write's transaction, may still act (make or roll
+ * a key): active (else 401), holding keys:write and every scope the key written gets
+ * (else 403, `lacking` says which). A revocation or narrowing committed since the actor
+ * was read refuses the write.
+ */
+function mayAct(actor: ApiKeyRecord, clock: Clock, gives: readonly Scope[]) {
+  const check = {
+    id: actor.id,
+    lacking: undefined as ActorLacksScope | undefined,
+    mayAct: (stored: StoredApiKey) => {
+      const now = toApiKeyRecord(stored)
+      if (keyState(now, clock.now()) !== 'active') return false
+      const lacking = now.scopes.includes('keys:write') ? scopesBeyond(gives, now.scopes) : ['keys:write' as const]
+      if (lacking.length > 0) check.lacking = new ActorLacksScope(now, lacking)
+      return lacking.length === 0
+    },
+  }
+  return check
+}
+
+/** The store's refusals of a write by a key (`acting`, its check), as the service's; anything else as it is. */
+const actorRefused = (error: unknown, acting: ReturnType<typeof mayAct> | undefined, rolling = false): never => {
+  if (error instanceof ActingKeyRefused) throw acting?.lacking ?? new ActorRefused(error.keyId)
   if (error instanceof KeyLimitReached) throw new KeysLimitReached(error.limit, rolling)
   throw error
 }
-
-/**
- * The key, as the store reads it in the write's transaction, may still act (make or roll
- * a key): active, holding keys:write and every scope the key written gets. A narrowing
- * committed since the actor was read refuses the write (401, as a revocation would).
- */
-const mayAct = (actor: ApiKeyRecord, clock: Clock, gives: readonly Scope[]) => ({
-  id: actor.id,
-  mayAct: (stored: StoredApiKey) => {
-    const now = toApiKeyRecord(stored)
-    return keyState(now, clock.now()) === 'active' && now.scopes.includes('keys:write') && scopesBeyond(gives, now.scopes).length === 0
-  },
-})
 
 /** Disabled, and by the operator: enabled again by the operator alone. */
 const stoppedByOperator = (key: ApiKeyRecord) => key.disabledAt !== null && key.disabledByOperator
@@ -227,7 +239,7 @@ export function createKeyAdmin({ apiKeys, limiter, clock, environment, onChanged
     const stored = await apiKeys.findById(actor.id)
     const now = stored && toApiKeyRecord(stored)
     if (!now || keyState(now, clock.now()) !== 'active') throw new ActorRefused(actor.id)
-    if (!now.scopes.includes('keys:write')) throw new ActorLacksScope(now)
+    if (!now.scopes.includes('keys:write')) throw new ActorLacksScope(now, ['keys:write'])
     return now
   }
 
@@ -346,9 +358,10 @@ export function createKeyAdmin({ apiKeys, limiter, clock, environment, onChanged
         expiresAt,
         createdBy: actor?.id ?? null,
       })
+      const actingKey = actor && mayAct(actor, clock, scopes)
       const stored = await apiKeys
-        .insert({ ...row, ...(actor && { actingKey: mayAct(actor, clock, scopes), liveKeysAtMost: maxKeys }) }, now, completion && { completion, body: (inserted) => ({ apiKey: fresh(inserted) }), sealedSecret: completion.seal(secret) })
-        .catch(actorRefused)
+        .insert({ ...row, ...(actingKey && { actingKey, liveKeysAtMost: maxKeys }) }, now, completion && { completion, body: (inserted) => ({ apiKey: fresh(inserted) }), sealedSecret: completion.seal(secret) })
+        .catch((error: unknown) => actorRefused(error, actingKey))
       return { secret, key: fresh(stored) }
     },
 
@@ -444,10 +457,14 @@ export function createKeyAdmin({ apiKeys, limiter, clock, environment, onChanged
       const now = clock.now()
       // A roll by a key is held to twice the keys a key may make, counted with the key it
       // makes: each roll with a grace period leaves one more key live for up to 7 days,
-      // and rolling the newest again at once made keys without end.
+      // and rolling the newest again at once made keys without end. The count is taken
+      // before the old key ends: with no grace it is one more than will be live, and the
+      // roll (a leaked key's rotation) adds none.
+      const liveKeysAtMost = maxKeys === undefined ? undefined : 2 * maxKeys + (graceMs === 0 ? 1 : 0)
+      const actingKey = actor && mayAct(actor, clock, current.scopes)
       const rolled = await apiKeys
-        .roll(id, { ...row, ...(actor && { actingKey: mayAct(actor, clock, current.scopes), liveKeysAtMost: maxKeys === undefined ? undefined : 2 * maxKeys }) }, now + graceMs, now)
-        .catch((error: unknown) => actorRefused(error, true))
+        .roll(id, { ...row, ...(actingKey && { actingKey, liveKeysAtMost }) }, now + graceMs, now)
+        .catch((error: unknown) => actorRefused(error, actingKey, true))
       if (!rolled) {
         // Rolled or revoked meanwhile (by a roll sent at the same time): say which, as above.
         const after = await visible(id, actor)

@@ -21,6 +21,18 @@ export class StoreUnavailableError extends Error {
   }
 }
 
+/**
+ * Too much of one kind of work waits for the store on this instance (db/gate.ts): a
+ * refusal, not a fault. The error handler answers it 503 with Retry-After, and does not
+ * log it as an error (any caller may cause it).
+ */
+export class StoreBusyError extends Error {
+  override name = 'StoreBusyError'
+  constructor(readonly what: string) {
+    super(`too many ${what} at once`)
+  }
+}
+
 // PostgreSQL SQLSTATEs for a lost or refused connection (class 08, admin shutdown,
 // crash shutdown, cannot connect now), Node's socket errors, SQLite's busy/locked,
 // and Kysely's answer once the store is closed (an instance shutting down). Also

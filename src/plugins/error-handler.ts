@@ -3,7 +3,7 @@
 // logged with its detail and answered 500 with a generic message.
 import fp from 'fastify-plugin'
 import type { FastifyError, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify'
-import { StoreUnavailableError } from '../db/store-errors.js'
+import { StoreBusyError, StoreUnavailableError } from '../db/store-errors.js'
 import { ApiError, type ErrorCode } from '../errors.js'
 import { emptyBody } from './json-body.js'
 import { validationError } from './validation.js'
@@ -43,6 +43,7 @@ export function toApiError(error: FastifyError | Error, method = 'GET'): ApiErro
   const known = fastifyError.code ? FRAMEWORK_ERRORS[fastifyError.code] : undefined
   if (known) return known()
   const write = !READS.has(method)
+  if (error instanceof StoreBusyError) return new ApiError('service_unavailable', `Too many ${error.what} at once on this instance; retry shortly.`, { headers: RETRY_SOON, expected: true })
   if (error instanceof StoreUnavailableError) {
     if (write && error.outcome === 'unknown') return outcomeUnknown('The database stopped answering while this request was being written')
     return new ApiError('service_unavailable', 'The database is unavailable for a moment; retry shortly.', { headers: RETRY_SOON, dependency: 'store' })

@@ -79,7 +79,7 @@ export interface V1GuardOptions {
  * CORS), so the visitor's key gets one of these; a guesser behind the ban gets a few.
  */
 const LOOKUPS_WHILE_BANNED = 10
-/** Banned addresses whose lookups are counted; beyond, the count starts again. */
+/** Banned addresses whose lookups are counted in a minute; beyond, another gets none until the next. */
 const MAX_COUNTED_ADDRESSES = 10_000
 
 function createLookupBudget(clock: Clock) {
@@ -87,7 +87,9 @@ function createLookupBudget(clock: Clock) {
   let spent = new Map<string, number>()
   return (address: string): boolean => {
     const now = Math.floor(clock.now() / 60_000)
-    if (now !== minute || spent.size >= MAX_COUNTED_ADDRESSES) [minute, spent] = [now, new Map()]
+    if (now !== minute) [minute, spent] = [now, new Map()]
+    // Full, it refuses rather than starts the count again, which gave every address its lookups back.
+    if (!spent.has(address) && spent.size >= MAX_COUNTED_ADDRESSES) return false
     const n = (spent.get(address) ?? 0) + 1
     spent.set(address, n)
     return n <= LOOKUPS_WHILE_BANNED

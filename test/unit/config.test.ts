@@ -2,7 +2,7 @@ import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { ConfigError, loadConfig, redactUrl, SETTINGS } from '../../src/config.js'
+import { ConfigError, loadConfig, redactUrl, SETTINGS, trustProxyWarning } from '../../src/config.js'
 import { openStoreFromConfig } from '../../src/db/from-config.js'
 
 describe('config', () => {
@@ -85,6 +85,11 @@ describe('config', () => {
     assert.equal(config.publicUrl, 'https://pets.example.com/v1')
     assert.equal(config.banAfter, 5)
     assert.equal(config.trustProxy, true)
+  })
+
+  it('warns of PETSTORE_TRUST_PROXY when it trusts every hop: true, or a /0 among its ranges', () => {
+    for (const trusting of ['true', '0.0.0.0/0', '10.0.0.5, ::/0']) assert.match(trustProxyWarning(loadConfig({ PETSTORE_TRUST_PROXY: trusting })) ?? '', /a client can name any address as its own/, trusting)
+    for (const trusting of ['false', '10.0.0.5', '10.0.0.0/8,fd00::/8']) assert.equal(trustProxyWarning(loadConfig({ PETSTORE_TRUST_PROXY: trusting })), undefined, trusting)
   })
 
   it('warns of each PETSTORE_ variable nothing reads, naming the setting it most likely meant', () => {

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict'
 import type { AddressInfo } from 'node:net'
 import Fastify, { type FastifyInstance } from 'fastify'
 import errorHandler from '../../src/plugins/error-handler.js'
+import { StoreBusyError } from '../../src/db/store-errors.js'
 
 const libraryError = (statusCode: number, message: string) => Object.assign(new Error(message), { statusCode })
 
@@ -41,4 +42,24 @@ describe('error handler, client errors from libraries', () => {
       assert.deepEqual(await response.json(), { code, message: `a library said ${thrown}`, status })
     })
   }
+})
+
+describe('error handler, a store too busy for more of one kind of work', () => {
+  it('answers 503 with Retry-After naming the work, and logs no error: any caller may cause it', async () => {
+    const lines: { level: number }[] = []
+    const app = Fastify({ logger: { level: 'info', stream: { write: (line: string) => void lines.push(JSON.parse(line) as { level: number }) } } })
+    await app.register(errorHandler)
+    app.get('/busy', async () => {
+      throw new StoreBusyError('searches')
+    })
+    try {
+      const response = await app.inject('/busy')
+      assert.equal(response.statusCode, 503)
+      assert.equal(response.headers['retry-after'], '1')
+      assert.deepEqual(response.json(), { code: 'service_unavailable', message: 'Too many searches at once on this instance; retry shortly.', status: 503 })
+      assert.deepEqual(lines.filter((line) => line.level >= 50), [])
+    } finally {
+      await app.close()
+    }
+  })
 })

@@ -42,6 +42,8 @@ const REMOVE = { name: 'petstore_pets_remove', text: SQL.remove }
  */
 const SEARCHES_AT_ONCE = 2
 const SEARCHES_WAITING = 16
+/** Well within the request deadline (7 s): a search not started by then is refused, not run for a caller already answered. */
+const SEARCH_MAX_WAIT_MS = 3_000
 
 export function createPostgresPetsStore(pool: pg.Pool): PetsStore {
   const rows = async (query: pg.QueryConfig) => (await pool.query<PetRecord>(query)).rows
@@ -62,7 +64,7 @@ export function createPostgresPetsStore(pool: pg.Pool): PetsStore {
     if (name === undefined) statementNames.set(text, (name = `petstore_pets_filtered_${statementNames.size + 1}`))
     return { name, text, values }
   }
-  const searching = createGate(SEARCHES_AT_ONCE, SEARCHES_WAITING, 'searches')
+  const searching = createGate({ permits: SEARCHES_AT_ONCE, queue: SEARCHES_WAITING, maxWaitMs: SEARCH_MAX_WAIT_MS, what: 'searches' })
   const rowOfTurn = createReadCoalescer<PetRecord[]>()
   const countsOfTurn = createReadCoalescer<Inventory>()
   const readCounts = async () => toInventory((await pool.query<{ status: string; count: string }>(COUNT_BY_STATUS)).rows)

@@ -82,41 +82,49 @@ export function filteredListStatement(dialect: Dialect, query: ListPetsQuery): S
 }
 
 /**
- * A search (`q`) in id order on SQLite, as a stream of every FTS5 row after the cursor
- * (before it, with `-id`), each with its pet when the pet passes the other filters (else
- * nulls): so that whoever reads it can stop, or let other work go first, every so many
- * rows, even where few of them pass. A common text with a rare filter
- * (`q=the pet&status=sold`) read every match in one step, up to a second of the
- * process's one thread at a million pets, while every tenant's requests waited
- * (sqlite/pets-store.ts reads it a chunk at a time between turns of the event loop).
+ * The SQL function a streamed statement calls on each row that fails its filter
+ * (sqlite/pets-store.ts defines it on its streaming connection): true every so many
+ * calls, so that the statement hands back a row now and then (its last column 0) even
+ * where few rows pass, and its reader may let other work go first.
  */
-export function searchStatement(query: ListPetsQuery & { q: string }): Statement {
+export const STREAM_TICK = 'petstore_stream_tick'
+
+/**
+ * A search (`q`) in id order with a status or category filter, on SQLite, as a stream:
+ * the pets after the cursor (before it, with `-id`) whose names hold `q`, in FTS5 rowid
+ * order, each with whether it passes the filters (the last column), those that fail
+ * coming back only at STREAM_TICK's ticks. A common text with a rare filter
+ * (`q=the pet&status=sold`) read every match in one step, up to a second of the
+ * process's one thread at a million pets, while every tenant's requests waited.
+ */
+export function searchStreamStatement(query: ListPetsQuery & { q: string }): Statement {
   const { values, param, list } = placeholders('sqlite')
   const descending = query.sort === '-id'
-  // The pet's conditions join it, so that a row that fails them still comes (as nulls)
-  // and counts; FTS5 gives the rows in rowid order itself, never through a sorter.
   // Values go in the order of their placeholders in the text.
-  const on = ['p.id = pets_search.rowid', ...columnFilters(query, list)].join(' AND ')
+  const passes = columnFilters(query, list).join(' AND ')
   const match = `pets_search MATCH ${param(searchForms(query.q).map(ftsPhrase).join(' OR '))}`
   const bound = query.afterId > 0 ? ` AND pets_search.rowid ${descending ? '<' : '>'} ${param(query.afterId)}` : ''
-  const text = `SELECT p.id, p.name, p.category_id, p.status, p.id IS NOT NULL FROM pets_search LEFT JOIN pets p ON ${on} WHERE ${match}${bound} ORDER BY pets_search.rowid${descending ? ' DESC' : ''}`
+  const filters = columnFilters(query, list).join(' AND ')
+  const text = `SELECT p.id, p.name, p.category_id, p.status, (${passes}) FROM pets_search JOIN pets p ON p.id = pets_search.rowid WHERE ${match}${bound} AND ((${filters}) OR ${STREAM_TICK}()) ORDER BY pets_search.rowid${descending ? ' DESC' : ''}`
   return { text, values }
 }
 
 /**
- * `sort=name` with a status or category filter, on SQLite, as a stream of every pet
+ * `sort=name` with a status or category filter, on SQLite, as a stream of the pets
  * after the cursor in name order (`pets_name`), each with whether it passes the filters
- * (the last column): read as searchStatement's rows are, for a filter common among the
- * pets but not among the next names (1,000 pets whose names sort first, which any key
- * can make, sent every first page of `status=available&sort=name` to the sort of a
- * third of the pets: 0.2-0.5 s of the process's one thread, at a million).
+ * (the last column), those that fail coming back only at STREAM_TICK's ticks: for a
+ * filter common among the pets but not among the next names (1,000 pets whose names
+ * sort first, which any key can make, sent every first page of
+ * `status=available&sort=name` to the sort of a third of the pets: 0.2-0.5 s of the
+ * process's one thread, at a million).
  */
 export function nameWalkStreamStatement(query: ListPetsQuery): Statement {
   const { values, param, list } = placeholders('sqlite')
+  // Values go in the order of their placeholders in the text.
   const passes = columnFilters(query, list).join(' AND ')
-  const after = query.afterId > 0 ? ` WHERE (p.name, p.id) > (${param(query.afterName ?? '')}, ${param(query.afterId)})` : ''
-  // The filter's values come first in the text (the select list), then the cursor's.
-  return { text: `SELECT ${PET_COLUMNS}, (${passes}) FROM pets p${after} ORDER BY p.name, p.id`, values }
+  const after = query.afterId > 0 ? `(p.name, p.id) > (${param(query.afterName ?? '')}, ${param(query.afterId)}) AND ` : ''
+  const filters = columnFilters(query, list).join(' AND ')
+  return { text: `SELECT ${PET_COLUMNS}, (${passes}) FROM pets p WHERE ${after}((${filters}) OR ${STREAM_TICK}()) ORDER BY p.name, p.id`, values }
 }
 
 /** Whether the filter of a `sort=name` list matches at most `atMost` pets: then sorting them all is cheap. */

@@ -23,8 +23,12 @@ export function createUsageStore(db: Kysely<Database>): UsageStore {
         if (sum) sum.requests += row.requests
         else byAccount.set(at, { account_id: row.accountId, hour: row.hour, outcome: row.outcome, requests: row.requests })
       }
-      const keys = rows.map((row) => ({ api_key_id: row.apiKeyId, hour: row.hour, outcome: row.outcome, requests: row.requests }))
-      const accounts = [...byAccount.values()]
+      // In one order on every instance, so that two flushes lock the same rows in the same
+      // order (PostgreSQL: two instances' flushes deadlocked on account_usage).
+      const keys = rows
+        .map((row) => ({ api_key_id: row.apiKeyId, hour: row.hour, outcome: row.outcome, requests: row.requests }))
+        .sort((a, b) => a.api_key_id - b.api_key_id || a.hour - b.hour || a.outcome.localeCompare(b.outcome))
+      const accounts = [...byAccount.values()].sort((a, b) => a.account_id - b.account_id || a.hour - b.hour || a.outcome.localeCompare(b.outcome))
       // One transaction: a failed write is added again whole by the recorder, never twice in part.
       await db.transaction().execute(async (trx) => {
         for (let i = 0; i < keys.length; i += ADD_BATCH) {

@@ -28,13 +28,13 @@
 // statement's savepoint: one statement a row made one index segment a row, and cost a
 // create 41 µs of SQLite where a batch of 50 costs 17 (docs/benchmarks.md). The
 // triggers stay as they are, exact for every writer.
-import { setImmediate } from 'node:timers/promises'
+import { setImmediate, setTimeout as sleep } from 'node:timers/promises'
 import SqliteDatabase from 'better-sqlite3'
 import type { GroupCommit } from '../batching/group-commit.js'
 import { createGate } from '../gate.js'
 import { createReadCoalescer } from '../batching/read-coalescer.js'
 import { isPlainList, type InsertResult, type ListPetsQuery, type PetPrecondition, type PetsPage, type PetsStore } from '../pets-store.js'
-import { changed, filteredKey, filteredListStatement, nameWalkStatements, petsStatements, searchStatement, nameWalkStreamStatement, matchesAtMostStatement, rowToPet, toInventory, type Inventory, type PetRow, type Statement } from '../sql/pets-sql.js'
+import { changed, filteredKey, filteredListStatement, nameWalkStatements, petsStatements, searchStreamStatement, nameWalkStreamStatement, matchesAtMostStatement, STREAM_TICK, rowToPet, toInventory, type Inventory, type PetRow, type Statement } from '../sql/pets-sql.js'
 import type { CompleteClaim } from './idempotency.js'
 import { chunks, marks, statementsByRows } from './statements-by-rows.js'
 import type { Completion } from '../idempotency-store.js'
@@ -69,8 +69,12 @@ const SQL = petsStatements(() => '?')
 const NAME_WALK = 1_000
 /** Rows a streamed list (a search, a long walk) reads between turns of the event loop: about 3 ms, what another request waits for at most. */
 const STREAM_CHUNK = 4_096
-/** Streamed lists that wait for the one reading (its connection), beyond which one is answered 503 at once. */
-const STREAMS_WAITING = 16
+/** Streamed lists that wait for the one reading (its connection), each at most STREAM_MAX_WAIT_MS; beyond, one is answered 503. */
+const STREAMS_WAITING = 8
+/** Well within the request deadline (7 s): a list not started by then is refused, not run for a caller already answered. */
+const STREAM_MAX_WAIT_MS = 3_000
+/** The streaming connection's rest between two lists, for the writer to find no reader (and start the WAL again). */
+const STREAM_REST_MS = 5
 /** Matches of a `sort=name` filter sorted in one go (a few ms) when it is rare among the next names; more are walked, a chunk a turn. */
 const SORT_AT_MOST = 5_000
 
@@ -91,8 +95,10 @@ export function createSqlitePetsStore(options: SqlitePetsStoreOptions): PetsStor
   reader.pragma('busy_timeout = 5000')
   const streamer = new SqliteDatabase(file, { readonly: true })
   streamer.pragma('busy_timeout = 5000')
+  let failed = 0
+  streamer.function(STREAM_TICK, { deterministic: false }, () => (++failed % streamChunk === 0 ? 1 : 0))
   const streamStatements = new Map<string, SqliteDatabase.Statement>()
-  const streaming = createGate(1, STREAMS_WAITING, 'long lists')
+  const streaming = createGate({ permits: 1, queue: STREAMS_WAITING, maxWaitMs: STREAM_MAX_WAIT_MS, what: 'searches and long lists' })
 
   const dataVersion = reader.prepare('PRAGMA data_version').pluck()
   const listAll = reader.prepare(SQL.listAll).raw()
@@ -152,14 +158,15 @@ export function createSqlitePetsStore(options: SqlitePetsStoreOptions): PetsStor
     return walked < nameWalk ? rows : undefined
   })
   /**
-   * The first `limit` rows of a stream (sql/pets-sql.ts: searchStatement,
-   * nameWalkStreamStatement) whose last column says whether the row passes, read with a
-   * turn of the event loop every `streamChunk` rows: a list that reads many rows to fill
-   * its page costs its caller the time, and everyone else a chunk's wait at most. The
-   * statement stays open across those turns, so it has a connection of its own (the
-   * reader's other statements cannot run while one is open on it), for one such list at
-   * a time, and reads one snapshot. (Starting a statement again after each chunk cost
-   * FTS5 25 times the reading: it seeks every trigram's list again.)
+   * The first `limit` passing rows of a stream (sql/pets-sql.ts: searchStreamStatement,
+   * nameWalkStreamStatement), with a turn of the event loop at each of its ticks (every
+   * `streamChunk` rows that fail): a list that reads many rows to fill its page costs
+   * its caller the time, and everyone else a chunk's wait at most. The statement stays
+   * open across those turns, so it has a connection of its own (the reader's statements
+   * cannot run while one is open on it), for one such list at a time; and between two of
+   * them the connection rests a moment, so that the writer's commits find no reader and
+   * the WAL starts again from its beginning (an open reader keeps it growing).
+   * (Starting a statement again after each chunk cost FTS5 25 times the reading.)
    */
   const readStreamed = ({ text, values }: Statement, limit: number): Promise<unknown[]> =>
     streaming(async () => {
@@ -168,21 +175,26 @@ export function createSqlitePetsStore(options: SqlitePetsStoreOptions): PetsStor
       const rows: unknown[] = []
       const read = statement.iterate(...values) as IterableIterator<unknown[]>
       try {
-        for (let n = 1, row = read.next(); !row.done; n++, row = read.next()) {
-          if (row.value.at(-1) === 1) {
-            rows.push(row.value.slice(0, -1))
-            if (rows.length === limit) break
+        for (let row = read.next(); !row.done; row = read.next()) {
+          if (row.value.at(-1) !== 1) {
+            await setImmediate()
+            continue
           }
-          if (n % streamChunk === 0) await setImmediate()
+          rows.push(row.value.slice(0, -1))
+          if (rows.length === limit) break
         }
       } finally {
         // Ends the statement, and with it the snapshot: the rest is not read.
         read.return?.()
       }
+      await sleep(STREAM_REST_MS)
       return rows
     })
   const readFiltered = async (query: ListPetsQuery): Promise<unknown[]> => {
-    if (query.q !== undefined && (query.sort ?? 'id') !== 'name') return readStreamed(searchStatement({ ...query, q: query.q }), query.limit)
+    // A search in id order with a status or category filter, and no ids (which bound it), is streamed; without one its page ends at its first matches.
+    if (query.q !== undefined && (query.sort ?? 'id') !== 'name' && query.ids === undefined && (query.statuses?.length || query.categoryIds !== undefined)) {
+      return readStreamed(searchStreamStatement({ ...query, q: query.q }), query.limit)
+    }
     const walk = nameWalkStatements(query, nameWalk)
     if (!walk) return run(filteredListStatement('sqlite', query))
     const walked = readWalking(query, walk)

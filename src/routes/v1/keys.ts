@@ -70,7 +70,7 @@ function refused(error: unknown): never {
     throw new ApiError('unauthorized', error.message, { headers: { 'www-authenticate': 'Bearer realm="petstore", error="invalid_token", error_description="The API key is no longer active"' } })
   }
   // As the guard answers it now: the key's scopes were narrowed, and this process's cache had the old ones.
-  if (error instanceof ActorLacksScope) throw insufficientScope(error.actor, 'keys:write')
+  if (error instanceof ActorLacksScope) throw insufficientScope(error.actor, error.lacking)
   if (error instanceof KeysLimitReached) throw new ApiError('key_limit_reached', error.message)
   if (error instanceof KeyStateConflict) throw new ApiError(error.code, error.message, { details: [{ field: error.field, message: error.message }] })
   if (error instanceof KeyAdminError) {
