@@ -180,8 +180,12 @@ describe('SQLite pets store', () => {
       const reading = chunked.find(seeded[0]!.id).then((pet) => order.push(`find: ${pet?.id}`))
       await Promise.all([searching, reading])
       assert.deepEqual(order, [`find: ${seeded[0]!.id}`, 'search: 0'])
-    } finally {
+      // Closed while a list streams (shutting down after the deadline answered its request): its statement ends, close() does not throw.
+      const streaming = chunked.list({ q: 'chunky', statuses: ['pending'], afterId: 0, limit: 6 })
+      await new Promise((resolve) => setImmediate(resolve))
       chunked.close()
+      assert.deepEqual((await streaming).pets, [])
+    } finally {
       await connection.db.destroy()
     }
   })

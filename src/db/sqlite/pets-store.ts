@@ -98,6 +98,8 @@ export function createSqlitePetsStore(options: SqlitePetsStoreOptions): PetsStor
   let failed = 0
   streamer.function(STREAM_TICK, { deterministic: false }, () => (++failed % streamChunk === 0 ? 1 : 0))
   const streamStatements = new Map<string, SqliteDatabase.Statement>()
+  /** The statement a list is streaming from, while one is. */
+  let reading: IterableIterator<unknown[]> | undefined
   const streaming = createGate({ permits: 1, queue: STREAMS_WAITING, maxWaitMs: STREAM_MAX_WAIT_MS, what: 'searches and long lists' })
 
   const dataVersion = reader.prepare('PRAGMA data_version').pluck()
@@ -174,6 +176,7 @@ export function createSqlitePetsStore(options: SqlitePetsStoreOptions): PetsStor
       if (!statement) streamStatements.set(text, (statement = streamer.prepare(text).raw()))
       const rows: unknown[] = []
       const read = statement.iterate(...values) as IterableIterator<unknown[]>
+      reading = read
       try {
         for (let row = read.next(); !row.done; row = read.next()) {
           if (row.value.at(-1) !== 1) {
@@ -186,6 +189,7 @@ export function createSqlitePetsStore(options: SqlitePetsStoreOptions): PetsStor
       } finally {
         // Ends the statement, and with it the snapshot: the rest is not read.
         read.return?.()
+        reading = undefined
       }
       await sleep(STREAM_REST_MS)
       return rows
@@ -310,6 +314,9 @@ export function createSqlitePetsStore(options: SqlitePetsStoreOptions): PetsStor
 
     close() {
       reader.close()
+      // A list still streaming (its request answered by the deadline) would keep the
+      // connection busy, and close() would throw: its statement ends first.
+      reading?.return?.()
       streamer.close()
     },
   }
