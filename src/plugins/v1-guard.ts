@@ -78,7 +78,7 @@ export interface V1GuardOptions {
  * restart, for 15 minutes. A page cannot send a key from the browser (that would need
  * CORS), so the visitor's key gets one of these; a guesser behind the ban gets a few.
  */
-const LOOKUPS_WHILE_BANNED = 10
+export const LOOKUPS_WHILE_BANNED = 10
 /** Banned addresses whose lookups are counted in a minute; beyond, another gets none until the next. */
 const MAX_COUNTED_ADDRESSES = 10_000
 
