@@ -55,6 +55,33 @@ for (const store of STORES) describe(`listing pets with filters (${store})`, () 
   const byName = (a: Pet, b: Pet) => Buffer.compare(Buffer.from(a.name), Buffer.from(b.name)) || a.id - b.id
   const where = (test: (pet: Pet) => boolean, order = byId) => pets.filter(test).sort(order)
 
+  it("lets an account have 2 searches under way on an instance, and answers a third 429 at once, while another account's are served", async () => {
+    const other = await server.createKey('enterprise', UNLIMITED)
+    // Searches held in the store until released, as long ones are.
+    const list = server.store.pets.list
+    let release!: () => void
+    const held = new Promise<void>((resolve) => (release = resolve))
+    server.store.pets.list = async (query) => (query.q === 'held' ? (await held, list.call(server.store.pets, query)) : list.call(server.store.pets, query))
+    try {
+      const search = (with_: string, sort = '') => server.request<{ code: string; message: string }>(`/v1/pets?q=held${sort}`, { key: with_ })
+      const underWay = [search(key), search(key, '&sort=-id')]
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      const third = await search(key)
+      assert.equal(third.status, 429, third.text)
+      assert.equal(third.body.code, 'rate_limited')
+      assert.equal(third.headers.get('retry-after'), '1')
+      assert.match(third.body.message, /has 2 searches .* under way on this instance/)
+      const othersSearch = search(other)
+      assert.equal((await server.request(`/v1/pets?q=lun`, { key: other })).status, 200, "another account's second one: its own places")
+      release()
+      assert.deepEqual((await Promise.all([...underWay, othersSearch])).map((res) => res.status), [200, 200, 200])
+      assert.equal((await search(key)).status, 200, 'its places back once they end')
+    } finally {
+      release()
+      server.store.pets.list = list
+    }
+  })
+
   it('filters by one category, or any of a comma list', async () => {
     assert.deepEqual(await every(`/v1/pets?categoryId=${cats.id}`), where((p) => p.categoryId === cats.id))
     assert.deepEqual(await every(`/v1/pets?categoryId=${dogs.id},${cats.id}`), where(mine))

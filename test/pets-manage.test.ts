@@ -99,7 +99,7 @@ for (const store of STORES) describe(`managing pets (${store})`, () => {
   })
 
   it('refuses a name that shows nothing (white space and invisible characters alone) on a create and a change; one that shows anything stands as sent', async () => {
-    for (const name of ['\u3000\u200b', '\u200b', '\u2060\u00a0', '\ufeff\u180e']) {
+    for (const name of ['\u3000\u200b', '\u200b', '\u2060\u00a0', '\ufeff\u180e', '\u2800', '\u0301\u0301', '\u3164']) {
       const made = await a.request<Answer<Pet>>('/v1/pets', { method: 'POST', key, json: { name, categoryId: 1 } })
       assert.equal(made.status, 400, JSON.stringify(name))
       assert.equal(made.body.code, 'invalid_field')

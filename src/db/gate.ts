@@ -1,8 +1,8 @@
 // A bound on work that holds a scarce thing (a pool's connections, a connection of its
 // own): at most `permits` at once, at most `queue` more waiting their turn, in order,
 // each for at most `maxWaitMs`; any beyond, or waiting longer, is refused (StoreBusyError:
-// 503 with Retry-After, logged as the refusal it is, not as an error) rather than run
-// later for a caller the request deadline has already answered.
+// 503 with Retry-After, in the request log as any answer is, not logged as an error)
+// rather than run later for a caller the request deadline has already answered.
 import { StoreBusyError } from './store-errors.js'
 
 export type Gate = <T>(work: () => Promise<T>) => Promise<T>

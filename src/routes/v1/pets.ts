@@ -5,6 +5,7 @@ import { Type } from 'typebox'
 import type { Catalogue, ChangeResult, InsertResult } from '../../catalogue/catalogue.js'
 import type { Clock } from '../../clock.js'
 import { ApiError } from '../../errors.js'
+import type { ListPetsQuery } from '../../db/pets-store.js'
 import type { Idempotency } from '../../idempotency/idempotency.js'
 import { fingerprint } from '../../idempotency/idempotency-key.js'
 import { idSchema, NewPet, Pet, PetPatch } from '../../schemas/pet.js'
@@ -97,9 +98,33 @@ const deprecationHeaders = {
 
 const CreateHeaders = idempotencyKeyHeaders({ replays: 'the first response', doesNot: 'creates nothing' })
 
+/**
+ * Lists that may read many pets for a page (a search, a name order with a filter): the
+ * store bounds how many run or wait on an instance (db/gate.ts), and this bounds one
+ * account's share of them, so that a tenant's searches cannot take every place and have
+ * everyone else's answered 503.
+ */
+const costly = (query: ListPetsQuery) => query.q !== undefined || (query.sort === 'name' && (query.statuses !== undefined || query.categoryIds !== undefined))
+const COSTLY_AT_ONCE_PER_ACCOUNT = 2
+
 export async function petRoutes(app: FastifyInstance, { pets, idempotency, clock }: PetRoutesOptions) {
   const v1 = app.withTypeProvider<TypeBoxTypeProvider>()
   const listPageAnswers = createListPageAnswers()
+  const costlyUnderWay = new Map<number, number>()
+  async function oneOfAccount<T>(accountId: number, list: () => Promise<T>): Promise<T> {
+    const underWay = costlyUnderWay.get(accountId) ?? 0
+    if (underWay >= COSTLY_AT_ONCE_PER_ACCOUNT) {
+      throw new ApiError('rate_limited', `This account has ${underWay} searches (or filtered name-ordered lists) under way on this instance, as many as it may at once: wait for one to end.`, { headers: { 'retry-after': '1' } })
+    }
+    costlyUnderWay.set(accountId, underWay + 1)
+    try {
+      return await list()
+    } finally {
+      const left = costlyUnderWay.get(accountId)! - 1
+      if (left === 0) costlyUnderWay.delete(accountId)
+      else costlyUnderWay.set(accountId, left)
+    }
+  }
 
   v1.get(
     '/pets',
@@ -129,7 +154,8 @@ export async function petRoutes(app: FastifyInstance, { pets, idempotency, clock
       const filters = parsePetsListFilters(request.query)
       const position = cursor === undefined ? { afterId: 0 } : decodePetsCursor(filters, cursor)
       // One more than asked tells whether a next page exists without counting.
-      const page = await pets.list({ ...filters.query, ...position, limit: limit + 1 })
+      const query = { ...filters.query, ...position, limit: limit + 1 }
+      const page = costly(query) ? await oneOfAccount(request.apiKey!.accountId, () => pets.list(query)) : await pets.list(query)
       const answer = listPageAnswers.answer(page, { filters, limit }, (pets) => serializePage(reply, pets))
       if (answer.link !== undefined) reply.header('link', answer.link)
       if (answer.etags !== undefined) reply.header('pet-etags', answer.etags)
