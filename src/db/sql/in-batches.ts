@@ -15,3 +15,8 @@ export async function deleteInBatches(limit: number, deleteBatch: (limit: number
     await setImmediate()
   }
 }
+
+/** Calls `write` on `rows` `size` at a time, in order, one after the other: a statement's parameters are bounded (SQLite 32,766, PostgreSQL 65,535). */
+export async function writeInBatches<T>(rows: readonly T[], size: number, write: (batch: T[]) => Promise<unknown>): Promise<void> {
+  for (let i = 0; i < rows.length; i += size) await write(rows.slice(i, i + size))
+}

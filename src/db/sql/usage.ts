@@ -4,12 +4,12 @@ import type { Kysely } from 'kysely'
 import type { Database } from '../schema.js'
 import type { UsageStore } from '../usage-store.js'
 import type { UsageOutcome } from '../../vocabulary/usage.js'
-import { deleteInBatches } from './in-batches.js'
+import { deleteInBatches, writeInBatches } from './in-batches.js'
 
 /** Hours of a key's counts the purge deletes a statement. */
 const PURGE_BATCH = 1_000
 
-/** Rows an INSERT writes: 4 parameters a row, well under SQLite's 32,766 and PostgreSQL's 65,535 a statement. */
+/** Rows an INSERT writes: 4 parameters a row, well under either database's limit a statement. */
 const ADD_BATCH = 1_000
 
 export function createUsageStore(db: Kysely<Database>): UsageStore {
@@ -31,20 +31,20 @@ export function createUsageStore(db: Kysely<Database>): UsageStore {
       const accounts = [...byAccount.values()].sort((a, b) => a.account_id - b.account_id || a.hour - b.hour || a.outcome.localeCompare(b.outcome))
       // One transaction: a failed write is added again whole by the recorder, never twice in part.
       await db.transaction().execute(async (trx) => {
-        for (let i = 0; i < keys.length; i += ADD_BATCH) {
-          await trx
+        await writeInBatches(keys, ADD_BATCH, (batch) =>
+          trx
             .insertInto('api_key_usage')
-            .values(keys.slice(i, i + ADD_BATCH))
+            .values(batch)
             .onConflict((conflict) => conflict.columns(['api_key_id', 'hour', 'outcome']).doUpdateSet((eb) => ({ requests: eb('api_key_usage.requests', '+', eb.ref('excluded.requests')) })))
-            .execute()
-        }
-        for (let i = 0; i < accounts.length; i += ADD_BATCH) {
-          await trx
+            .execute(),
+        )
+        await writeInBatches(accounts, ADD_BATCH, (batch) =>
+          trx
             .insertInto('account_usage')
-            .values(accounts.slice(i, i + ADD_BATCH))
+            .values(batch)
             .onConflict((conflict) => conflict.columns(['account_id', 'hour', 'outcome']).doUpdateSet((eb) => ({ requests: eb('account_usage.requests', '+', eb.ref('excluded.requests')) })))
-            .execute()
-        }
+            .execute(),
+        )
       })
     },
 
